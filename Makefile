@@ -1,0 +1,46 @@
+# helper-agent: the two commands a newcomer needs.
+#   make demo   set up .venv with the local LLM and run the main job on the embedded defaults
+#   make test   set up .venv with the dev tools and run the test suite
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+# torch is pinned to the CPU build (a bare "torch" pulls a multi-GB CUDA build).
+TORCH := torch==2.13.0
+# llama.cpp's native build uses the AMX path that crashes on these CPUs: build portable.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: demo test install install-dev install-local bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet $(TORCH)
+	$(PIP) install --quiet -e '.[dev]'
+	touch $@
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet $(TORCH)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local]'
+	touch $@
+
+install-dev: $(VENV)/.installed-dev
+install-local: $(VENV)/.installed-local
+
+demo: $(VENV)/.installed-local
+	$(BIN)/helper world demo --out out/demo
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/world_bench.py
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check helper_agent tests benchmarks
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis

@@ -1,0 +1,49 @@
+"""The `helper` command: one Typer application with a sub-command group per layer."""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="helper",
+    help="helper-agent: instructable household agents with retrieval-augmented planning and modular memory.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+# (module under helper_agent.commands, command group name, help). A group whose module is missing is
+# simply not offered, so layers can land one at a time.
+_GROUPS = (
+    ("world", "world", "The embedded household world: demo episodes, scenes, pictures."),
+    ("program", "program", "Check HELPER programs: parse, validate and compile to subgoals."),
+    ("routines", "routines", "A user's taught routines: add, list, show, remove, export, import."),
+    ("bench", "bench", "The built-in TEACh-format benchmark."),
+    ("eval", "eval", "TfD/EDH evaluations."),
+)
+
+for module_name, group, help_text in _GROUPS:
+    try:
+        module = importlib.import_module(f"helper_agent.commands.{module_name}")
+    except ModuleNotFoundError as exc:  # pragma: no cover - only while a layer is absent
+        if exc.name != f"helper_agent.commands.{module_name}":
+            raise
+        continue
+    app.add_typer(module.app, name=group, help=help_text)
+
+
+@app.command()
+def version() -> None:
+    """Print the installed version."""
+    from helper_agent import __version__
+
+    typer.echo(__version__)
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""envs layer of helper-agent (see DESIGN.md)."""

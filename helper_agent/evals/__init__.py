@@ -1,0 +1,1 @@
+"""evals layer of helper-agent (see DESIGN.md)."""

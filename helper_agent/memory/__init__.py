@@ -1,0 +1,1 @@
+"""memory layer of helper-agent (see DESIGN.md)."""

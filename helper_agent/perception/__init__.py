@@ -1,0 +1,1 @@
+"""perception layer of helper-agent (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""program layer of helper-agent (see DESIGN.md)."""

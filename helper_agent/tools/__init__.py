@@ -1,0 +1,1 @@
+"""tools layer of helper-agent (see DESIGN.md)."""

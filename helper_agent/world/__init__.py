@@ -1,0 +1,1 @@
+"""world layer of helper-agent (see DESIGN.md)."""

@@ -1,0 +1,116 @@
+"""A top-down picture of a scene for people: grid, fixtures, small objects, the agent and its view.
+
+Drawn with Pillow so it needs no display. Fixtures are labelled rectangles; small objects are dots
+labelled with their type (hidden ones, inside closed receptacles, in grey); the agent is a triangle
+pointing where it faces, with its 90 degree view cone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from helper_agent.world.catalog import Catalog, load_catalog
+from helper_agent.world.geometry import FORWARD_STEP, INTERACTION_DISTANCE
+from helper_agent.world.state import WorldState
+
+CELL_PX = 28
+MARGIN = 20
+LEGEND_PX = 150
+
+
+def _colour(name: str) -> tuple[int, int, int]:
+    digest = hashlib.md5(name.encode()).digest()
+    return (120 + digest[0] % 110, 120 + digest[1] % 110, 120 + digest[2] % 110)
+
+
+def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None = None) -> Path:
+    """Write a PNG of the scene seen from above; returns the path written."""
+    catalog = catalog or load_catalog()
+    path = Path(path)
+    width_px = state.width * CELL_PX + 2 * MARGIN
+    height_px = state.depth * CELL_PX + 2 * MARGIN + LEGEND_PX
+    image = Image.new("RGB", (width_px, height_px), (250, 250, 246))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+
+    def to_px(i: float, j: float) -> tuple[float, float]:
+        # Row 0 at the bottom so that +z points up on the picture.
+        return (MARGIN + i * CELL_PX, MARGIN + (state.depth - 1 - j) * CELL_PX)
+
+    for i in range(state.width):
+        for j in range(state.depth):
+            x, y = to_px(i, j)
+            fill = (225, 225, 220) if state.blocked[i, j] else (255, 255, 255)
+            draw.rectangle([x, y, x + CELL_PX, y + CELL_PX], fill=fill, outline=(235, 235, 230))
+    draw.rectangle([MARGIN, MARGIN, MARGIN + state.width * CELL_PX, MARGIN + state.depth * CELL_PX], outline=(40, 40, 40), width=3)
+
+    # Fixtures: one rectangle per footprint, labelled with every member type.
+    footprints: dict[tuple, list[str]] = {}
+    for obj in state.objects.values():
+        if obj.cells:
+            footprints.setdefault(tuple(sorted(obj.cells)), []).append(obj.object_type)
+    for cells, types in footprints.items():
+        xs = [c[0] for c in cells]
+        zs = [c[1] for c in cells]
+        x0, y0 = to_px(min(xs), max(zs))
+        x1, y1 = to_px(max(xs) + 1, min(zs) - 1)
+        main = types[0]
+        draw.rectangle([x0 + 1, y0 + 1, x1 - 1, y1 - 1], fill=_colour(main), outline=(60, 60, 60))
+        label = "/".join(sorted(set(types), key=types.index))
+        draw.text((x0 + 3, y0 + 3), label[: max(4, int((x1 - x0) / 6))], fill=(20, 20, 20), font=font)
+
+    # Small objects: dots near their fixture, offset so they do not overlap.
+    hidden_colour = (150, 150, 150)
+    per_cell: dict[tuple[int, int], int] = {}
+    for oid, obj in state.objects.items():
+        if obj.cells or oid == state.held_id:
+            continue
+        i, j = state.cell_of(obj.position[0], obj.position[2])
+        slot = per_cell.get((i, j), 0)
+        per_cell[(i, j)] = slot + 1
+        x, y = to_px(i, j)
+        x += 4 + (slot % 3) * 9
+        y += 4 + (slot // 3) * 9
+        hidden = any(
+            catalog.get(state.objects[p].object_type).openable and not state.objects[p].is_open
+            for p in state.ancestors(oid)
+        )
+        colour = hidden_colour if hidden else _colour(obj.object_type)
+        draw.ellipse([x, y, x + 7, y + 7], fill=colour, outline=(30, 30, 30))
+        if slot < 2:
+            draw.text((x + 8, y - 2), obj.object_type[:10], fill=(90, 90, 90) if hidden else (10, 10, 10), font=font)
+
+    # The agent and its view cone.
+    pose = state.agent
+    cx, cy = to_px(pose.i + 0.5, pose.j - 0.5)
+    di, dj = FORWARD_STEP[pose.rotation]
+    reach = INTERACTION_DISTANCE / 0.25 * CELL_PX
+    fx, fy = cx + di * reach, cy - dj * reach
+    lx, ly = cx + (di - dj) * reach, cy - (dj + di) * reach
+    rx, ry = cx + (di + dj) * reach, cy - (dj - di) * reach
+    cone = Image.new("RGBA", image.size, (0, 0, 0, 0))
+    ImageDraw.Draw(cone).polygon([(cx, cy), (lx, ly), (fx, fy), (rx, ry)], fill=(255, 200, 0, 60))
+    image.paste(cone, (0, 0), cone)
+    draw = ImageDraw.Draw(image)
+    tip = (cx + di * CELL_PX * 0.45, cy - dj * CELL_PX * 0.45)
+    left = (cx - dj * CELL_PX * 0.3 - di * CELL_PX * 0.3, cy - di * CELL_PX * 0.3 + dj * CELL_PX * 0.3)
+    right = (cx + dj * CELL_PX * 0.3 - di * CELL_PX * 0.3, cy + di * CELL_PX * 0.3 + dj * CELL_PX * 0.3)
+    draw.polygon([tip, left, right], fill=(220, 40, 40), outline=(0, 0, 0))
+
+    # Legend.
+    ly0 = MARGIN * 2 + state.depth * CELL_PX
+    held = state.objects[state.held_id].object_type if state.held_id else "nothing"
+    lines = [
+        f"{state.scene_name}  ({state.room_type}, {state.width * 0.25:.2f} m x {state.depth * 0.25:.2f} m)",
+        f"agent: cell {pose.cell}, facing {pose.rotation} deg, horizon {pose.horizon}, holding {held}",
+        "red triangle: agent; yellow: view within reach; grey dots: hidden in closed receptacles",
+        f"objects: {sum(1 for o in state.objects.values() if not o.cells)} small, {len(footprints)} fixture groups",
+    ]
+    for n, line in enumerate(lines):
+        draw.text((MARGIN, ly0 + n * 16), line, fill=(20, 20, 20), font=font)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+    return path
