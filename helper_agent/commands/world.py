@@ -59,13 +59,21 @@ def scene(
     room: str = typer.Option("Kitchen", help="Kitchen, LivingRoom, Bedroom or Bathroom."),
     out: Path = typer.Option(Path("out/scene.json"), help="Where to write the state JSON."),
     png: Path | None = typer.Option(None, help="Also write a top-down picture here."),
+    alfred: Path | None = typer.Option(None, help="Build from ALFRED layout files in this folder instead of generating."),
+    floorplan: int = typer.Option(1, help="With --alfred: the AI2-THOR floor plan number (1-30, 201-230, 301-330, 401-430)."),
 ) -> None:
-    """Generate a scene and save its state (AI2-THOR-shaped metadata plus our grid)."""
+    """Generate a scene (or build one from an AI2-THOR floor plan) and save its state."""
+    from helper_agent.world.alfred import load_alfred_floorplan
+    from helper_agent.world.errors import StateFormatError
     from helper_agent.world.generator import generate_scene
     from helper_agent.world.metadata import save_state_file
     from helper_agent.world.render import render_top_down
 
-    state = generate_scene(seed, room)
+    try:
+        state = load_alfred_floorplan(alfred, floorplan, seed) if alfred else generate_scene(seed, room)
+    except (StateFormatError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     save_state_file(state, out)
     console.print(f"{state.scene_name}: {len(state.objects)} objects, {state.width}x{state.depth} cells -> {out}")

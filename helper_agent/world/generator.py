@@ -89,14 +89,7 @@ def _attempt(rng: random.Random, template: RoomTemplate, catalog: Catalog, seed:
         return ((min(xs) + max(xs)) / 2, (min(zs) + max(zs)) / 2)
 
     def add(otype: str, position: tuple[float, float, float], cells: tuple[Cell, ...] = ()) -> WorldObject:
-        x, y, z = position
-        oid = object_id_for(otype, (x, y, z))
-        while oid in objects:
-            y = round(y + 0.01, 2)
-            oid = object_id_for(otype, (x, y, z))
-        obj = WorldObject(object_id=oid, object_type=otype, position=(round(x, 2), round(y, 2), round(z, 2)), cells=cells)
-        objects[oid] = obj
-        return obj
+        return add_object(objects, otype, position, cells)
 
     hosts: list[list[WorldObject]] = []
     for placed_unit in placed:
@@ -143,19 +136,7 @@ def _attempt(rng: random.Random, template: RoomTemplate, catalog: Catalog, seed:
     if extras:
         small_types.extend(rng.choice(extras) for _ in range(rng.randint(*template.extra_objects)))
 
-    for otype in small_types:
-        if otype not in catalog:
-            continue
-        parent = _choose_receptacle(rng, otype, fixtures, objects, catalog, template)
-        if parent is None:
-            continue
-        info = catalog.get(otype)
-        obj = add(otype, parent.position)
-        attach_state = _StateView(objects)
-        attach(attach_state, obj.object_id, parent.object_id)  # type: ignore[arg-type]
-        obj.simbot_last_parent_receptacle = parent.object_id
-        if info.dirtyable and rng.random() < template.dirty_probability:
-            obj.is_dirty = True
+    populate(rng, objects, fixtures, small_types, catalog, template.hidden_bias, template.dirty_probability)
 
     free_cells = sorted(free)
     start = rng.choice(free_cells)
@@ -171,6 +152,44 @@ def _attempt(rng: random.Random, template: RoomTemplate, catalog: Catalog, seed:
         seed=seed,
     )
     return state
+
+
+def add_object(
+    objects: dict[str, WorldObject], otype: str, position: tuple[float, float, float], cells: tuple[Cell, ...] = ()
+) -> WorldObject:
+    """Create an object with an AI2-THOR id from its position, nudging y until the id is unique."""
+    x, y, z = position
+    oid = object_id_for(otype, (x, y, z))
+    while oid in objects:
+        y = round(y + 0.01, 2)
+        oid = object_id_for(otype, (x, y, z))
+    obj = WorldObject(object_id=oid, object_type=otype, position=(round(x, 2), round(y, 2), round(z, 2)), cells=cells)
+    objects[oid] = obj
+    return obj
+
+
+def populate(
+    rng: random.Random,
+    objects: dict[str, WorldObject],
+    fixtures: list[WorldObject],
+    small_types: list[str],
+    catalog: Catalog,
+    hidden_bias: float,
+    dirty_probability: float,
+) -> None:
+    """Put small objects into plausible receptacles among `fixtures`; some start dirty."""
+    for otype in small_types:
+        if otype not in catalog:
+            continue
+        parent = _choose_receptacle(rng, otype, fixtures, catalog, hidden_bias)
+        if parent is None:
+            continue
+        info = catalog.get(otype)
+        obj = add_object(objects, otype, parent.position)
+        attach(_StateView(objects), obj.object_id, parent.object_id)  # type: ignore[arg-type]
+        obj.simbot_last_parent_receptacle = parent.object_id
+        if info.dirtyable and rng.random() < dirty_probability:
+            obj.is_dirty = True
 
 
 class _StateView:
@@ -193,9 +212,8 @@ def _choose_receptacle(
     rng: random.Random,
     otype: str,
     fixtures: list[WorldObject],
-    objects: dict[str, WorldObject],
     catalog: Catalog,
-    template: RoomTemplate,
+    hidden_bias: float,
 ) -> WorldObject | None:
     info = catalog.get(otype)
 
@@ -219,7 +237,7 @@ def _choose_receptacle(
     for f in candidates:
         finfo = catalog.get(f.object_type)
         if finfo.openable:
-            weights.append(template.hidden_bias)
+            weights.append(hidden_bias)
         elif finfo.toggleable:
             weights.append(0.15)  # rarely start inside appliances
         else:
