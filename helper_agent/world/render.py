@@ -68,7 +68,14 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
     for oid, obj in state.objects.items():
         if obj.cells or oid == state.held_id:
             continue
-        i, j = state.cell_of(obj.position[0], obj.position[2])
+        # Draw small things on the footprint of the fixture they are in (positions of real
+        # AI2-THOR receptacles can lie off our grid), else at their own cell.
+        root = next((state.objects[p] for p in reversed(state.ancestors(oid)) if state.objects[p].cells), None)
+        if root is not None:
+            i, j = sorted(root.cells)[len(root.cells) // 2]
+        else:
+            i, j = state.cell_of(obj.position[0], obj.position[2])
+            i, j = min(max(i, 0), state.width - 1), min(max(j, 0), state.depth - 1)
         slot = per_cell.get((i, j), 0)
         per_cell[(i, j)] = slot + 1
         x, y = to_px(i, j)
@@ -93,7 +100,9 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
     rx, ry = cx + (di + dj) * reach, cy - (dj - di) * reach
     cone = Image.new("RGBA", image.size, (0, 0, 0, 0))
     ImageDraw.Draw(cone).polygon([(cx, cy), (lx, ly), (fx, fy), (rx, ry)], fill=(255, 200, 0, 60))
-    image.paste(cone, (0, 0), cone)
+    room_box = (MARGIN, MARGIN, MARGIN + state.width * CELL_PX, MARGIN + state.depth * CELL_PX)
+    cone = cone.crop(room_box)  # the view stops at the walls
+    image.paste(cone, room_box[:2], cone)
     draw = ImageDraw.Draw(image)
     tip = (cx + di * CELL_PX * 0.45, cy - dj * CELL_PX * 0.45)
     left = (cx - dj * CELL_PX * 0.3 - di * CELL_PX * 0.3, cy - di * CELL_PX * 0.3 + dj * CELL_PX * 0.3)
