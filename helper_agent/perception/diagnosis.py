@@ -94,6 +94,7 @@ class TextDiagnoser:
                 texts.append(text)
                 self._owner.append(index)
         self._matrix = _normalise(np.asarray(embed(texts), dtype=np.float32))
+        self._tokens = [_tokens(t) for t in texts]
         self._cache: dict[str, Diagnosis] = {}
 
     def diagnose(self, error: str, image: Any | None = None) -> Diagnosis:
@@ -103,12 +104,23 @@ class TextDiagnoser:
         # Object ids carry numbers that only add noise to the match.
         cleaned = " ".join(w for w in error.replace("|", " ").split() if not _is_number(w))
         vector = _normalise(np.asarray(self.embed([cleaned]), dtype=np.float32))[0]
-        scores = self._matrix @ vector
+        # Sentence embeddings put "already on" and "already off" close together; a little lexical
+        # overlap breaks such near-ties without overriding the semantic match.
+        words = _tokens(cleaned)
+        overlap = np.array([len(words & t) / max(len(words | t), 1) for t in self._tokens], dtype=np.float32)
+        scores = self._matrix @ vector + LEXICAL_WEIGHT * overlap
         best = int(np.argmax(scores))
         kind = self.kinds[self._owner[best]]
         result = Diagnosis(kind.key, kind.description, float(scores[best]), error)
         self._cache[error] = result
         return result
+
+
+LEXICAL_WEIGHT = 0.3
+
+
+def _tokens(text: str) -> set[str]:
+    return {w.strip(".,:;()'").lower() for w in text.split() if w.strip(".,:;()'")}
 
 
 def _is_number(word: str) -> bool:

@@ -599,8 +599,7 @@ class Executor:
         for oid, tracked in self.tracker.objects.items():
             if tracked.object_type == "Faucet" and tracked.footprint and tracked.footprint == self.tracker.objects[basin].footprint:
                 return oid
-        faucets = self.tracker.of_type("Faucet")
-        return faucets[0].object_id if faucets else None
+        return self._find_or_locate(ObjectRef("__faucet", "Faucet"), required=False)
 
     def _knob_for(self, burner: str) -> str | None:
         controls = getattr(self.env, "state", None)

@@ -95,9 +95,12 @@ def _attempt(rng: random.Random, template: RoomTemplate, catalog: Catalog, seed:
     for placed_unit in placed:
         cx, cz = centre_of(placed_unit.cells)
         members: list[WorldObject] = []
+        surfaces = [catalog.get(t).surface_height or 0.0 for t in placed_unit.unit.members]
+        top = max(surfaces, default=0.0)
         for index, otype in enumerate(placed_unit.unit.members):
             info = catalog.get(otype)
-            height = info.surface_height if info.surface_height is not None else info.height
+            # Things without a surface of their own (faucets, knobs) sit on the unit's top.
+            height = info.surface_height if info.surface_height is not None else top + info.height / 2
             # Members of one unit get distinct spots (burner 0..3 on a 2x2 layout, ...).
             dx = ((index % 2) - 0.5) * 0.2 if placed_unit.unit.members.count(otype) > 1 else 0.0
             dz = ((index // 2 % 2) - 0.5) * 0.2 if placed_unit.unit.members.count(otype) > 1 else 0.0
