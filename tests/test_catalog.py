@@ -307,7 +307,7 @@ def test_fixtures_have_floor_and_surface_facts(catalog: Catalog) -> None:
     assert catalog.get("CounterTop").surface_height == pytest.approx(0.9)
     assert catalog.get("StoveBurner").surface_height == pytest.approx(0.95)
     assert catalog.get("Cabinet").surface_height == pytest.approx(0.4)
-    assert catalog.get("CounterTop").capacity == 12
+    assert catalog.get("CounterTop").capacity == 16
     assert catalog.get("CoffeeMachine").capacity == 1
     assert catalog.get("Toaster").capacity == 2
     for name in catalog.names():

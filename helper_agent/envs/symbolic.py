@@ -95,6 +95,7 @@ class SymbolicEnv:
                         "isFilledWithLiquid": obj.is_filled_with_liquid,
                         "fillLiquid": obj.fill_liquid,
                         "receptacleObjectIds": tuple(obj.contents),
+                        "controlledObjects": obj.controlled_ids,
                     },
                 )
             )

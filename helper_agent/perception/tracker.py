@@ -22,6 +22,7 @@ class TrackedObject:
     parent_id: str | None = None
     attributes: dict[str, bool] = field(default_factory=dict)
     contents: tuple[str, ...] = ()
+    controls: tuple[str, ...] = ()
     last_seen: int = 0
     gone: bool = False
 
@@ -69,6 +70,7 @@ class ObjectTracker:
                     view.parent_id,
                     attrs,
                     tuple(view.state.get("receptacleObjectIds", ())),
+                    tuple(view.state.get("controlledObjects", ())),
                     self.step,
                 )
             else:
@@ -77,6 +79,7 @@ class ObjectTracker:
                 tracked.parent_id = view.parent_id
                 tracked.attributes = attrs
                 tracked.contents = tuple(view.state.get("receptacleObjectIds", ()))
+                tracked.controls = tuple(view.state.get("controlledObjects", ()))
                 tracked.last_seen = self.step
                 tracked.gone = False
             if attrs["open"]:

@@ -516,7 +516,13 @@ class Executor:
             if "clean" in wanted and t.has("dirty"):
                 mismatch = 0.0
             dist = math.hypot(t.position[0] - ax, t.position[2] - az)
-            return (hidden + mismatch, dist, t.object_id)
+            # A switch (stove knob) is most likely meant for what this program has used (the
+            # burner it put the pot on), then for something that holds anything.
+            idle = 0.0
+            if t.controls:
+                used = set(self.bindings.values())
+                idle = 0.0 if used & set(t.controls) else 0.25 if self._drives_occupied(t) else 0.5
+            return (hidden + mismatch + idle, dist, t.object_id)
 
         return sorted(found, key=score)
 
@@ -556,9 +562,13 @@ class Executor:
         if not candidates:
             self._initial_scan()
             candidates = self._candidates(ref, for_placing=for_placing)
-        if not candidates and required and self.locator is not None:
-            self.note(f"{ref.object_class} not seen yet: asking the locator")
-            if self.locator(self, ref):
+        if not candidates and required:
+            locator = self.locator
+            if locator is None:
+                # Without a configured locator, search systematically (no LLM involved).
+                from helper_agent.tools.locator import explore as locator
+            self.note(f"{ref.object_class} not seen yet: searching with {getattr(locator, '__name__', type(locator).__name__)}")
+            if locator(self, ref):
                 candidates = self._candidates(ref, for_placing=for_placing)
         if not candidates:
             if not required:
@@ -602,12 +612,16 @@ class Executor:
         return self._find_or_locate(ObjectRef("__faucet", "Faucet"), required=False)
 
     def _knob_for(self, burner: str) -> str | None:
-        controls = getattr(self.env, "state", None)
-        if controls is not None:
-            for oid, obj in self.env.state.objects.items():  # type: ignore[attr-defined]
-                if burner in obj.controlled_ids:
-                    return oid
+        for oid, tracked in self.tracker.objects.items():
+            if burner in tracked.controls:
+                return oid
         return None
+
+    def _drives_occupied(self, tracked: TrackedObject) -> bool:
+        """A switch (stove knob) whose controlled object holds something: the one a program means."""
+        return any(
+            (target := self.tracker.objects.get(oid)) is not None and bool(target.contents) for oid in tracked.controls
+        )
 
     def _free_surface(self, held_type: str) -> str | None:
         ax, az = self.env.observe().position
@@ -621,7 +635,14 @@ class Executor:
         ]
         if not options:
             return None
-        return min(options, key=lambda t: (math.hypot(t.position[0] - ax, t.position[2] - az), t.object_id)).object_id
+
+        def crowded(t: TrackedObject) -> bool:
+            # Keep some room on surfaces for what the task itself must put there.
+            return self.catalog.get(t.object_type).capacity - len(t.contents) < 3
+
+        return min(
+            options, key=lambda t: (crowded(t), math.hypot(t.position[0] - ax, t.position[2] - az), t.object_id)
+        ).object_id
 
     # ------------------------------------------------------------------ walking
     def _interact(self, action: str, oid: str) -> None:

@@ -1,0 +1,74 @@
+"""`helper program`: check HELPER programs (parse, validate, compile to subgoals) and show the API text."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+app = typer.Typer(
+    help="Check HELPER programs: parse, validate and compile to subgoals.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _read(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    path = Path(file)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        err_console.print(f"[red]cannot read {escape(file)}:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+
+
+@app.command()
+def check(
+    file: str = typer.Argument(..., help="The program file, or - for standard input."),
+    notes: bool = typer.Option(True, "--notes/--no-notes", help="Also print the compiler's notes."),
+) -> None:
+    """Compile a program and print its subgoals; exit 1 with the reason if it is rejected."""
+    from helper_agent.program import ProgramError, compile_program
+
+    text = _read(file)
+    try:
+        compiled = compile_program(text)
+    except ProgramError as exc:
+        console.print(f"[red]rejected:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    table = Table(title=f"{len(compiled.subgoals)} subgoals")
+    table.add_column("#", justify="right")
+    table.add_column("subgoal")
+    table.add_column("object")
+    table.add_column("receptacle")
+    table.add_column("line", justify="right")
+    table.add_column("note")
+    for n, s in enumerate(compiled.subgoals, 1):
+        table.add_row(
+            str(n),
+            s.kind.value,
+            escape(f"{s.target.instance_key} ({s.target.describe()})") if s.target else "",
+            escape(f"{s.receptacle.instance_key} ({s.receptacle.describe()})") if s.receptacle else "",
+            str(s.line) if s.line else "-",
+            escape(s.note),
+        )
+    console.print(table)
+    if notes and compiled.notes:
+        for note in compiled.notes:
+            console.print(f"[dim]note:[/dim] {escape(note)}")
+
+
+@app.command()
+def api() -> None:
+    """Print the API text that goes into the planner's prompts."""
+    from helper_agent.program import api_documentation
+
+    typer.echo(api_documentation(), nl=False)

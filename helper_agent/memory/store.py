@@ -1,0 +1,536 @@
+"""The vector-store layer: collections of (id, vector, document, metadata) over Chroma.
+
+Three ways to hold the data, one interface (`VectorStore` → `VectorCollection`):
+
+- **embedded** (default): `chromadb.PersistentClient(path=HELPER_MEMORY_DIR)`, a local folder;
+- **server**: `chromadb.HttpClient(host, port)` when `HELPER_CHROMA_HOST` is set. Start a server
+  that many agents share with::
+
+      chroma run --path /srv/helper-memory --port 8000
+      export HELPER_CHROMA_HOST=localhost HELPER_CHROMA_PORT=8000
+
+- **ephemeral**: `VectorStore.ephemeral()`, in memory, for tests and throw-away evaluations.
+
+Vectors are always passed in precomputed (see `helper_agent.memory.embeddings`), so Chroma never
+loads its own default model. Collections use the cosine space and report `score = 1 - distance`,
+the cosine similarity. Each collection records the embedder it was built with; opening it with
+another raises `EmbeddingMismatchError`.
+
+Durability and concurrency (embedded store)
+-------------------------------------------
+Chroma's embedded store commits every write to its SQLite log before `upsert` returns, so a write
+that returned survives a crash of the process (`kill -9`). Writes are serialized across processes
+with a file lock (`.helper_memory.lock` in the folder) so that two processes never persist the
+vector index at the same time. A process's in-memory index does not see another process's writes
+until it writes itself, so writers also touch `.helper_memory_generation`; before a query a reader
+that sees a newer generation issues a no-op delete, which makes Chroma catch the index up from the
+log. Memories whose logical record spans several entries write its parts first and its head last
+and ignore parts without a head, so a crash mid-batch leaves no half record visible.
+
+The folder holds `helper_memory_meta.json` with the layout's schema version; a folder written by an
+incompatible version (or a Chroma folder not written by us) is refused with `IncompatibleStoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from helper_agent.memory.errors import EmbeddingMismatchError, IncompatibleStoreError, MemoryStoreError
+from helper_agent.memory.settings import SCHEMA_VERSION, MemorySettings, get_memory_settings
+
+log = logging.getLogger(__name__)
+
+META_FILE = "helper_memory_meta.json"
+LOCK_FILE = ".helper_memory.lock"
+GENERATION_FILE = ".helper_memory_generation"
+EMBEDDING_CACHE_FILE = "embedding_cache.sqlite3"
+META_COLLECTION = "helper_memory_meta"  # the same information on a Chroma server
+_SYNC_ID = "__helper_sync__"
+_FORMAT = "helper-agent-memory"
+
+
+def _package_version() -> str:
+    try:
+        from helper_agent import __version__
+
+        return __version__
+    except ImportError:  # pragma: no cover
+        return "unknown"
+
+
+def _chroma_settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+@dataclass
+class Entry:
+    """One stored item: `document` is the key text that was embedded, `metadata` holds the rest."""
+
+    id: str
+    document: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: np.ndarray | None = None
+
+
+@dataclass
+class ScoredEntry(Entry):
+    """A query result; `score` is the cosine similarity (1 − Chroma's cosine distance)."""
+
+    score: float = 0.0
+
+
+def where_all(**conditions: Any) -> dict[str, Any] | None:
+    """A Chroma `where` filter requiring every condition; lists mean "one of"; None values are skipped."""
+    parts: list[dict[str, Any]] = []
+    for key, value in conditions.items():
+        if value is None:
+            continue
+        if isinstance(value, list | tuple | set | frozenset):
+            parts.append({key: {"$in": list(value)}})
+        else:
+            parts.append({key: value})
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return {"$and": parts}
+
+
+def and_where(*filters: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Combine `where` filters with $and, skipping None."""
+    parts = [dict(f) for f in filters if f]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return {"$and": parts}
+
+
+class VectorStore:
+    """A Chroma client (embedded, server or ephemeral) plus the write lock and schema check."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        host: str | None = None,
+        port: int = 8000,
+        ssl: bool = False,
+        headers: dict[str, str] | None = None,
+        ephemeral: bool = False,
+        lock_timeout: float = 120.0,
+    ) -> None:
+        import chromadb
+
+        self._thread_lock = threading.RLock()
+        self._file_lock: Any = None
+        self._seen: dict[str, tuple[int, int, int] | None] = {}
+        self._namespace = ""
+        self.path: Path | None = None
+        if ephemeral:
+            self.kind = "ephemeral"
+            self.location = "<ephemeral>"
+            # Ephemeral clients in one process share one in-memory system: keep ours apart.
+            self._namespace = f"e{uuid.uuid4().hex[:10]}-"
+            self.client = chromadb.EphemeralClient(settings=_chroma_settings())
+        elif host:
+            self.kind = "http"
+            self.location = f"{'https' if ssl else 'http'}://{host}:{port}"
+            self.client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_chroma_settings())
+            self._check_server_meta()
+        else:
+            from filelock import FileLock
+
+            self.kind = "persistent"
+            self.path = Path(path if path is not None else get_memory_settings().memory_dir).expanduser().resolve()
+            self.location = str(self.path)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise MemoryStoreError(f"{self.path}: cannot create the memory folder ({exc})") from exc
+            self._file_lock = FileLock(str(self.path / LOCK_FILE), timeout=lock_timeout, thread_local=False)
+            with self.write_lock():
+                self._check_local_meta()
+            try:
+                self.client = chromadb.PersistentClient(path=str(self.path), settings=_chroma_settings())
+            except Exception as exc:  # chromadb raises many kinds on a foreign or damaged folder
+                raise IncompatibleStoreError(f"{self.path}: Chroma cannot open this folder ({exc})") from exc
+        self._collections: dict[str, VectorCollection] = {}
+
+    # ------------------------------------------------------------------------------ constructors
+    @classmethod
+    def from_settings(cls, settings: MemorySettings | None = None) -> VectorStore:
+        """The shared store of the settings' folder or server (see `open_store`)."""
+        return open_store(settings=settings)
+
+    @classmethod
+    def ephemeral(cls) -> VectorStore:
+        return cls(ephemeral=True)
+
+    def __repr__(self) -> str:
+        return f"VectorStore({self.kind}: {self.location})"
+
+    # ---------------------------------------------------------------------------------- metadata
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "format": _FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "created_by": f"helper-agent {_package_version()}",
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+
+    @staticmethod
+    def _refuse(where: str, found: Any, written_by: Any) -> IncompatibleStoreError:
+        return IncompatibleStoreError(
+            f"{where}: schema_version {found!r} (written by {written_by or 'an unknown version'}); "
+            f"this helper-agent {_package_version()} reads schema_version {SCHEMA_VERSION}. "
+            "Point HELPER_MEMORY_DIR at another folder, or export the memories with the version that "
+            "wrote them (`export_jsonl`) and import them here."
+        )
+
+    def _check_local_meta(self) -> None:
+        assert self.path is not None
+        meta_path = self.path / META_FILE
+        if meta_path.exists():
+            try:
+                data = json.loads(meta_path.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
+                raise IncompatibleStoreError(f"{meta_path}: unreadable store metadata ({exc})") from exc
+            if not isinstance(data, dict) or data.get("format") != _FORMAT:
+                raise IncompatibleStoreError(f"{meta_path}: not helper-agent memory metadata (no format {_FORMAT!r})")
+            if data.get("schema_version") != SCHEMA_VERSION:
+                raise self._refuse(str(meta_path), data.get("schema_version"), data.get("created_by"))
+            return
+        if (self.path / "chroma.sqlite3").exists():
+            raise IncompatibleStoreError(
+                f"{self.path}: holds a Chroma database but no {META_FILE}, so it was not written by "
+                "helper-agent's memory layer (or by a version before schema 1); use another folder"
+            )
+        tmp = meta_path.with_name(f".{META_FILE}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self._meta(), indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, meta_path)
+
+    def _check_server_meta(self) -> None:
+        try:
+            col = self.client.get_or_create_collection(
+                META_COLLECTION, embedding_function=None, metadata={"format": _FORMAT, "schema_version": SCHEMA_VERSION}
+            )
+        except Exception as exc:
+            raise MemoryStoreError(f"{self.location}: cannot reach the Chroma server ({exc})") from exc
+        meta = col.metadata or {}
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise self._refuse(f"{self.location} collection {META_COLLECTION!r}", meta.get("schema_version"), None)
+
+    # ------------------------------------------------------------------------------------- locks
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Serializes writes: across threads always, across processes for the embedded store."""
+        with self._thread_lock:
+            if self._file_lock is None:
+                yield
+                return
+            with self._file_lock:
+                yield
+
+    def _generation(self) -> tuple[int, int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            st = os.stat(self.path / GENERATION_FILE)
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _bump_generation(self) -> tuple[int, int, int] | None:
+        """Called under the write lock after every write (embedded store only)."""
+        if self.path is None:
+            return None
+        target = self.path / GENERATION_FILE
+        tmp = target.with_name(f"{GENERATION_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(uuid.uuid4().hex, encoding="ascii")
+        os.replace(tmp, target)
+        return self._generation()
+
+    # ------------------------------------------------------------------------------- collections
+    def _full_name(self, name: str) -> str:
+        return f"{self._namespace}{name}"
+
+    def collection(self, name: str, *, embedder_name: str, dim: int) -> VectorCollection:
+        """Open (or create) collection `name` for vectors of `dim` made by `embedder_name`."""
+        with self._thread_lock:
+            existing = self._collections.get(name)
+            if existing is not None:
+                existing._check(embedder_name, dim)
+                return existing
+            full = self._full_name(name)
+            metadata = {"helper:embedder": embedder_name, "helper:dim": int(dim), "helper:schema": SCHEMA_VERSION}
+            try:
+                with self.write_lock():
+                    raw = self.client.get_or_create_collection(
+                        full,
+                        embedding_function=None,
+                        metadata=metadata,
+                        configuration={"hnsw": {"space": "cosine"}},
+                    )
+            except MemoryStoreError:
+                raise
+            except Exception as exc:
+                raise MemoryStoreError(f"{self.location}: cannot open collection {name!r} ({exc})") from exc
+            col = VectorCollection(self, name, raw)
+            col._check(embedder_name, dim)
+            self._collections[name] = col
+            return col
+
+    def has_collection(self, name: str) -> bool:
+        full = self._full_name(name)
+        return any(getattr(c, "name", c) == full for c in self.client.list_collections())
+
+    def drop_collection(self, name: str) -> None:
+        with self.write_lock():
+            self._collections.pop(name, None)
+            with contextlib.suppress(Exception):
+                self.client.delete_collection(self._full_name(name))
+            self._bump_generation()
+
+
+_OPEN: dict[tuple[str, ...], VectorStore] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_store(path: str | Path | None = None, *, settings: MemorySettings | None = None) -> VectorStore:
+    """The process-wide `VectorStore` for a folder (or for the settings' folder or server).
+
+    Sharing one object per location keeps one write lock and one view of the generation per process.
+    """
+    settings = settings or get_memory_settings()
+    if path is None and settings.chroma_host:
+        key: tuple[str, ...] = ("http", settings.chroma_host, str(settings.chroma_port), str(settings.chroma_ssl))
+    else:
+        folder = Path(path if path is not None else settings.memory_dir).expanduser().resolve()
+        key = ("persistent", str(folder))
+    with _OPEN_LOCK:
+        store = _OPEN.get(key)
+        if store is None:
+            if key[0] == "http":
+                store = VectorStore(host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl)
+            else:
+                store = VectorStore(key[1])
+            _OPEN[key] = store
+        return store
+
+
+class VectorCollection:
+    """One Chroma collection in cosine space. All writes go through the store's write lock."""
+
+    def __init__(self, store: VectorStore, name: str, raw: Any) -> None:
+        self.store = store
+        self.name = name
+        self.raw = raw
+        meta = raw.metadata or {}
+        self.embedder_name = str(meta.get("helper:embedder", ""))
+        self.dim = int(meta.get("helper:dim", 0))
+
+    def _check(self, embedder_name: str, dim: int) -> None:
+        if self.embedder_name != embedder_name or self.dim != int(dim):
+            raise EmbeddingMismatchError(
+                f"{self.store.location} collection {self.name!r} was built with embeddings "
+                f"{self.embedder_name!r} ({self.dim}-d), not {embedder_name!r} ({dim}-d); set HELPER_EMBEDDINGS "
+                "back, use another memory folder or collection, or export and re-import the records"
+            )
+
+    # ------------------------------------------------------------------------------------ writes
+    def _vectors(self, embeddings: Any, n: int) -> np.ndarray:
+        vectors = np.asarray(embeddings, dtype=np.float32)
+        if vectors.ndim == 1:
+            vectors = vectors[None, :]
+        if vectors.shape != (n, self.dim):
+            raise ValueError(f"collection {self.name!r}: expected {n}x{self.dim} vectors, got {vectors.shape}")
+        if not np.all(np.isfinite(vectors)):
+            raise ValueError(f"collection {self.name!r}: vectors contain NaN or infinity")
+        return vectors
+
+    def upsert(self, entries: Sequence[Entry]) -> None:
+        """Insert or replace entries (each must carry its vector), in order, in as few calls as possible.
+
+        When this returns, every entry is committed to the store.
+        """
+        entries = list(entries)
+        if not entries:
+            return
+        for entry in entries:
+            if entry.embedding is None:
+                raise ValueError(f"collection {self.name!r}: entry {entry.id!r} has no vector")
+        vectors = self._vectors(np.stack([np.asarray(e.embedding, dtype=np.float32) for e in entries]), len(entries))
+        try:
+            batch = max(1, int(self.store.client.get_max_batch_size()))
+        except Exception:
+            batch = 1000
+        with self.store.write_lock():
+            for start in range(0, len(entries), batch):
+                chunk = entries[start : start + batch]
+                self.raw.upsert(
+                    ids=[e.id for e in chunk],
+                    embeddings=vectors[start : start + batch],
+                    documents=[e.document or "" for e in chunk],
+                    metadatas=[_clean_metadata(e.metadata) for e in chunk],
+                )
+            self._wrote()
+
+    def delete(self, ids: Sequence[str] | None = None, where: Mapping[str, Any] | None = None) -> None:
+        if ids is not None:
+            ids = list(ids)
+            if not ids:
+                return
+        if ids is None and not where:
+            raise ValueError("delete() needs ids or a where filter (use clear() to empty a collection)")
+        with self.store.write_lock():
+            self.raw.delete(ids=ids, where=dict(where) if where else None)
+            self._wrote()
+
+    def clear(self) -> None:
+        ids = [e.id for e in self.get(include_documents=False, include_metadata=False)]
+        for start in range(0, len(ids), 5000):
+            self.delete(ids=ids[start : start + 5000])
+
+    def _wrote(self) -> None:
+        """After a write (under the lock): publish a new generation; our own index is now current."""
+        self.store._seen[self.name] = self.store._bump_generation()
+
+    def sync(self) -> None:
+        """Catch this process's index up with writes made by other processes (embedded store)."""
+        store = self.store
+        if store.kind != "persistent":
+            return
+        current = store._generation()
+        if self.name in store._seen and store._seen[self.name] == current:
+            return
+        with store.write_lock():
+            self.raw.delete(ids=[_SYNC_ID])  # a no-op write: Chroma applies the pending log first
+            store._seen[self.name] = store._generation()
+
+    # ------------------------------------------------------------------------------------- reads
+    def count(self, where: Mapping[str, Any] | None = None) -> int:
+        if not where:
+            return int(self.raw.count())
+        return len(self.raw.get(where=dict(where), include=[])["ids"])
+
+    def get(
+        self,
+        ids: Sequence[str] | None = None,
+        where: Mapping[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+        include_embeddings: bool = False,
+        include_documents: bool = True,
+        include_metadata: bool = True,
+    ) -> list[Entry]:
+        include: list[str] = []
+        if include_documents:
+            include.append("documents")
+        if include_metadata:
+            include.append("metadatas")
+        if include_embeddings:
+            include.append("embeddings")
+        if ids is not None:
+            ids = list(ids)
+            if not ids:
+                return []
+        result = self.raw.get(ids=ids, where=dict(where) if where else None, limit=limit, offset=offset, include=include)
+        entries = _entries(result, include_embeddings)
+        if ids is not None:  # Chroma does not keep the requested order
+            by_id = {e.id: e for e in entries}
+            entries = [by_id[i] for i in ids if i in by_id]
+        return entries
+
+    def query(
+        self,
+        embeddings: Any,
+        k: int,
+        where: Mapping[str, Any] | None = None,
+        *,
+        include_embeddings: bool = False,
+    ) -> list[list[ScoredEntry]]:
+        """For each query vector, up to `k` entries by decreasing cosine similarity."""
+        vectors = np.asarray(embeddings, dtype=np.float32)
+        if vectors.ndim == 1:
+            vectors = vectors[None, :]
+        vectors = self._vectors(vectors, vectors.shape[0])
+        if k <= 0:
+            return [[] for _ in range(len(vectors))]
+        self.sync()
+        total = self.raw.count()
+        if total == 0:
+            return [[] for _ in range(len(vectors))]
+        include = ["documents", "metadatas", "distances"] + (["embeddings"] if include_embeddings else [])
+        result = self.raw.query(
+            query_embeddings=vectors, n_results=min(int(k), total), where=dict(where) if where else None, include=include
+        )
+        out: list[list[ScoredEntry]] = []
+        for row in range(len(vectors)):
+            hits: list[ScoredEntry] = []
+            ids = result["ids"][row]
+            for col, entry_id in enumerate(ids):
+                if entry_id == _SYNC_ID:
+                    continue
+                embedding = None
+                if include_embeddings and result.get("embeddings") is not None:
+                    embedding = np.asarray(result["embeddings"][row][col], dtype=np.float32)
+                hits.append(
+                    ScoredEntry(
+                        id=entry_id,
+                        document=(result.get("documents") or [[None] * len(ids)])[row][col],
+                        metadata=dict((result.get("metadatas") or [[{}] * len(ids)])[row][col] or {}),
+                        embedding=embedding,
+                        score=1.0 - float(result["distances"][row][col]),
+                    )
+                )
+            out.append(hits)
+        return out
+
+
+def _entries(result: Mapping[str, Any], with_embeddings: bool) -> list[Entry]:
+    ids = list(result.get("ids") or [])
+    docs = result.get("documents")
+    metas = result.get("metadatas")
+    embs = result.get("embeddings") if with_embeddings else None
+    out = []
+    for i, entry_id in enumerate(ids):
+        if entry_id == _SYNC_ID:
+            continue
+        out.append(
+            Entry(
+                id=entry_id,
+                document=docs[i] if docs is not None else None,
+                metadata=dict(metas[i] or {}) if metas is not None else {},
+                embedding=np.asarray(embs[i], dtype=np.float32) if embs is not None else None,
+            )
+        )
+    return out
+
+
+def _clean_metadata(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Chroma metadata takes str/int/float/bool values: drop None, JSON-encode anything else."""
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if value is None:
+            continue
+        if isinstance(value, bool | int | float | str):
+            out[str(key)] = value
+        else:
+            out[str(key)] = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return out or None

@@ -1,0 +1,225 @@
+"""Object classes: the catalog as the compiler sees it, and the default closest-class mapper.
+
+A program may name a class the catalog does not know ("coffee mug", "fridge", "Tomatoes"). The
+compiler maps it to a known class with a `ClassMapper`, a callable `str -> (class, score)`. The graph
+injects an embedding-similarity mapper from the memory layer; the default here is lexical and
+deterministic:
+
+1. exact name (score 1.0);
+2. common synonyms, case, spaces, underscores and hyphens ignored ("coffee mug" -> Mug, "fridge" ->
+   Fridge, "sink" -> SinkBasin; 0.95);
+3. case, spaces, underscores and hyphens ignored ("coffee_machine" -> CoffeeMachine; 0.98);
+4. plural forms ("tomatoes" -> Tomato, "knives" -> Knife; 0.9);
+5. the same on the phrase's last words ("dirty mug" -> Mug; 0.85);
+6. difflib's closest name (score = 0.8 x similarity ratio).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from helper_agent.program import api
+
+ClassMapper = Callable[[str], tuple[str, float]]
+
+# normalised spelling -> catalog class (entries whose class the catalog lacks are ignored)
+SYNONYMS: dict[str, str] = {
+    "coffeemug": "Mug",
+    "teacup": "Cup",
+    "glass": "Cup",
+    "drinkingglass": "Cup",
+    "fridge": "Fridge",
+    "refrigerator": "Fridge",
+    "refridgerator": "Fridge",
+    "freezer": "Fridge",
+    "sink": "SinkBasin",
+    "kitchensink": "SinkBasin",
+    "basin": "SinkBasin",
+    "stove": "StoveBurner",
+    "burner": "StoveBurner",
+    "stovetop": "StoveBurner",
+    "cooktop": "StoveBurner",
+    "hob": "StoveBurner",
+    "oven": "StoveBurner",
+    "knob": "StoveKnob",
+    "table": "DiningTable",
+    "kitchentable": "DiningTable",
+    "diningroomtable": "DiningTable",
+    "counter": "CounterTop",
+    "kitchencounter": "CounterTop",
+    "countertop": "CounterTop",
+    "breadslice": "BreadSliced",
+    "slicedbread": "BreadSliced",
+    "sliceofbread": "BreadSliced",
+    "toast": "BreadSliced",
+    "tomatoslice": "TomatoSliced",
+    "slicedtomato": "TomatoSliced",
+    "sliceoftomato": "TomatoSliced",
+    "lettuceslice": "LettuceSliced",
+    "slicedlettuce": "LettuceSliced",
+    "potatoslice": "PotatoSliced",
+    "slicedpotato": "PotatoSliced",
+    "appleslice": "AppleSliced",
+    "slicedapple": "AppleSliced",
+    "plant": "HousePlant",
+    "pottedplant": "HousePlant",
+    "flower": "HousePlant",
+    "trash": "GarbageCan",
+    "trashcan": "GarbageCan",
+    "bin": "GarbageCan",
+    "garbage": "GarbageCan",
+    "wastebasket": "GarbageCan",
+    "tv": "Television",
+    "couch": "Sofa",
+    "coffeemaker": "CoffeeMachine",
+    "microwaveoven": "Microwave",
+    "tap": "Faucet",
+    "sponge": "DishSponge",
+    "remote": "RemoteControl",
+    "tvremote": "RemoteControl",
+    "phone": "CellPhone",
+    "mobilephone": "CellPhone",
+    "cupboard": "Cabinet",
+    "saucepan": "Pot",
+    "cookingpot": "Pot",
+    "fryingpan": "Pan",
+    "skillet": "Pan",
+    "salt": "SaltShaker",
+    "pepper": "PepperShaker",
+    "dish": "Plate",
+    "keys": "KeyChain",
+    "key": "KeyChain",
+    "lightswitch": "LightSwitch",
+    "light": "LightSwitch",
+    "wateringcan": "WateringCan",
+    "soap": "SoapBar",
+    "wine": "WineBottle",
+    "laptopcomputer": "Laptop",
+    "computer": "Laptop",
+    "nightstand": "SideTable",
+    "endtable": "SideTable",
+    "bookshelf": "Shelf",
+    "eggs": "Egg",
+}
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def normalise(name: str) -> str:
+    return _NON_ALNUM.sub("", name.lower())
+
+
+def _singulars(word: str) -> list[str]:
+    out = []
+    if word.endswith("ves") and len(word) > 4:
+        out += [word[:-3] + "fe", word[:-3] + "f"]
+    if word.endswith("ies") and len(word) > 4:
+        out.append(word[:-3] + "y")
+    if word.endswith("es") and len(word) > 3:
+        out.append(word[:-2])
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 2:
+        out.append(word[:-1])
+    return out
+
+
+class LexicalClassMapper:
+    """The default `ClassMapper`: deterministic lexical matching against the known class names."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = sorted(set(names))
+        if not self.names:
+            raise ValueError("LexicalClassMapper needs at least one class name")
+        self._by_norm: dict[str, str] = {}
+        for n in self.names:
+            self._by_norm.setdefault(normalise(n), n)
+        known = set(self.names)
+        self._synonyms = {k: v for k, v in SYNONYMS.items() if v in known}
+
+    def _lookup(self, norm: str) -> tuple[str, float] | None:
+        # synonyms first: "sink" means the basin one places things in, although "Sink" is a type
+        if norm in self._synonyms:
+            return self._synonyms[norm], 0.95
+        if norm in self._by_norm:
+            return self._by_norm[norm], 0.98
+        for single in _singulars(norm):
+            if single in self._by_norm:
+                return self._by_norm[single], 0.9
+            if single in self._synonyms:
+                return self._synonyms[single], 0.9
+        return None
+
+    def __call__(self, name: str) -> tuple[str, float]:
+        if name in self._by_norm.values():
+            return name, 1.0
+        found = self._lookup(normalise(name))
+        if found:
+            return found
+        words = [w for w in _NON_ALNUM.split(re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()) if w]
+        for k in range(len(words) - 1, 0, -1):
+            found = self._lookup("".join(words[-k:]))
+            if found:
+                return found[0], 0.85
+        norm = normalise(name) or name.lower()
+        best, best_ratio = self.names[0], -1.0
+        for cand_norm, cand in sorted(self._by_norm.items()):
+            ratio = difflib.SequenceMatcher(None, norm, cand_norm).ratio()
+            if ratio > best_ratio:
+                best, best_ratio = cand, ratio
+        return best, round(0.8 * max(best_ratio, 0.0), 3)
+
+
+class CatalogView:
+    """What the compiler asks of the catalog: known names, openable, and whether a type is a piece.
+
+    Accepts a `helper_agent.world.catalog.Catalog`, anything with `names()` and `__contains__` (and
+    optionally `get(name).openable` and `base_type(name)`), or a plain iterable of class names.
+    """
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+        if hasattr(catalog, "names") and callable(catalog.names):
+            names = list(catalog.names())
+        else:
+            names = list(catalog)
+        self._names = sorted({str(n) for n in names})
+        self._set = frozenset(self._names)
+
+    def names(self) -> list[str]:
+        return list(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._set
+
+    def openable(self, name: str) -> bool:
+        get = getattr(self.catalog, "get", None)
+        if callable(get) and not isinstance(self.catalog, dict):
+            try:
+                flag = getattr(get(name), "openable", None)
+            except Exception:  # noqa: BLE001 - an unknown type: fall back to the built-in list
+                flag = None
+            if isinstance(flag, bool):
+                return flag
+        return name in api.OPENABLE_FALLBACK
+
+    def is_piece(self, name: str) -> bool:
+        """A slice or crack of a whole object (TomatoSliced, EggCracked): it cannot be sliced again."""
+        base = getattr(self.catalog, "base_type", None)
+        by_name = name.endswith(("Sliced", "Cracked"))
+        if not callable(base):
+            return by_name
+        try:
+            return base(name) != name
+        except Exception:  # noqa: BLE001 - unknown type: use the naming convention
+            return by_name
+
+
+def default_catalog() -> CatalogView | None:
+    """The packaged object catalog, or None if the world layer's catalog is not available."""
+    try:
+        from helper_agent.world.catalog import load_catalog
+    except ImportError:  # pragma: no cover - only while the world layer is absent
+        return None
+    return CatalogView(load_catalog())
