@@ -15,6 +15,7 @@ from helper_agent.program import (
     SubgoalKind,
     compile_program,
     parse_program,
+    render_program,
 )
 from helper_agent.program import api as program_api
 
@@ -455,3 +456,23 @@ def test_describe_is_stable_and_printable() -> None:
 def test_default_catalog_is_the_packaged_one() -> None:
     compiled = compile_program('m = InteractionObject("sink")\nm.go_to()\ns = InteractionObject("Sink")\ns.go_to()')
     assert compiled.signature() == ["Navigate sinkbasin#1", "Navigate sink#1"]
+
+
+# ---------------------------------------------------------------------------------- rendering
+
+
+@pytest.mark.parametrize("path", GOOD_FILES, ids=[p.stem for p in GOOD_FILES])
+def test_render_round_trips(path: Path) -> None:
+    compiled = compile_program(path.read_text(encoding="utf-8"))
+    text = render_program(compiled.subgoals)
+    again = compile_program(text)
+    assert again.signature() == compiled.signature()
+    assert [s.target for s in again.subgoals if s.target] != []
+
+
+def test_render_failed_subgoal() -> None:
+    compiled = compile_program('m = InteractionObject("Mug", landmark="CounterTop")\nm.pickup()', catalog=STUB)
+    assert render_program(compiled.subgoals[-1:]) == (
+        'mug_1 = InteractionObject(\'Mug\', landmark=\'CounterTop\')\nmug_1.pickup()\n'
+    )
+    assert render_program([]) == ""

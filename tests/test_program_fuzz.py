@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from helper_agent.program import ProgramError, SubgoalKind, compile_program, parse_program
+from helper_agent.program import ProgramError, SubgoalKind, compile_program, parse_program, render_program
 from helper_agent.program import api as program_api
 
 GOOD = sorted((Path(__file__).parent / "data" / "programs" / "good").glob("*.txt"))
@@ -242,3 +242,19 @@ def test_valid_programs_compile_with_invariants(text: str) -> None:
     assert len(parse_program(text).objects) == len(compiled.objects)
     keys = [o.instance_key for o in compiled.objects]
     assert len(keys) == len(set(keys))
+    # rendering the subgoals as a program and compiling that gives the same subgoals (up to key names)
+    again = compile_program(render_program(subgoals), catalog=CATALOG)
+    assert canonical(again.signature()) == canonical(compiled.signature())
+
+
+def canonical(signature: list[str]) -> list[str]:
+    """Renumber instance keys by order of first appearance, keeping their class."""
+    names: dict[str, str] = {}
+
+    def rename(word: str) -> str:
+        if "#" not in word:
+            return word
+        return names.setdefault(word, f"{word.split('#')[0]}@{len(names)}")
+
+    return [" ".join(rename(w) for w in line.split()) for line in signature]
+

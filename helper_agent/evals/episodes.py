@@ -31,13 +31,17 @@ class SceneTask:
     instance: FamilyInstance
 
 
-def prepare(family: str, seed: int, room_type: str | None = None) -> SceneTask | None:
-    """A scene for `family` from `seed`, or None when the seeded scene cannot host it."""
+def prepare(family: str, seed: int, room_type: str | None = None, task_seed: int | None = None) -> SceneTask | None:
+    """A scene for `family` from `seed`, or None when the seeded scene cannot host it.
+
+    `task_seed` seeds the task's parameters (defaults to the scene seed), so one layout can host
+    different tasks.
+    """
     rooms = rooms_for(family)
     room = room_type or rooms[seed % len(rooms)]
     state = generate_scene(seed, room)
     types = Counter(o.object_type for o in state.objects.values())
-    instance = FAMILIES[family](types, random.Random(seed))
+    instance = FAMILIES[family](types, random.Random(seed if task_seed is None else task_seed))
     if instance is None:
         return None
     for obj in state.objects.values():

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as np
 from pydantic import Field
 
 from helper_agent.memory.base import MemoryRecord
+from helper_agent.memory.embeddings import normalize_rows
 from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.memory.examples import dialogue_text
 from helper_agent.memory.keyed import SeededMemory, seed_file
@@ -56,11 +58,19 @@ def correction_query(failed_subgoal: str, failure: str, dialogue: str = "", *, i
     return text
 
 
+FAILURE_WEIGHT = 0.75
+SUBGOAL_WEIGHT = 0.35
+DIALOGUE_WEIGHT = 0.2
+
+
 class CorrectionMemory(SeededMemory):
     """Correction examples (HELPER); `retrieve` takes a text, a dict or a `CorrectionExample`-like query.
 
-    With `include_dialogue=True` the dialogue is part of the key too (it then competes with the
-    failure description for the embedding, so it is off by default).
+    A record's vector is the normalized weighted sum of the embeddings of its failure description
+    (0.75), its failed subgoal (0.35) and, with `include_dialogue=True`, its dialogue (0.2), so the
+    kind of failure decides first and the subgoal breaks ties. Structured queries (a dict or record
+    with `failed_subgoal` and `failure`) are embedded the same way; a plain text query is embedded
+    as it is.
     """
 
     kind: ClassVar[str] = "corrections"
@@ -83,6 +93,33 @@ class CorrectionMemory(SeededMemory):
 
     def key_text(self, record: CorrectionExample) -> str:
         return correction_query(record.failed_subgoal, record.failure, record.dialogue, include_dialogue=self.include_dialogue)
+
+    def _combined(self, rows: list[tuple[str, str, str]]) -> np.ndarray:
+        parts = [r[0] for r in rows] + [r[1] for r in rows] + [r[2] or r[0] for r in rows]
+        vectors = self._embed(parts)
+        n = len(rows)
+        failure, subgoal, dialogue = vectors[:n], vectors[n : 2 * n], vectors[2 * n :]
+        combined = FAILURE_WEIGHT * failure + SUBGOAL_WEIGHT * subgoal
+        if self.include_dialogue:
+            combined = combined + DIALOGUE_WEIGHT * dialogue
+        return normalize_rows(combined)
+
+    def embed_keys(self, records: list[Any], keys: list[str]) -> Any:
+        return self._combined(
+            [(r.failure.strip(), f"Failed subgoal: {r.failed_subgoal.strip()}", dialogue_text(r.dialogue)) for r in records]
+        )
+
+    def embed_query(self, query: Any, text: str) -> Any:
+        if isinstance(query, MemoryRecord):
+            query = query.model_dump()
+        if isinstance(query, dict) and query.get("failure") and query.get("failed_subgoal"):
+            row = (
+                str(query["failure"]).strip(),
+                f"Failed subgoal: {str(query['failed_subgoal']).strip()}",
+                dialogue_text(str(query.get("dialogue", ""))),
+            )
+            return self._combined([row])
+        return self._embed([text])
 
     def query_text(self, query: Any) -> str:
         if isinstance(query, str):

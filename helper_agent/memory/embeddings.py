@@ -16,6 +16,7 @@ are kept in an in-process LRU keyed by text and, optionally, in a persistent SQL
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -222,6 +223,12 @@ def load_sentence_transformer(path: str | Path | None = None) -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
+            try:  # no "Loading weights" progress bar on every start
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:  # pragma: no cover
+                pass
             model = SentenceTransformer(key, device="cpu", local_files_only=True)
             _MODELS[key] = model
     return model
@@ -312,7 +319,7 @@ class HashEmbedder(CachingEmbedder):
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = _TOKEN.findall(_split_camel(text).lower())
-            features = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            features = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
             for feature in features:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
                 index = int.from_bytes(digest[:4], "little") % self._dim
@@ -337,10 +344,10 @@ class ChromaEmbeddingFunction:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
-    def __call__(self, input: Sequence[str]) -> list[np.ndarray]:  # noqa: A002 - chromadb's name
+    def __call__(self, input: Sequence[str]) -> list[np.ndarray]:  # chromadb's parameter name
         return list(self.embedder.embed(list(input)))
 
-    def embed_query(self, input: Sequence[str]) -> list[np.ndarray]:  # noqa: A002
+    def embed_query(self, input: Sequence[str]) -> list[np.ndarray]:
         return self(input)
 
     @staticmethod

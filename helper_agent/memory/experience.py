@@ -313,7 +313,7 @@ class ExperienceMemory(BaseMemory):
             return []
         steps = self._steps_of(heads, with_embeddings=scene_vec is not None)
         scored = []
-        for rid, head in heads.items():
+        for rid in heads:
             scene_score, best_step = 0.0, None
             if scene_vec is not None and steps[rid]:
                 sims = np.stack([e.embedding for e in steps[rid]]) @ scene_vec

@@ -43,6 +43,14 @@ class KeyedMemory(BaseMemory):
             return query
         raise TypeError(f"{type(self).__name__}.retrieve expects a text query, got {type(query).__name__}")
 
+    def embed_keys(self, records: list[Any], keys: list[str]) -> Any:
+        """The vectors stored for `records` (default: the embedded key texts)."""
+        return self._embed(keys)
+
+    def embed_query(self, query: Any, text: str) -> Any:
+        """The (1, dim) query vector (default: the embedded query text)."""
+        return self._embed([text])
+
     def _metadata(self, record: Any, source: str) -> dict[str, Any]:
         data = record.model_dump(mode="json")
         meta: dict[str, Any] = {"record": json.dumps(data, ensure_ascii=False), "source": source}
@@ -60,7 +68,7 @@ class KeyedMemory(BaseMemory):
         if not records:
             return []
         keys = [self.key_text(r) for r in records]
-        vectors = self._embed(keys)
+        vectors = self.embed_keys(records, keys)
         entries = [
             Entry(id=r.id, document=key, metadata=self._metadata(r, source), embedding=v)
             for r, key, v in zip(records, keys, vectors, strict=True)
@@ -92,7 +100,7 @@ class KeyedMemory(BaseMemory):
         text = self.query_text(query)
         if not text.strip():
             raise ValueError(f"{type(self).__name__}.retrieve: the query is empty")
-        vector = self._embed([text])
+        vector = self.embed_query(query, text)
         flt = and_where(where, where_all(**filters))
         rows = self._col().query(vector, k + len(exclude), flt)[0]
         hits = [

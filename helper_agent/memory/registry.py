@@ -19,6 +19,7 @@ point names a class or factory that takes the same keyword arguments (at least `
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from collections.abc import Callable
 from importlib.metadata import entry_points
@@ -36,6 +37,8 @@ BUILTIN_MEMORIES: dict[str, str] = {
     "scene_graph": "helper_agent.memory.scene_graph:SceneGraphMemory",
     "fewshot": "helper_agent.memory.fewshot:FewShotMemory",
 }
+
+log = logging.getLogger(__name__)
 
 _REGISTERED: dict[str, Callable[..., Any]] = {}
 _LOCK = threading.Lock()
@@ -58,8 +61,8 @@ def available_memories() -> list[str]:
     names = set(BUILTIN_MEMORIES) | set(_REGISTERED)
     try:
         names |= set(_entry_points())
-    except Exception:  # a broken third-party distribution must not hide the built-ins
-        pass
+    except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the built-ins
+        log.warning("cannot read entry points of group %s: %s", ENTRY_POINT_GROUP, exc)
     return sorted(names)
 
 

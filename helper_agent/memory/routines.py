@@ -71,7 +71,7 @@ class RoutineMemory(BaseMemory):
     kind: ClassVar[str] = "routines"
     record_type: ClassVar[Any] = Routine
     default_collection: ClassVar[str] = "helper_routines"
-    key_fields: ClassVar[tuple[str, ...]] = ("user", "name", "program")
+    key_fields: ClassVar[tuple[str, ...]] = ("user", "name")
     value_fields: ClassVar[tuple[str, ...]] = ("program", "request")
 
     def __init__(self, *, user: str | None = None, **kwargs: Any) -> None:
@@ -98,6 +98,8 @@ class RoutineMemory(BaseMemory):
 
     def check_record(self, record: Any, where: str) -> None:
         super().check_record(record, where)
+        if not record.program.strip():
+            raise InvalidRecordError(f"{where}: field 'program' is empty")
         if len(record.name) > 200:
             raise InvalidRecordError(f"{where}: field 'name' has {len(record.name)} characters; the limit is 200")
 

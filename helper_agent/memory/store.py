@@ -377,7 +377,7 @@ class VectorCollection:
         vectors = self._vectors(np.stack([np.asarray(e.embedding, dtype=np.float32) for e in entries]), len(entries))
         try:
             batch = max(1, int(self.store.client.get_max_batch_size()))
-        except Exception:
+        except Exception:  # noqa: BLE001 - older servers lack the call
             batch = 1000
         with self.store.write_lock():
             for start in range(0, len(entries), batch):

@@ -7,6 +7,7 @@ from helper_agent.program.compiler import CompiledProgram, compile_program, subg
 from helper_agent.program.docs import api_documentation
 from helper_agent.program.errors import ProgramError
 from helper_agent.program.parser import Action, ObjectDecl, ParsedProgram, parse_program
+from helper_agent.program.render import render_program
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "api_documentation",
     "compile_program",
     "parse_program",
+    "render_program",
     "subgoal_signature",
 ]

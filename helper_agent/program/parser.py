@@ -17,14 +17,22 @@ Grammar (statements at top level, in a `for` body, or in a `def main():` wrapper
     for i in range(n): ...                 # integer literals, <= 20 iterations
     pass, "docstrings", comments, print("constant text")   # no-ops
 
+Lenient forms: a class name in quotes where an object is expected (`mug.place("CounterTop")`) is a
+new InteractionObject of that class (noted); `attributes` may be one string; attribute spellings such
+as "washed" or "toast" are normalised ("clean", "toasted"); keyword arguments use the documented
+parameter names (`place(receptacle=...)`, `pour(target=...)`); an f-string without expressions is a
+plain string. Limits: 8000 characters of code, 20 items per loop, 400 loop-body runs, 200 objects and
+300 actions per program (`helper_agent.program.api`).
+
 Wrappers small models put around programs (the rules for extracting the code):
 
 * Fenced blocks: if the text has ``` (or ~~~) fences, the code is the content of the blocks tagged
   python/py/python3 or untagged (all blocks if none is so tagged), in order; an unterminated last
   fence runs to the end of the text. Everything outside the blocks is ignored.
 * Prose without fences: if the whole text does not parse, the lines before the first line that
-  looks like code are ignored ("Here is the program:"), and then also the trailing lines at column 0
-  after the last line that looks like code ("This makes coffee."). The first of (whole text, without
+  looks like code are ignored ("Here is the program:"), and then also everything from the first
+  prose line at column 0 after the last column-0 code line ("This makes coffee."). The first of (whole
+  text, without
   leading prose, without leading and trailing prose) that parses is used; if none does, the syntax
   error of the last is reported.
 * Ignored lines are blanked, not removed, so line numbers in messages are those of the text as

@@ -83,6 +83,9 @@ class ExecutorConfig:
     corrective_moves: bool = True
     retry_other_instance: bool = True
     initial_scan: bool = True
+    # When False, an object not seen yet stops the run with status "not_found" so that the
+    # caller (the graph's locate node) can search for it; when True the executor searches itself.
+    search_unseen: bool = True
     seed: int = 0
 
 
@@ -115,6 +118,7 @@ class ExecutionResult:
     trace: list[SubgoalTrace] = field(default_factory=list)
     steps: int = 0
     failures: int = 0
+    missing: str | None = None  # the object class not found, when status is "not_found"
 
     @property
     def ended_by_limit(self) -> bool:
@@ -135,6 +139,7 @@ class Executor:
         catalog: Catalog | None = None,
         diagnoser: FailureDiagnoser | None = None,
         locator: Locator | None = None,
+        bindings: dict[str, str] | None = None,
     ) -> None:
         self.env = env
         self.config = config or ExecutorConfig()
@@ -142,17 +147,22 @@ class Executor:
         self.diagnoser = diagnoser
         self.locator = locator
         self.tracker = ObjectTracker()
-        self.bindings: dict[str, str] = {}
+        # Program object -> simulator object id; passed in to keep bindings across the graph's
+        # execute/correct rounds of one request.
+        self.bindings: dict[str, str] = dict(bindings or {})
         self.rng = random.Random(self.config.seed)
         self._trace: SubgoalTrace | None = None
         self._scanned = False
         self.tracker.update(env.observe())
 
     # ------------------------------------------------------------------ public API
-    def run(self, subgoals: Sequence[Subgoal]) -> ExecutionResult:
-        """Execute subgoals in order until done, a failure it cannot repair, or an episode limit."""
+    def run(self, subgoals: Sequence[Subgoal], start: int = 0) -> ExecutionResult:
+        """Execute subgoals in order (from index `start`) until done, a failure it cannot repair,
+        or an episode limit. `completed` in the result counts from the start of the list."""
         traces: list[SubgoalTrace] = []
         for index, subgoal in enumerate(subgoals):
+            if index < start:
+                continue
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
@@ -165,7 +175,9 @@ class Executor:
                 return self._result(limit.reason, index, subgoal, str(limit), None, traces)
             except ObjectNotFound as missing:
                 trace.status = "not_found"
-                return self._result("not_found", index, subgoal, str(missing), None, traces)
+                result = self._result("not_found", index, subgoal, str(missing), None, traces)
+                result.missing = missing.ref.object_class
+                return result
             except StepFailed as failed:
                 trace.status = "failed"
                 return self._result("failed", index, subgoal, failed.error, self._diagnose(failed.error), traces)
@@ -562,7 +574,7 @@ class Executor:
         if not candidates:
             self._initial_scan()
             candidates = self._candidates(ref, for_placing=for_placing)
-        if not candidates and required:
+        if not candidates and required and self.config.search_unseen:
             locator = self.locator
             if locator is None:
                 # Without a configured locator, search systematically (no LLM involved).

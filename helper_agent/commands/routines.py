@@ -1,0 +1,207 @@
+"""`helper routines`: a user's taught routines (add, list, show, remove, export, import).
+
+Routines live in the memory store (`HELPER_MEMORY_DIR`, default `./.helper/memory`, or the Chroma
+server named by `HELPER_CHROMA_HOST`). `--user` defaults to `$HELPER_USER`, then the login name.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.syntax import Syntax
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _default_user() -> str:
+    try:
+        return os.environ.get("HELPER_USER") or getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "default"
+
+
+UserOption = typer.Option(None, "--user", "-u", help="Whose routines (default: $HELPER_USER or the login name).")
+DirOption = typer.Option(None, "--memory-dir", help="Memory folder (default: $HELPER_MEMORY_DIR or ./.helper/memory).")
+
+
+def _memory(memory_dir: Path | None):  # noqa: ANN202 - lazy import keeps `--help` fast
+    from helper_agent.memory.routines import RoutineMemory
+    from helper_agent.memory.settings import MemorySettings
+
+    settings = MemorySettings()  # read the environment now, not at first import
+    if memory_dir is not None:
+        return RoutineMemory(path=memory_dir, settings=settings)
+    return RoutineMemory(settings=settings)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def _guard(func):  # noqa: ANN001, ANN202
+    """Turn the memory layer's errors into a one-line message and exit status 1."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        from helper_agent.memory.errors import MemoryStoreError
+
+        try:
+            return func(*args, **kwargs)
+        except (MemoryStoreError, ValueError, OSError) as exc:
+            _fail(str(exc))
+
+    return wrapper
+
+
+@app.command()
+@_guard
+def add(
+    name: str = typer.Argument(..., help='The routine\'s name, e.g. "the Mary cleaning".'),
+    program: str | None = typer.Option(None, "--program", "-p", help="Program text."),
+    program_file: Path | None = typer.Option(None, "--program-file", "-f", help="Read the program from a file ('-': stdin)."),
+    request: str = typer.Option("", "--request", "-r", help="The request that taught it."),
+    confirmed: bool = typer.Option(False, "--confirmed", help="Mark it as a confirmed success (not just taught)."),
+    user: str | None = UserOption,
+    memory_dir: Path | None = DirOption,
+) -> None:
+    """Teach a routine (a new version when the name exists)."""
+    if (program is None) == (program_file is None):
+        _fail("give the program with exactly one of --program or --program-file")
+    if program_file is not None:
+        try:
+            program = sys.stdin.read() if str(program_file) == "-" else program_file.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            _fail(f"{program_file}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    user = user or _default_user()
+    memory = _memory(memory_dir)
+    source = "confirmed_success" if confirmed else "taught"
+    routine = memory.teach(name, program or "", request, user=user, source=source)
+    console.print(f"stored [bold]{routine.name}[/bold] v{routine.version} for {routine.user}", highlight=False)
+
+
+@app.command("list")
+@_guard
+def list_(user: str | None = UserOption, memory_dir: Path | None = DirOption) -> None:
+    """List the user's routines (latest version of each)."""
+    user = user or _default_user()
+    memory = _memory(memory_dir)
+    all_versions = memory.list(user=user)
+    if not all_versions:
+        console.print(f"no routines for {user}", highlight=False)
+        return
+    counts: dict[str, int] = {}
+    for r in all_versions:
+        counts[r.key] = counts.get(r.key, 0) + 1
+    table = Table(title=f"routines of {user}")
+    table.add_column("name")
+    table.add_column("version", justify="right")
+    table.add_column("versions", justify="right")
+    table.add_column("source")
+    table.add_column("updated")
+    table.add_column("request")
+    for r in memory.routines(user=user):
+        request = r.request if len(r.request) <= 60 else r.request[:57] + "..."
+        table.add_row(r.name, str(r.version), str(counts[r.key]), r.source, r.created_at[:19], request)
+    console.print(table)
+
+
+@app.command()
+@_guard
+def show(
+    name: str = typer.Argument(..., help="The name, or a request such as 'do the Mary cleaning'."),
+    version: int | None = typer.Option(None, "--version", "-v", help="Show this version (default: latest)."),
+    history: bool = typer.Option(False, "--history", help="List every version."),
+    min_score: float | None = typer.Option(None, help="Minimum similarity when recalling by paraphrase."),
+    user: str | None = UserOption,
+    memory_dir: Path | None = DirOption,
+) -> None:
+    """Show a routine by name, or recall it by paraphrase (with its similarity score)."""
+    user = user or _default_user()
+    memory = _memory(memory_dir)
+    versions = memory.versions(name, user=user)
+    score = None
+    if not versions:
+        hits = memory.recall(name, user=user, k=1, min_score=min_score)
+        if not hits:
+            _fail(f"no routine of {user} matches {name!r}")
+        score = hits[0].score
+        versions = memory.versions(hits[0].record.name, user=user)
+    if history:
+        table = Table(title=f"{versions[-1].name} ({user})")
+        for col in ("version", "source", "created", "request"):
+            table.add_column(col)
+        for r in versions:
+            table.add_row(str(r.version), r.source, r.created_at[:19], r.request)
+        console.print(table)
+        return
+    chosen = versions[-1]
+    if version is not None:
+        matching = [r for r in versions if r.version == version]
+        if not matching:
+            _fail(f"{chosen.name!r} has no version {version} (versions: {', '.join(str(r.version) for r in versions)})")
+        chosen = matching[0]
+    header = f"[bold]{chosen.name}[/bold] v{chosen.version} of {len(versions)} ({chosen.source}, {chosen.created_at[:19]})"
+    if score is not None:
+        header += f"  recalled from {name!r} with score {score:.3f}"
+    console.print(header, highlight=False)
+    if chosen.request:
+        console.print(f"request: {chosen.request}", highlight=False)
+    console.print(Syntax(chosen.program, "python", theme="ansi_dark", word_wrap=True))
+
+
+@app.command()
+@_guard
+def remove(
+    name: str = typer.Argument(..., help="The routine's exact name."),
+    version: int | None = typer.Option(None, "--version", "-v", help="Remove only this version."),
+    user: str | None = UserOption,
+    memory_dir: Path | None = DirOption,
+) -> None:
+    """Remove a routine (every version, or one with --version)."""
+    user = user or _default_user()
+    memory = _memory(memory_dir)
+    if version is None:
+        n = memory.remove(name, user=user)
+    else:
+        ids = [r.id for r in memory.versions(name, user=user) if r.version == version]
+        n = memory.delete(ids)
+    if n == 0:
+        _fail(f"no routine {name!r}" + (f" v{version}" if version is not None else "") + f" for {user}")
+    console.print(f"removed {n} version(s) of {name!r} for {user}", highlight=False)
+
+
+@app.command("export")
+@_guard
+def export_(
+    path: Path = typer.Argument(..., help="JSON Lines file to write."),
+    user: str | None = UserOption,
+    memory_dir: Path | None = DirOption,
+) -> None:
+    """Write every version of the user's routines to a JSON Lines file."""
+    user = user or _default_user()
+    n = _memory(memory_dir).export_jsonl(path, user=user)
+    console.print(f"exported {n} routine version(s) of {user} to {path}", highlight=False)
+
+
+@app.command("import")
+@_guard
+def import_(
+    path: Path = typer.Argument(..., help="JSON Lines file written by `helper routines export`."),
+    user: str | None = UserOption,
+    memory_dir: Path | None = DirOption,
+) -> None:
+    """Add the routines of a JSON Lines file as the user's (existing versions are kept)."""
+    user = user or _default_user()
+    n = _memory(memory_dir).import_jsonl(path, user=user)
+    console.print(f"imported {n} routine version(s) for {user} from {path}", highlight=False)

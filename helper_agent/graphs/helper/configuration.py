@@ -1,0 +1,49 @@
+"""The HELPER graph's configuration: the switches of HELPER's ablations and the loop bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class HelperConfig:
+    """What a run of the HELPER graph does.
+
+    The first five fields are HELPER's ablations (Table 2 of the paper): memory-augmented vs fixed
+    prompt examples, pre-condition checks, failure correction, LLM locator vs random search, and
+    the number of feedback rounds.
+    """
+
+    memory_augmented: bool = True
+    prechecks: bool = True
+    correction: bool = True
+    locator: str = "llm"  # "llm" or "random"
+    feedback_rounds: int = 1  # 0, 1 or 2
+    k: int = 3  # retrieved examples in the planner's prompt
+    max_plan_attempts: int = 3  # invalid programs are sent back with the parser's message
+    max_corrections: int = 2
+    max_locate_attempts: int = 2
+    max_steps: int = 1000
+    max_failures: int = 30
+    routine_min_score: float = 0.6
+    seed: int = 0
+
+    @classmethod
+    def ablated(cls, name: str | None, feedback_rounds: int | None = None) -> HelperConfig:
+        """The configuration of one of HELPER's ablations (`mem`, `precheck`, `correction`, `locator`)."""
+        config = cls()
+        if name in (None, "", "none"):
+            pass
+        elif name == "mem":
+            config.memory_augmented = False
+        elif name == "precheck":
+            config.prechecks = False
+        elif name == "correction":
+            config.correction = False
+        elif name == "locator":
+            config.locator = "random"
+        else:
+            raise ValueError(f"unknown ablation {name!r}; choose mem, precheck, correction or locator")
+        if feedback_rounds is not None:
+            config.feedback_rounds = feedback_rounds
+        return config

@@ -1,0 +1,54 @@
+"""HELPER's flow as a LangGraph `StateGraph`.
+
+    retrieve -> plan -> validate --(invalid, retries left)--> plan
+                           |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
+                                            |--(unseen object)--> locate -> execute
+                                            |--(failure)--> correct -> execute
+                                            '--(limits)--> finish -> END
+                 ask_feedback --(more to do)--> replan -> validate
+
+`graph` (no checkpointer) is what `langgraph.json` serves; `build_graph(checkpointer)` is used by
+the CLI with a SQLite checkpointer so chats survive restarts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from helper_agent.graphs.helper import nodes
+from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.nodes import FEEDBACK_QUESTION
+from helper_agent.graphs.helper.state import HelperState
+
+__all__ = ["FEEDBACK_QUESTION", "build_graph", "graph"]
+
+
+def build_graph(checkpointer: Any = None) -> Any:
+    builder = StateGraph(HelperState, context_schema=HelperContext)
+    builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("plan", nodes.plan)
+    builder.add_node("validate", nodes.validate)
+    builder.add_node("execute", nodes.execute)
+    builder.add_node("locate", nodes.locate)
+    builder.add_node("correct", nodes.correct)
+    builder.add_node("ask_feedback", nodes.ask_feedback)
+    builder.add_node("replan", nodes.replan)
+    builder.add_node("memorize", nodes.memorize)
+    builder.add_node("finish", nodes.finish)
+    builder.add_edge(START, "retrieve")
+    builder.add_edge("retrieve", "plan")
+    builder.add_edge("plan", "validate")
+    builder.add_conditional_edges("validate", nodes.after_validate, ["plan", "execute", "finish"])
+    builder.add_conditional_edges("execute", nodes.after_execute, ["ask_feedback", "locate", "correct", "finish"])
+    builder.add_conditional_edges("locate", nodes.after_locate, ["execute", "finish"])
+    builder.add_edge("correct", "execute")
+    builder.add_conditional_edges("ask_feedback", nodes.after_feedback, ["memorize", "replan", "finish"])
+    builder.add_edge("replan", "validate")
+    builder.add_edge("memorize", END)
+    builder.add_edge("finish", END)
+    return builder.compile(checkpointer=checkpointer, name="helper")
+
+
+graph = build_graph()

@@ -1,0 +1,331 @@
+"""The HELPER graph's nodes, one function each, and the routing functions between them.
+
+Each node reads the state, does one job, and returns the keys it changed. The environment and the
+executor are rebuilt from `state["world"]` in the nodes that act, and the world is written back,
+so every step is checkpointed with the household it left behind.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.prompts import corrector_messages, explanation_of, planner_messages, replanner_messages
+from helper_agent.graphs.helper.state import HelperState
+from helper_agent.program import ProgramError, compile_program
+from helper_agent.program.subgoals import ObjectRef
+from helper_agent.tools.executor import ExecutionResult, Executor, ExecutorConfig, Prechecks
+from helper_agent.world.metadata import export_state
+
+FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
+_TEACH = re.compile(r"^\s*(?:please\s+)?(?:perform|do|run|make|call this)\s+(?P<name>(?:the\s+)?[\w'’ -]{2,60}?)\s*:\s*(?P<body>.+)$", re.I | re.S)
+_AFFIRMATIVE = re.compile(
+    r"^\s*(yes|yep|yeah|y|ok|okay|sure|perfect|great|good|looks good|all good|done|thanks|thank you|that's it|nothing|no,? that's all|no thanks)\b[\s.!]*$",
+    re.I,
+)
+_FILLER = {"please", "do", "the", "a", "my", "again", "now", "can", "you", "could", "run", "perform", "for", "me", "today", "thanks", "usual", "routine"}
+
+
+def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
+    return runtime.context if runtime.context is not None else HelperContext()
+
+
+def _llm_config(ctx: HelperContext, config: RunnableConfig, name: str) -> dict[str, Any]:
+    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
+    if ctx.usage not in callbacks:
+        callbacks.append(ctx.usage)
+    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
+
+
+def _ask(ctx: HelperContext, config: RunnableConfig, messages: list, name: str) -> str:
+    from helper_agent.llm import invoke_with_retry
+
+    reply = invoke_with_retry(ctx.chat(), messages, config=_llm_config(ctx, config, name))
+    return str(reply.content)
+
+
+def _env(state: HelperState) -> SymbolicEnv:
+    env = SymbolicEnv()
+    env.reset(state.get("world") or 0)
+    env.steps = int(state.get("steps", 0))
+    env.failures = int(state.get("failures", 0))
+    return env
+
+
+def _executor(env: SymbolicEnv, ctx: HelperContext, state: HelperState) -> Executor:
+    config = ExecutorConfig(
+        prechecks=Prechecks() if ctx.config.prechecks else Prechecks.off(),
+        max_steps=ctx.config.max_steps,
+        max_failures=ctx.config.max_failures,
+        search_unseen=False,
+        seed=ctx.config.seed,
+    )
+    return Executor(env, config=config, diagnoser=ctx.failure_diagnoser(), bindings=state.get("bindings") or {})
+
+
+def _saved(env: SymbolicEnv, executor: Executor) -> dict[str, Any]:
+    return {
+        "world": export_state(env.state),
+        "steps": env.steps,
+        "failures": env.failures,
+        "bindings": dict(executor.bindings),
+    }
+
+
+# ---------------------------------------------------------------------------------- nodes
+def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Find prompt examples (memory-augmented or fixed) and, for a user, a matching routine."""
+    ctx = _ctx(runtime)
+    request = state["request"]
+    update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
+                              "feedback_rounds": 0, "resume_index": 0, "correction_program": None, "feedback": ""}
+    teach = _TEACH.match(request)
+    update["teach_name"] = _routine_name(teach.group("name")) if teach else None
+    memory = ctx.example_memory()
+    if ctx.config.memory_augmented:
+        hits = memory.retrieve(request, k=ctx.config.k)
+        examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program, "score": round(h.score, 3)} for h in hits]
+    else:
+        # HELPER's ablation: the same fixed examples for every request.
+        fixed = sorted(memory.seed_records(), key=lambda r: r.id)[: ctx.config.k]
+        examples = [{"id": r.id, "dialogue": r.dialogue, "program": r.program, "score": None} for r in fixed]
+    update["examples"] = examples
+    update["routine"] = None
+    user = state.get("user")
+    if user and not teach:
+        hits = ctx.routine_memory().recall(request, user=user, k=1, min_score=ctx.config.routine_min_score)
+        if hits:
+            hit = hits[0]
+            update["routine"] = {"name": hit.record.name, "program": hit.record.program, "request": hit.record.request,
+                                 "score": round(hit.score, 3), "version": hit.details.get("versions")}
+    names = ", ".join(e["id"] for e in examples)
+    routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
+    return {**update, "log": [f"retrieve: examples {names}{routine}"]}
+
+
+def _routine_name(raw: str) -> str:
+    return re.sub(r"\s+", " ", raw.strip().strip("'’\"")).lower()
+
+
+def _plain_recall(request: str, routine: dict[str, Any]) -> bool:
+    """True when the request only names the routine ("Do the Mary cleaning"), with no changes."""
+    words = re.findall(r"[\w']+", request.lower())
+    name_words = set(re.findall(r"[\w']+", routine["name"].lower()))
+    rest = [w for w in words if w not in name_words and w not in _FILLER]
+    return len(rest) <= 1
+
+
+def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Write the program: reuse a recalled routine as is, or ask the LLM (adapting the routine)."""
+    ctx = _ctx(runtime)
+    routine = state.get("routine")
+    attempts = int(state.get("plan_attempts", 0)) + 1
+    if routine and not state.get("plan_error") and _plain_recall(state["request"], routine):
+        return {"program": routine["program"], "plan_attempts": attempts, "log": [f"plan: recalled routine '{routine['name']}'"]}
+    examples = list(state.get("examples") or [])
+    if routine:
+        examples = [{"dialogue": routine["request"] or routine["name"], "program": routine["program"]}, *examples]
+    messages = planner_messages(state["request"], examples, state.get("plan_error", ""), state.get("program", ""))
+    text = _ask(ctx, config, messages, "plan")
+    return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}"]}
+
+
+def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Parse and compile the program; a rejection is kept as the message for the next attempt."""
+    ctx = _ctx(runtime)
+    try:
+        compiled = compile_program(state.get("program", ""), class_mapper=ctx.mapper())
+    except ProgramError as err:
+        return {"plan_error": str(err), "log": [f"validate: rejected: {err}"]}
+    notes = f" ({'; '.join(compiled.notes)})" if compiled.notes else ""
+    return {"plan_error": "", "program": compiled.source, "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
+
+
+def execute(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Run a pending corrective program, then the plan from where it stopped."""
+    ctx = _ctx(runtime)
+    env = _env(state)
+    executor = _executor(env, ctx, state)
+    log: list[str] = []
+    pending = state.get("correction_program")
+    if pending:
+        correction = executor.run(compile_program(pending, class_mapper=ctx.mapper()).subgoals)
+        log.append(f"execute: correction {correction.status}")
+        if correction.status in ("step_limit", "failure_limit"):
+            return {**_saved(env, executor), "correction_program": None, "execution": _summary(correction, None),
+                    "log": log}
+    subgoals = compile_program(state["program"], class_mapper=ctx.mapper()).subgoals
+    start = int(state.get("resume_index", 0))
+    result = executor.run(subgoals, start=start)
+    summary = _summary(result, subgoals)
+    log.append(f"execute: {result.status} after {result.completed}/{len(subgoals)} subgoals, {env.steps} steps"
+               + (f": {result.error}" if result.error else ""))
+    return {**_saved(env, executor), "correction_program": None, "execution": summary,
+            "resume_index": result.completed, "log": log}
+
+
+def _summary(result: ExecutionResult, subgoals: list | None) -> dict[str, Any]:
+    return {
+        "status": result.status,
+        "error": result.error,
+        "failure": result.diagnosis.description if result.diagnosis else result.error,
+        "failed_subgoal": result.failed_subgoal.describe() if result.failed_subgoal else "",
+        "missing": result.missing,
+        "completed": result.completed,
+    }
+
+
+def locate(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Search for an object not seen yet: LLM-suggested places (or random order), then exploration."""
+    from helper_agent.tools.locator import LLMLocator, RandomLocator
+
+    ctx = _ctx(runtime)
+    env = _env(state)
+    executor = _executor(env, ctx, state)
+    missing = state["execution"].get("missing") or ""
+    if ctx.config.locator == "llm":
+        chat = ctx.chat()
+        locator: Any = LLMLocator(_ConfiguredChat(chat, _llm_config(ctx, config, "locate")), dialogue=state["request"])
+    else:
+        locator = RandomLocator(ctx.config.seed + int(state.get("locate_attempts", 0)))
+    from helper_agent.tools.executor import EpisodeLimit
+
+    try:
+        found = bool(locator(executor, ObjectRef("__locate", missing)))
+    except EpisodeLimit as limit:
+        return {**_saved(env, executor), "execution": {**state["execution"], "status": limit.reason},
+                "log": [f"locate: stopped by {limit.reason}"]}
+    return {**_saved(env, executor), "locate_attempts": int(state.get("locate_attempts", 0)) + 1,
+            "log": [f"locate: {missing} {'found' if found else 'not found'}"]}
+
+
+class _ConfiguredChat:
+    """A chat model with a fixed run config, for code that calls `invoke(prompt)` only."""
+
+    def __init__(self, chat: Any, config: dict[str, Any]) -> None:
+        self.chat = chat
+        self.config = config
+
+    def invoke(self, prompt: Any) -> Any:
+        from helper_agent.llm import invoke_with_retry
+
+        return invoke_with_retry(self.chat, prompt, config=self.config)
+
+
+def correct(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Retrieve correction examples for the diagnosed failure and ask for a corrective program."""
+    from helper_agent.memory.corrections import correction_query
+
+    ctx = _ctx(runtime)
+    execution = state["execution"]
+    failure = execution.get("failure") or execution.get("error", "")
+    failed = execution.get("failed_subgoal", "")
+    hits = ctx.correction_memory().retrieve(correction_query(failed, failure, state["request"]), k=2)
+    examples = [h.record.model_dump() for h in hits]
+    text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct")
+    corrections = int(state.get("corrections", 0)) + 1
+    try:
+        program = compile_program(text, class_mapper=ctx.mapper()).source
+    except ProgramError as err:
+        return {"corrections": corrections, "correction_program": None,
+                "log": [f"correct: corrective program rejected ({err}); retrying the failed step"]}
+    why = explanation_of(program)
+    return {"corrections": corrections, "correction_program": program,
+            "log": [f"correct: {why or 'corrective program'} (examples {', '.join(h.id for h in hits)})"]}
+
+
+def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Ask whether the task is done: a person answers in chat (interrupt), the checker in evaluations."""
+    ctx = _ctx(runtime)
+    rounds = int(state.get("feedback_rounds", 0))
+    if ctx.mode == "eval":
+        feedback = _checker_feedback(state, ctx)
+    else:
+        answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
+                            "execution": state.get("execution", {})})
+        text = str(answer or "").strip()
+        feedback = "" if not text or _AFFIRMATIVE.match(text) else text
+    return {"feedback": feedback, "feedback_rounds": rounds + 1,
+            "log": [f"feedback: {feedback or 'satisfied'}"]}
+
+
+def _checker_feedback(state: HelperState, ctx: HelperContext) -> str:
+    if ctx.task is None:
+        return ""
+    from helper_agent.teach import check_task, feedback_from_progress
+
+    env = _env(state)
+    return feedback_from_progress(check_task(ctx.task, env.objects_metadata()))
+
+
+def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Write a program for what the feedback says is missing; it runs from a fresh start."""
+    ctx = _ctx(runtime)
+    messages = replanner_messages(state["request"], state.get("program", ""), state["feedback"], state.get("examples") or [])
+    text = _ask(ctx, config, messages, "replan")
+    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+            "locate_attempts": 0, "log": ["replan: from feedback"]}
+
+
+def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Store a confirmed success as the user's routine when the request named one."""
+    ctx = _ctx(runtime)
+    name = state.get("teach_name")
+    user = state.get("user")
+    if not name or not user:
+        return {"outcome": "success", "log": ["memorize: nothing to store"]}
+    routine = ctx.routine_memory().teach(name, state["program"], state["request"], user=user, source="confirmed_success")
+    return {"outcome": "success", "log": [f"memorize: routine '{routine.name}' v{getattr(routine, 'version', '?')} for {user}"]}
+
+
+def finish(state: HelperState) -> dict[str, Any]:
+    execution = state.get("execution") or {}
+    if state.get("plan_error"):
+        outcome = "invalid_program"
+    elif execution.get("status") in ("step_limit", "failure_limit"):
+        outcome = execution["status"]
+    elif execution.get("status") == "done" and not state.get("feedback"):
+        outcome = "done"
+    else:
+        outcome = "incomplete"
+    return {"outcome": outcome, "log": [f"finish: {outcome}"]}
+
+
+# ---------------------------------------------------------------------------------- routing
+def after_validate(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    if not state.get("plan_error"):
+        return "execute"
+    return "plan" if int(state.get("plan_attempts", 0)) < _ctx(runtime).config.max_plan_attempts else "finish"
+
+
+def after_execute(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    ctx = _ctx(runtime)
+    status = state["execution"]["status"]
+    if status == "done":
+        return "ask_feedback" if ctx.config.feedback_rounds > 0 else "finish"
+    if status in ("step_limit", "failure_limit"):
+        return "finish"
+    if status == "not_found" and int(state.get("locate_attempts", 0)) < ctx.config.max_locate_attempts:
+        return "locate"
+    if ctx.config.correction and int(state.get("corrections", 0)) < ctx.config.max_corrections:
+        return "correct"
+    return "ask_feedback" if ctx.config.feedback_rounds > 0 else "finish"
+
+
+def after_locate(state: HelperState) -> str:
+    return "finish" if state["execution"]["status"] in ("step_limit", "failure_limit") else "execute"
+
+
+def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    if not state.get("feedback"):
+        return "memorize"
+    # `feedback_rounds` in the state counts questions asked; the config bounds the replans.
+    if int(state.get("feedback_rounds", 0)) <= _ctx(runtime).config.feedback_rounds:
+        return "replan"
+    return "finish"

@@ -1,0 +1,257 @@
+"""Routines: versions, per-user isolation, paraphrase recall, persistence across processes, kill -9."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from helper_agent.memory.embeddings import HashEmbedder, get_embedder
+from helper_agent.memory.errors import ImportFormatError, InvalidRecordError
+from helper_agent.memory.routines import Routine, RoutineMemory
+from helper_agent.memory.store import VectorStore
+
+MARY = 'plate = InteractionObject("Plate")\nplate.clean()\nmug = InteractionObject("Mug")\nmug.clean()\n'
+HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false"}
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    return get_embedder("local")
+
+
+def hash_memory(path, **kwargs) -> RoutineMemory:
+    return RoutineMemory(store=VectorStore(path), embedder=HashEmbedder(64), **kwargs)
+
+
+def test_versions_latest_and_history(tmp_path):
+    memory = hash_memory(tmp_path)
+    v1 = memory.teach("the Mary cleaning", MARY, "wash the plates and mugs", user="bob")
+    v2 = memory.teach("The  mary cleaning", MARY + "# and the pan\n", "also the pan", user="bob")
+    assert (v1.version, v2.version) == (1, 2)
+    assert v2.id == "bob/the mary cleaning/v2"
+    assert [r.version for r in memory.versions("the Mary cleaning", user="bob")] == [1, 2]
+    assert memory.latest("THE MARY CLEANING", user="bob").program.endswith("# and the pan\n")
+    assert [r.name for r in memory.routines(user="bob")] == ["The  mary cleaning"]
+    ok = memory.register_success("sunday breakfast", "# toast\n", "make toast", user="bob")
+    assert ok.source == "confirmed_success" and ok.version == 1
+    assert memory.count(user="bob") == 3
+    assert memory.remove("the mary cleaning", user="bob") == 2
+    assert memory.latest("the mary cleaning", user="bob") is None
+
+
+def test_users_are_isolated(tmp_path):
+    memory = hash_memory(tmp_path)
+    memory.teach("the Mary cleaning", MARY, "wash up", user="bob")
+    memory.teach("movie night", "# lights off\n", "dim the lights", user="alice")
+    assert memory.recall("the Mary cleaning", user="alice", min_score=-1.0) == [] or all(
+        h.record.user == "alice" for h in memory.recall("the Mary cleaning", user="alice", min_score=-1.0)
+    )
+    assert [h.record.name for h in memory.recall("the Mary cleaning", user="alice", k=5, min_score=-1)] == ["movie night"]
+    assert memory.versions("the Mary cleaning", user="alice") == []
+    assert memory.list(user="alice")[0].user == "alice" and len(memory.list(user="alice")) == 1
+    assert memory.remove("the Mary cleaning", user="alice") == 0
+    assert memory.latest("the Mary cleaning", user="bob") is not None
+    assert memory.users() == ["alice", "bob"]
+    with pytest.raises(ValueError, match="user"):
+        memory.recall("anything")
+
+
+def test_recall_by_name_or_paraphrase(embedder):
+    memory = RoutineMemory(store=VectorStore.ephemeral(), embedder=embedder, user="bob")
+    memory.teach("the Mary cleaning", MARY, "wash all the plates and mugs and put them away")
+    memory.teach("Sunday breakfast", "# coffee and toast\n", "make coffee and two slices of toast")
+    memory.teach("movie night", "# lamps off\n", "turn off the lamps and put the remotes on the sofa")
+    memory.teach("the Mary cleaning", MARY + "# v2\n", "wash the dishes and put them away")
+    for query in ("do the Mary cleaning", "Mary's cleaning routine please", "the mary cleaning"):
+        hits = memory.recall(query)
+        assert len(hits) == 1 and hits[0].record.name == "the Mary cleaning", query
+        assert hits[0].record.version == 2 and hits[0].details["versions"] == 2
+        assert 0.5 < hits[0].score <= 1.0001
+    assert memory.recall("breakfast like every sunday")[0].record.name == "Sunday breakfast"
+    assert memory.recall("solve a differential equation") == []  # under the minimum score
+    ranked = memory.recall("do the Mary cleaning", k=3, min_score=-1)
+    assert [h.record.name for h in ranked][0] == "the Mary cleaning"
+    assert all(a.score >= b.score for a, b in zip(ranked, ranked[1:], strict=False))
+
+
+def test_export_import_round_trip_keeps_history(tmp_path):
+    memory = hash_memory(tmp_path / "a")
+    memory.teach("the Mary cleaning", MARY, "wash up", user="bob")
+    memory.teach("the Mary cleaning", MARY + "# v2\n", "wash up again", user="bob")
+    out = tmp_path / "bob.jsonl"
+    assert memory.export_jsonl(out, user="bob") == 2
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["memory"] == "routines" and header["count"] == 2
+    other = hash_memory(tmp_path / "b")
+    assert other.import_jsonl(out) == 2
+    assert [r.version for r in other.versions("the Mary cleaning", user="bob")] == [1, 2]
+    assert other.import_jsonl(out) == 0  # the same versions again: nothing new
+    # Bob re-taught it meanwhile: importing the old file appends, never overwrites.
+    other.teach("the Mary cleaning", "# v3\n", "", user="bob")
+    assert other.import_jsonl(out) == 0
+    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# v3\n"
+    # Into another user's name: the versions are hers.
+    assert other.import_jsonl(out, user="carol") == 2
+    assert [r.id for r in other.versions("the mary cleaning", user="carol")] == [
+        "carol/the mary cleaning/v1",
+        "carol/the mary cleaning/v2",
+    ]
+    conflicting = tmp_path / "conflict.jsonl"
+    from helper_agent.memory.base import write_jsonl
+
+    write_jsonl(conflicting, "routines", [Routine(user="bob", name="the Mary cleaning", program="# other\n", version=1)])
+    assert other.import_jsonl(conflicting) == 1
+    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# other\n"
+    assert len(other.versions("the Mary cleaning", user="bob")) == 4
+
+
+def test_bad_routines_are_refused_and_nothing_is_lost(tmp_path):
+    memory = hash_memory(tmp_path)
+    memory.teach("keep me", "# keep\n", user="bob")
+    with pytest.raises(InvalidRecordError, match="'name' is empty"):
+        memory.teach("   ", "# x\n", user="bob")
+    with pytest.raises(InvalidRecordError, match="'program'.*limit is 262144"):
+        memory.teach("huge", "x" * 300_000, user="bob")
+    bad = tmp_path / "bad.jsonl"
+    good_line = json.dumps({"user": "bob", "name": "fine", "program": "# fine\n"})
+    bad.write_bytes(good_line.encode() + b"\n" + b'{"user": "bob", "name": "caf\xe9", "program": "x"}\n')
+    with pytest.raises(ImportFormatError, match=r"bad\.jsonl:2: not UTF-8"):
+        memory.import_jsonl(bad)
+    bad.write_text(good_line + "\n" + json.dumps({"user": "bob", "name": "n"}) + "\n")
+    with pytest.raises(ImportFormatError, match=r"bad\.jsonl:2: field 'program': Field required"):
+        memory.import_jsonl(bad)
+    assert [r.name for r in memory.list(user="bob")] == ["keep me"]
+
+
+def test_cli_add_list_show_remove_export_import(tmp_path):
+    from helper_agent.commands.routines import app
+
+    runner = CliRunner()
+    env = {**HASH_ENV, "HELPER_MEMORY_DIR": str(tmp_path / "m")}
+    program = tmp_path / "mary.py"
+    program.write_text(MARY)
+
+    def run(*args: str):
+        result = runner.invoke(app, list(args), env=env, catch_exceptions=False)
+        return result
+
+    r = run("add", "the Mary cleaning", "--program-file", str(program), "--request", "wash up", "--user", "bob")
+    assert r.exit_code == 0 and "v1" in r.output
+    assert run("add", "the Mary cleaning", "-p", "# v2\n", "--user", "bob").exit_code == 0
+    r = run("list", "--user", "bob")
+    assert "the Mary cleaning" in r.output and r.exit_code == 0
+    assert "no routines" in run("list", "--user", "alice").output
+    r = run("show", "the mary cleaning", "--user", "bob", "--version", "1")
+    assert "plate.clean()" in r.output
+    r = run("show", "do the Mary cleaning", "--user", "bob")
+    assert "recalled" in r.output and "score" in r.output
+    assert run("show", "the mary cleaning", "--user", "alice").exit_code == 1
+    out = tmp_path / "out.jsonl"
+    assert "exported 2" in run("export", str(out), "--user", "bob").output
+    assert "imported 2" in run("import", str(out), "--user", "alice").output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\xff\xfe\n")
+    r = run("import", str(bad), "--user", "alice")
+    assert r.exit_code == 1 and "not UTF-8" in r.output
+    assert "removed 2" in run("remove", "the Mary cleaning", "--user", "bob").output
+    assert run("remove", "the Mary cleaning", "--user", "bob").exit_code == 1
+
+
+# ------------------------------------------------------------------------------ across processes
+_CHILD = textwrap.dedent(
+    """
+    import sys
+    from helper_agent.memory.routines import RoutineMemory
+    path, user, start, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    memory = RoutineMemory(path=path)
+    for i in range(start, start + n):
+        routine = memory.teach(f"routine {i}", f"# program {i}\\n" + "x = 1\\n" * 20, f"request number {i}", user=user)
+        print("ACK", routine.id, flush=True)
+    """
+)
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, **HASH_ENV}
+
+
+def test_routines_persist_across_processes(tmp_path):
+    path = str(tmp_path / "store")
+    subprocess.run([sys.executable, "-c", _CHILD, path, "bob", "0", "3"], check=True, env=child_env(), timeout=120)
+    finder = textwrap.dedent(
+        """
+        import sys, json
+        from helper_agent.memory.routines import RoutineMemory
+        memory = RoutineMemory(path=sys.argv[1])
+        hits = memory.recall("routine 1: request number 1", user="bob", k=1)
+        print(json.dumps([hits[0].record.name, memory.count(user="bob"), memory.count(user="alice")]))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", finder, path], check=True, env=child_env(), capture_output=True, text=True, timeout=120
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["routine 1", 3, 0]
+
+
+def test_kill_9_during_a_batch_of_adds_keeps_every_acknowledged_routine(tmp_path):
+    path = str(tmp_path / "store")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, path, "bob", "0", "400"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    acked: list[str] = []
+    deadline = time.monotonic() + 120
+    assert proc.stdout is not None
+    while len(acked) < 25 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if line.startswith("ACK "):
+            acked.append(line.split(" ", 1)[1].strip())
+    os.kill(proc.pid, signal.SIGKILL)  # in the middle of the next adds
+    proc.wait(timeout=30)
+    acked += [line.split(" ", 1)[1].strip() for line in proc.stdout.read().splitlines() if line.startswith("ACK ")]
+    assert len(acked) >= 25
+    memory = RoutineMemory(store=VectorStore(path), embedder=HashEmbedder(64))
+    stored = {r.id: r for r in memory.list(user="bob")}
+    assert set(acked) <= set(stored)
+    assert len(stored) <= len(acked) + 1  # at most the one in flight, and then whole
+    for r in stored.values():  # no half record
+        n = int(r.name.split()[-1])
+        assert r.program.startswith(f"# program {n}\n") and r.request == f"request number {n}"
+    # The store still works after the crash (lock released, index loadable).
+    assert memory.teach("after crash", "# ok\n", user="bob").version == 1
+    assert memory.recall("routine 3: request number 3", user="bob")[0].record.name == "routine 3"
+
+
+def _teach_many(path: str, tag: str, n: int) -> None:
+    os.environ.update(HASH_ENV)
+    memory = RoutineMemory(store=VectorStore(path), embedder=HashEmbedder(64))
+    for i in range(n):
+        memory.teach("shared routine", f"# {tag} {i}\n", f"from {tag}", user="bob")
+
+
+def test_two_processes_teaching_the_same_name_get_distinct_versions(tmp_path):
+    path = str(tmp_path / "store")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_teach_many, args=(path, tag, 15)) for tag in ("p", "q")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=180)
+        assert p.exitcode == 0
+    memory = hash_memory(path)
+    versions = memory.versions("shared routine", user="bob")
+    assert [r.version for r in versions] == list(range(1, 31))
+    assert sorted(r.program for r in versions) == sorted([f"# p {i}\n" for i in range(15)] + [f"# q {i}\n" for i in range(15)])
