@@ -18,6 +18,7 @@ from helper_agent.evals.dialogue import (
     plural,
     request_sentences,
     request_templates,
+    unit,
     write_dialogue,
 )
 from helper_agent.evals.families import FAMILIES, FamilyInstance
@@ -91,6 +92,8 @@ def test_plurals_and_articles():
     assert indefinite("apple") == "an apple"
     assert indefinite("mug") == "a mug"
     assert indefinite("bread") == "a loaf of bread"
+    assert unit("bread") == "loaf of bread"
+    assert unit("mug") == "mug"
 
 
 def test_instruction_text():
@@ -179,21 +182,29 @@ def test_step_by_step_requests_span_several_turns():
 
 def test_count_object_and_receptacle_words_appear():
     two = FamilyInstance(
-        "n_slices_in_y", "N Slices Of X In Y", ("2", "Tomato", "on", "Plate"), "",
+        "n_slices_in_y",
+        "N Slices Of X In Y",
+        ("2", "Tomato", "on", "Plate"),
+        "",
         {"count": "2", "object": "Tomato", "receptacle": "Plate", "preposition": "on"},
     )
     one = FamilyInstance(
-        "n_slices_in_y", "N Slices Of X In Y", ("1", "Apple", "in", "Bowl"), "",
+        "n_slices_in_y",
+        "N Slices Of X In Y",
+        ("1", "Apple", "in", "Bowl"),
+        "",
         {"count": "1", "object": "Apple", "receptacle": "Bowl", "preposition": "in"},
     )
     for phrasing in PHRASINGS:
         for seed in range(40):
             text = instruction_text(write_dialogue(two, random.Random(seed), phrasing=phrasing)).lower()
             assert WORDS_2.search(text) and "tomato" in text and "plate" in text, text
-            text = instruction_text(write_dialogue(one, random.Random(seed), phrasing=phrasing)).lower()
-            request = " ".join(c for c in commander_lines(write_dialogue(one, random.Random(seed), phrasing=phrasing)))
+            turns = write_dialogue(one, random.Random(seed), phrasing=phrasing)
+            text = instruction_text(turns).lower()
+            requests = request_sentences(one, phrasing)
+            request = " ".join(u for u in commander_lines(turns) if u in requests)
             assert WORDS_1.search(request) and "apple" in text and "bowl" in text, text
-            assert not WORDS_2.search(text) and "slices" not in text, text
+            assert not WORDS_2.search(request) and "slices" not in request, request
 
 
 def _expected_words(inst: FamilyInstance) -> list[str]:
@@ -208,8 +219,10 @@ def _expected_words(inst: FamilyInstance) -> list[str]:
         words += ["coffee", "lettuce" if s["dish"] == "sandwich" else "toast"]
     if inst.family in ("coffee",):
         words.append("coffee")
-    if inst.family in ("toast", "plate_of_toast", "sandwich"):
-        words.append("toast" if inst.family != "sandwich" else "sandwich")
+    if inst.family in ("toast", "plate_of_toast", "sandwich", "salad"):
+        words.append(
+            "salad" if inst.family == "salad" else "sandwich" if inst.family == "sandwich" else "toast"
+        )
     if inst.family == "water_plant":
         words.append("plant")
     if inst.family == "toggle_all":
@@ -235,32 +248,50 @@ def test_slot_words_appear_for_every_family():
 
 def test_no_camel_case_type_names_leak():
     types = set(load_catalog().types)
-    locations = {"CoffeeMachine": "CounterTop", "ButterKnife": "SinkBasin", "RemoteControl": "TVStand",
-                 "PepperShaker": "DiningTable", "Knife": "StoveBurner"}
+    locations = {
+        "CoffeeMachine": "CounterTop",
+        "ButterKnife": "SinkBasin",
+        "RemoteControl": "TVStand",
+        "PepperShaker": "DiningTable",
+        "Knife": "StoveBurner",
+    }
     for phrasing in PHRASINGS:
         for family in FAMILIES:
             for seed in SEEDS:
-                turns = write_dialogue(instance(family, seed), random.Random(seed), phrasing=phrasing,
-                                       locations=locations)
+                turns = write_dialogue(
+                    instance(family, seed), random.Random(seed), phrasing=phrasing, locations=locations
+                )
                 for _, u in turns:
                     assert not CAMEL.search(u), u
-                    assert not any(w in types for w in re.findall(r"[A-Za-z]+", u) if w[:1].isupper()
-                                   and w not in ("I",) and u.index(w) > 0), u
+                    assert not any(
+                        w in types
+                        for w in re.findall(r"[A-Za-z]+", u)
+                        if w[:1].isupper() and w not in ("I",) and u.index(w) > 0
+                    ), u
 
 
 @pytest.mark.parametrize("phrasing", PHRASINGS)
 @pytest.mark.parametrize(
     ("receptacle", "spoken"),
-    [("Cabinet", "in a cabinet"), ("Fridge", "in the fridge"), ("SinkBasin", "in the sink"),
-     ("CounterTop", "on the counter"), ("DiningTable", "on the table"), ("StoveBurner", "on the stove")],
+    [
+        ("Cabinet", "in a cabinet"),
+        ("Fridge", "in the fridge"),
+        ("SinkBasin", "in the sink"),
+        ("CounterTop", "on the counter"),
+        ("DiningTable", "on the table"),
+        ("StoveBurner", "on the stove"),
+    ],
 )
 def test_location_hints_name_the_receptacle(phrasing, receptacle, spoken):
-    inst = instance("coffee", 0)
+    inst = instance("toggle_all", 0)
     for seed in range(20):
         turns = write_dialogue(inst, random.Random(seed), phrasing=phrasing, locations={"Knife": receptacle})
-        hint = [u for s, u in turns if s == "Commander" and natural_name(receptacle) in u]
-        assert hint and any(spoken in u for u in hint), turns
-        assert "knife" in instruction_text(turns)
+        hints = [
+            u
+            for i, (s, u) in enumerate(turns)
+            if s == "Commander" and ("knife" in u or (i > 0 and "knife" in turns[i - 1][1]))
+        ]
+        assert len(hints) == 1 and spoken in hints[0], turns
 
 
 def test_location_hints_are_both_volunteered_and_asked_for():
@@ -284,13 +315,16 @@ def test_variety_of_requests_and_openings():
             requests = request_sentences(inst, phrasing)
             used = set()
             for seed in range(40):
-                used.update(u for u in commander_lines(write_dialogue(inst, random.Random(seed), phrasing=phrasing))
-                            if u in requests)
+                used.update(
+                    u
+                    for u in commander_lines(write_dialogue(inst, random.Random(seed), phrasing=phrasing))
+                    if u in requests
+                )
             assert len(used) >= minimum, (phrasing, family, used)
     inst = instance("coffee", 0)
     first = {write_dialogue(inst, random.Random(s))[0] for s in range(60)}
     assert len(first) >= 8
     assert any(sp == "Driver" for sp, _ in first) and any(sp == "Commander" for sp, _ in first)
     texts = [instruction_text(write_dialogue(inst, random.Random(s))) for s in range(60)]
-    assert any("what should I do today" in t.lower().replace("i do", "I do") for t in texts)
+    assert any("what should I do today" in t for t in texts)
     assert any("?" in t for t in texts)

@@ -30,12 +30,13 @@ from helper_agent.evals.families import FamilyInstance
 
 __all__ = [
     "PHRASINGS",
+    "indefinite",
     "instruction_text",
     "natural_name",
     "plural",
-    "indefinite",
     "request_sentences",
     "request_templates",
+    "unit",
     "write_dialogue",
 ]
 
@@ -62,7 +63,7 @@ def _load(name: str) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError) as exc:  # pragma: no cover - packaging error
         raise RuntimeError(f"cannot read phrasing data {_DATA_DIR}/{name}.json: {exc}") from exc
     if not isinstance(data, dict):  # pragma: no cover - packaging error
-        raise RuntimeError(f"{_DATA_DIR}/{name}.json must hold a JSON object")
+        raise TypeError(f"{_DATA_DIR}/{name}.json must hold a JSON object")
     return data
 
 
@@ -112,6 +113,11 @@ def plural(name: str) -> str:
     if last.endswith("fe"):
         return f"{prefix}{last[:-2]}ves"
     return f"{prefix}{last}s"
+
+
+def unit(name: str) -> str:
+    """One countable item of a natural name, for "every"/"each" ("bread" -> "loaf of bread")."""
+    return _common()["units"].get(name, name)
 
 
 def indefinite(name: str) -> str:
@@ -169,7 +175,7 @@ def _base_slots(instance: FamilyInstance) -> dict[str, str]:
     values: dict[str, str] = {}
     if "object" in slots:
         name = natural_name(slots["object"])
-        values.update(object=name, objects=plural(name), a_object=indefinite(name))
+        values.update(object=name, objects=plural(name), a_object=indefinite(name), item=unit(name))
     if "receptacle" in slots:
         kind = slots["receptacle"]
         values.update(receptacle=natural_name(kind), spot=natural_name(kind), prep=_preposition(kind))
@@ -205,9 +211,13 @@ def _slot_variants(instance: FamilyInstance, phrasing: str) -> list[dict[str, st
         if count is not None:
             values["n"] = _number(count, style)
         if ingredients:
-            values["fillings"] = _join([_slice_phrase(c, n, style, order, cooked) for c, n, cooked in ingredients])
+            values["fillings"] = _join(
+                [_slice_phrase(c, n, style, order, cooked) for c, n, cooked in ingredients]
+            )
             values["filling_names"] = _join([n for _, n, _ in ingredients])
-            values["bread"] = _slice_phrase(2, "toast", style, 0) if order == 0 else f"{_number(2, style)} pieces of toast"
+            values["bread"] = (
+                _slice_phrase(2, "toast", style, 0) if order == 0 else f"{_number(2, style)} pieces of toast"
+            )
         for dish in dishes or [None]:
             final = dict(values)
             if dish is not None:
@@ -221,7 +231,9 @@ def _render(template: str, values: Mapping[str, str]) -> str:
     def fill(match: re.Match[str]) -> str:
         key = match.group(1)
         if key not in values:
-            raise ValueError(f"phrasing template {template!r} needs slot {key!r}, which this task does not have")
+            raise ValueError(
+                f"phrasing template {template!r} needs slot {key!r}, which this task does not have"
+            )
         return values[key]
 
     return _PLACEHOLDER.sub(fill, template)

@@ -351,6 +351,9 @@ class Executor:
         held_type = self.env_type(held)
         spot = self._free_surface(held_type)
         if spot is None:
+            # Nothing suitable seen yet: look for a counter with room.
+            spot = self._find_or_locate(ObjectRef("__counter", "CounterTop"), required=False, for_placing=held)
+        if spot is None:
             raise StepFailed("Place", None, "No valid positions to place object found: no free surface seen")
         self._interact("Place", spot)
 
@@ -585,6 +588,10 @@ class Executor:
         if not candidates:
             if not required:
                 return None
+            if for_placing is not None and self._candidates(ref):
+                raise StepFailed(
+                    "Place", None, f"No valid positions to place object found: every {ref.object_class} seen is full"
+                )
             raise ObjectNotFound(ref)
         oid = candidates[0].object_id
         self.bindings[ref.instance_key] = oid

@@ -221,9 +221,9 @@ def _choose_receptacle(
     info = catalog.get(otype)
 
     def has_room(r: WorldObject) -> bool:
-        # Leave two free spots on large surfaces so that tasks can still put things there.
+        # Leave two free spots in sinks and on large surfaces so that tasks can still put things there.
         capacity = catalog.get(r.object_type).capacity
-        return len(r.contents) < (capacity - 2 if capacity >= 6 else max(capacity, 1))
+        return len(r.contents) < (capacity - 2 if capacity >= 4 else max(capacity, 1))
 
     if not info.pickupable:
         candidates = [f for f in fixtures if f.object_type in SURFACE_TYPES and has_room(f)]
