@@ -20,6 +20,7 @@ def generate(
     train: int = typer.Option(500, help="TfD episodes in train."),
     valid_seen: int = typer.Option(200, help="TfD episodes in valid_seen."),
     valid_unseen: int = typer.Option(200, help="TfD episodes in valid_unseen."),
+    force: bool = typer.Option(False, "--force", help="Replace splits that already hold files."),
 ) -> None:
     """Write the built-in benchmark in TEACh's formats (deterministic from the seed)."""
     from helper_agent.evals.benchmark import generate_benchmark
@@ -31,7 +32,11 @@ def generate(
         def report(split: str, done: int, total: int) -> None:
             bar.update(tasks[split], completed=done)
 
-        summaries = generate_benchmark(out, seed=seed, sizes=sizes, progress=report)
+        try:
+            summaries = generate_benchmark(out, seed=seed, sizes=sizes, progress=report, overwrite=force)
+        except FileExistsError as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
     table = Table(title=f"benchmark written to {out}")
     for column in ("split", "TfD", "EDH", "families", "mean gold length", "gold failures"):
         table.add_column(column)

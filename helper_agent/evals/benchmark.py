@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -255,6 +256,7 @@ def generate_benchmark(
     seed: int = 0,
     sizes: dict[str, int] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    overwrite: bool = False,
 ) -> dict[str, SplitSummary]:
     """Write games/, edh_instances/ and tfd_instances/ per split under `out`; returns a summary."""
     out = Path(out)
@@ -267,7 +269,12 @@ def generate_benchmark(
         summaries[split] = summary
         rng = random.Random(f"{seed}:{split}")
         for sub in ("games", "edh_instances", "tfd_instances"):
-            (out / sub / split).mkdir(parents=True, exist_ok=True)
+            folder = out / sub / split
+            if folder.is_dir() and any(folder.iterdir()):
+                if not overwrite:
+                    raise FileExistsError(f"{folder} is not empty; pass overwrite=True (--force) to replace it")
+                shutil.rmtree(folder)
+            folder.mkdir(parents=True, exist_ok=True)
         n = 0
         attempt = 0
         lengths: list[int] = []

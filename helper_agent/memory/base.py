@@ -14,6 +14,7 @@ before it writes anything, so a bad line loses nothing and adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -25,7 +26,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from helper_agent.memory.embeddings import Embedder, get_embedder
-from helper_agent.memory.errors import ImportFormatError, InvalidRecordError
+from helper_agent.memory.errors import ImportFormatError, InvalidRecordError, MemoryStoreError
 from helper_agent.memory.settings import SCHEMA_VERSION, MemorySettings, get_memory_settings
 from helper_agent.memory.store import EMBEDDING_CACHE_FILE, VectorCollection, VectorStore, open_store
 
@@ -251,8 +252,9 @@ def write_jsonl(path: str | Path, kind: str, records: Sequence[Any]) -> int:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ImportFormatError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise MemoryStoreError(f"{path}: cannot write ({exc.strerror or exc})") from exc
     return len(records)
 
 

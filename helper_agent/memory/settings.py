@@ -60,6 +60,10 @@ class MemorySettings(BaseSettings):
         default=True, description="Keep a persistent embedding cache (SQLite) in the memory folder."
     )
 
+    hnsw_ef_construction: int = Field(default=100, ge=10, description="HNSW build effort (new collections).")
+    hnsw_ef_search: int = Field(default=400, ge=10, description="HNSW search effort (recall vs latency).")
+    hnsw_max_neighbors: int = Field(default=16, ge=4, description="HNSW graph degree M (new collections).")
+
     max_key_chars: int = Field(default=8192, ge=1)
     max_value_bytes: int = Field(default=262_144, ge=1)
 

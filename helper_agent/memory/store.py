@@ -133,9 +133,11 @@ class VectorStore:
         headers: dict[str, str] | None = None,
         ephemeral: bool = False,
         lock_timeout: float = 120.0,
+        settings: MemorySettings | None = None,
     ) -> None:
         import chromadb
 
+        self.settings = settings or get_memory_settings()
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
         self._seen: dict[str, tuple[int, int, int] | None] = {}
@@ -278,13 +280,19 @@ class VectorStore:
                 return existing
             full = self._full_name(name)
             metadata = {"helper:embedder": embedder_name, "helper:dim": int(dim), "helper:schema": SCHEMA_VERSION}
+            hnsw = {
+                "space": "cosine",
+                "ef_construction": self.settings.hnsw_ef_construction,
+                "ef_search": self.settings.hnsw_ef_search,
+                "max_neighbors": self.settings.hnsw_max_neighbors,
+            }
             try:
                 with self.write_lock():
                     raw = self.client.get_or_create_collection(
                         full,
                         embedding_function=None,
                         metadata=metadata,
-                        configuration={"hnsw": {"space": "cosine"}},
+                        configuration={"hnsw": hnsw},
                     )
             except MemoryStoreError:
                 raise
@@ -326,9 +334,11 @@ def open_store(path: str | Path | None = None, *, settings: MemorySettings | Non
         store = _OPEN.get(key)
         if store is None:
             if key[0] == "http":
-                store = VectorStore(host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl)
+                store = VectorStore(
+                    host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl, settings=settings
+                )
             else:
-                store = VectorStore(key[1])
+                store = VectorStore(key[1], settings=settings)
             _OPEN[key] = store
         return store
 

@@ -1,0 +1,108 @@
+"""`helper eval`: TfD/EDH evaluations, comparisons, and the personalization experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+app = typer.Typer(no_args_is_help=True)
+console = Console()
+
+
+def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
+         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None) -> None:
+    from helper_agent.evals.runner import EvalSpec, run_eval
+
+    if ablate not in (None, "mem", "precheck", "correction", "locator"):
+        raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
+    if feedback not in (0, 1, 2):
+        raise typer.BadParameter("--feedback takes 0, 1 or 2")
+    if planner not in ("helper", "gold", "oracle-graph"):
+        raise typer.BadParameter("--planner takes helper, gold or oracle-graph")
+    spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
+                    ablate=ablate, feedback=feedback, planner=planner, seed=seed,
+                    memory_dir=str(memory_dir) if memory_dir else None)
+    if planner != "helper":
+        console.print(f"[yellow]planner '{planner}' is an ORACLE: it measures the world and executor, not an agent[/yellow]")
+    successes = {"n": 0, "done": 0}
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("SR {task.fields[sr]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        task = bar.add_task(spec.label(), total=None, sr="-")
+
+        def report(done: int, total: int, record: dict) -> None:
+            if record:
+                successes["done"] += 1
+                successes["n"] += int(record.get("success", 0))
+            sr = f"{100 * successes['n'] / successes['done']:.1f}%" if successes["done"] else "-"
+            bar.update(task, completed=done, total=total, sr=sr)
+
+        try:
+            metrics = run_eval(spec, progress=report)
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+    _print_metrics([metrics])
+    console.print(f"results: {out / 'results.jsonl'}  metrics: {out / 'metrics.json'}  report: {out / 'report.md'}")
+
+
+def _print_metrics(runs: list[dict]) -> None:
+    table = Table(title="SR and GC in %, path-length-weighted in parentheses")
+    for column in ("run", "episodes", "SR (PLW)", "GC (PLW)", "step/failure limit, errors", "LLM calls/ep", "prompt tok/ep", "s/call"):
+        table.add_column(column)
+    for m in runs:
+        o, e, p = m["overall"], m["ended_by"], m["per_episode"]
+        table.add_row(
+            str(m.get("label", "")), str(o["episodes"]), f"{o['SR']:.2f} ({o['PLW_SR']:.2f})", f"{o['GC']:.2f} ({o['PLW_GC']:.2f})",
+            f"{e['step_limit']}/{e['failure_limit']}, {e['error']}", f"{p['llm_calls']}", f"{p['prompt_tokens']}", f"{m['seconds_per_llm_call']}",
+        )
+    console.print(table)
+
+
+_DATA = typer.Option(..., help="A TEACh-layout folder: games/, edh_instances/, tfd_instances/ per split.")
+_SPLIT = typer.Option("valid_unseen", help="Split to evaluate.")
+_LIMIT = typer.Option(None, help="Evaluate the first N instances only.")
+_LLM = typer.Option("local", help="Chat model: local, local:1.5b, openai:gpt-4o, or an OpenAI-compatible base URL.")
+_WORKERS = typer.Option(1, help="Worker processes (each with its own environment and local model).")
+_ABLATE = typer.Option(None, help="HELPER ablation: mem, precheck, correction or locator.")
+_FEEDBACK = typer.Option(1, help="Feedback rounds: 0, 1 or 2.")
+_PLANNER = typer.Option("helper", help="helper (the agent), gold or oracle-graph (oracles).")
+_OUT = typer.Option(..., help="Run folder: results.jsonl, metrics.json, report.md, plots. Re-running resumes.")
+_SEED = typer.Option(0, help="Seed for random search and tie-breaking.")
+_MEMORY = typer.Option(None, help="Memory folder (default: <out>/memory).")
+
+
+@app.command()
+def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
+        ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY) -> None:
+    """Trajectory from Dialogue: the whole dialogue is given; do the task."""
+    _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir)
+
+
+@app.command()
+def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
+        ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY) -> None:
+    """Execution from Dialogue History: the dialogue and actions so far are given; finish the session."""
+    _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir)
+
+
+@app.command()
+def compare(runs: list[Path] = typer.Argument(..., help="Run folders to put side by side."),
+            plot: Path | None = typer.Option(None, help="Also write a side-by-side PNG here.")) -> None:
+    """Print runs side by side (e.g. HELPER and its ablations)."""
+    from helper_agent.evals.report import load_run, markdown_report, plot_comparison
+
+    try:
+        loaded = [load_run(r) for r in runs]
+    except FileNotFoundError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    _print_metrics(loaded)
+    if plot is not None:
+        console.print(f"plot: {plot_comparison(loaded, plot)}")
+    console.print(markdown_report(loaded).split("## By task")[0])

@@ -1,0 +1,162 @@
+"""Evaluation outputs: `metrics.json`, a Markdown report in the layout of HELPER's Table 2, and plots.
+
+Numbers are percentages as the papers print them: SR and GC with the path-length-weighted values
+in parentheses. Runs of an oracle planner are labelled ORACLE everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
+
+
+def _episode(record: dict[str, Any]) -> EpisodeMetrics:
+    return EpisodeMetrics.model_validate(record)
+
+
+def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Overall and per-task metrics, termination counts, and LLM use per episode."""
+    episodes = [_episode(r) for r in records]
+    overall = aggregate_metrics(episodes)
+    by_task = aggregate_by_task(episodes)
+
+    def per_episode(key: str) -> float:
+        values = [float(r.get(key, 0) or 0) for r in records]
+        return round(statistics.fmean(values), 3) if values else 0.0
+
+    calls = sum(float(r.get("llm_calls", 0) or 0) for r in records)
+    seconds = sum(float(r.get("llm_seconds", 0) or 0) for r in records)
+    return {
+        "episodes": len(records),
+        "overall": _flat(overall),
+        "by_task": {name: _flat(m) for name, m in by_task.items()},
+        "ended_by": {
+            "step_limit": sum(1 for r in records if r.get("ended_by") == "step_limit"),
+            "failure_limit": sum(1 for r in records if r.get("ended_by") == "failure_limit"),
+            "error": sum(1 for r in records if r.get("ended_by") == "error"),
+        },
+        "per_episode": {
+            "llm_calls": per_episode("llm_calls"),
+            "prompt_tokens": per_episode("prompt_tokens"),
+            "completion_tokens": per_episode("completion_tokens"),
+            "llm_seconds": per_episode("llm_seconds"),
+            "seconds": per_episode("seconds"),
+            "steps": per_episode("traj_len"),
+        },
+        "seconds_per_llm_call": round(seconds / calls, 3) if calls else 0.0,
+    }
+
+
+def _flat(metrics: AggregateMetrics) -> dict[str, float]:
+    return {
+        "SR": round(100 * metrics.success_rate, 2),
+        "GC": round(100 * metrics.goal_condition_success_rate, 2),
+        "PLW_SR": round(100 * metrics.path_length_weighted_success_rate, 2),
+        "PLW_GC": round(100 * metrics.path_length_weighted_goal_condition_success_rate, 2),
+        "episodes": metrics.num_evals,
+        "successes": metrics.num_successes,
+        "goal_conditions": f"{metrics.completed_goal_conditions}/{metrics.total_goal_conditions}",
+        "teach": metrics.to_teach_dict(),
+    }
+
+
+def write_outputs(out: Path, records: Sequence[dict[str, Any]], spec: Any) -> dict[str, Any]:
+    out = Path(out)
+    metrics = summarise(records)
+    metrics["run"] = asdict(spec) if hasattr(spec, "__dataclass_fields__") else dict(spec)
+    metrics["label"] = spec.label() if hasattr(spec, "label") else str(spec)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    (out / "report.md").write_text(markdown_report([metrics]))
+    plot_by_task(metrics, out / "by_task.png")
+    return metrics
+
+
+def _cell(m: dict[str, float], key: str) -> str:
+    return f"{m[key]:.2f} ({m['PLW_' + key]:.2f})"
+
+
+def markdown_report(runs: Sequence[dict[str, Any]]) -> str:
+    """HELPER's Table 2 layout: one row per run, SR and GC with PLW in parentheses; then per task."""
+    lines = ["# Evaluation report", "", "SR and GC in %, path-length-weighted values in parentheses.", ""]
+    lines += ["| run | mode | split | SR (PLW) | GC (PLW) | episodes | step limit | failure limit | errors | LLM calls/ep | prompt tokens/ep | s/call |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m in runs:
+        run = m.get("run", {})
+        o = m["overall"]
+        e = m["ended_by"]
+        p = m["per_episode"]
+        lines.append(
+            f"| {m.get('label', '')} | {str(run.get('mode', '')).upper()} | {run.get('split', '')} | {_cell(o, 'SR')} | {_cell(o, 'GC')} | "
+            f"{o['episodes']} | {e['step_limit']} | {e['failure_limit']} | {e['error']} | {p['llm_calls']} | {p['prompt_tokens']} | {m['seconds_per_llm_call']} |"
+        )
+    for m in runs:
+        lines += ["", f"## By task: {m.get('label', '')}", "", "| task | episodes | SR (PLW) | GC (PLW) |", "|---|---|---|---|"]
+        for task, t in m["by_task"].items():
+            lines.append(f"| {task} | {t['episodes']} | {_cell(t, 'SR')} | {_cell(t, 'GC')} |")
+    if any("ORACLE" in str(m.get("label", "")) for m in runs):
+        lines += ["", "ORACLE runs use the gold program (or the reference trajectory), not a planner: they measure the "
+                  "ceiling of the world and executor, not an agent."]
+    return "\n".join(lines) + "\n"
+
+
+def plot_by_task(metrics: dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = list(metrics["by_task"])
+    sr = [metrics["by_task"][t]["SR"] for t in tasks]
+    gc = [metrics["by_task"][t]["GC"] for t in tasks]
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(tasks) + 2), 4))
+    xs = range(len(tasks))
+    ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
+    ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(tasks, rotation=45, ha="right", fontsize=8)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("%")
+    ax.set_title(f"{metrics.get('label', '')}: SR and GC by task")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def load_run(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / "metrics.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no metrics.json (has the run finished?)")
+    return json.loads(path.read_text())
+
+
+def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
+    """SR and GC of several runs side by side (e.g. HELPER and its ablations)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [str(r.get("label", i)) for i, r in enumerate(runs)]
+    sr = [r["overall"]["SR"] for r in runs]
+    gc = [r["overall"]["GC"] for r in runs]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(runs) + 2), 4))
+    xs = range(len(runs))
+    ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
+    ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("%")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,331 @@
+"""TfD and EDH evaluation runs: one record per instance, resumable, parallel.
+
+A run walks the instances of a split in a TEACh-layout dataset folder (the built-in benchmark or
+TEACh's own download), starts each episode from its game's initial state in the symbolic
+environment (EDH: then replays the driver's action history), lets the planner act, and scores the
+final state with TEACh's checker and metrics. Records go to an append-only `results.jsonl`; a
+re-run skips the instances already there. Workers are separate processes, each with its own
+environment and, for the local LLM, its own model; `--llm URL` shares one server instead.
+
+Planners:
+- `helper`: the HELPER graph with the configured chat model (the product path).
+- `gold`: an oracle. TfD runs the instance's gold program through the executor; EDH replays the
+  reference future actions. It measures the ceiling of the world and executor on a dataset.
+- `oracle-graph`: an oracle too: the full HELPER graph whose chat model answers every planning call
+  with the gold program; it measures the graph and executor without LLM time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from helper_agent.evals.store import ResultStore
+
+ORACLE_PLANNERS = ("gold", "oracle-graph")
+
+
+@dataclass
+class EvalSpec:
+    mode: str  # "tfd" or "edh"
+    data: str
+    split: str = "valid_unseen"
+    out: str = "runs/eval"
+    limit: int | None = None
+    llm: str = "local"
+    workers: int = 1
+    ablate: str | None = None
+    feedback: int = 1
+    planner: str = "helper"
+    seed: int = 0
+    memory_dir: str | None = None
+    instances: list[str] = field(default_factory=list)  # explicit instance files (else the split's)
+
+    def label(self) -> str:
+        parts = [self.mode, self.split, self.planner]
+        if self.planner in ORACLE_PLANNERS:
+            parts.append("ORACLE")
+        if self.ablate:
+            parts.append(f"no-{self.ablate}")
+        parts.append(f"fb{self.feedback}")
+        return "/".join(parts)
+
+
+def instance_paths(spec: EvalSpec) -> list[Path]:
+    from helper_agent.teach.formats import TeachDataset
+
+    if spec.mode not in ("tfd", "edh"):
+        raise ValueError(f"mode must be tfd or edh, not {spec.mode!r}")
+    if spec.instances:
+        paths = [Path(p) for p in spec.instances]
+    else:
+        dataset = TeachDataset(spec.data)
+        paths = dataset.tfd_paths(spec.split) if spec.mode == "tfd" else dataset.edh_paths(spec.split)
+        if not paths:
+            raise FileNotFoundError(f"{spec.data}: no {spec.mode} instances in split {spec.split!r}")
+    return paths[: spec.limit] if spec.limit else paths
+
+
+def _instance_id(path: Path) -> str:
+    name = path.name
+    return name[: -len(".json")] if name.endswith(".json") else name
+
+
+# ------------------------------------------------------------------------------------ one episode
+_worker_cache: dict[str, Any] = {}
+
+
+def _memories(spec: EvalSpec) -> dict[str, Any]:
+    key = f"memories:{spec.memory_dir}"
+    if key not in _worker_cache:
+        from helper_agent.memory.corrections import CorrectionMemory
+        from helper_agent.memory.examples import ExampleMemory
+        from helper_agent.memory.routines import RoutineMemory
+
+        path = spec.memory_dir or str(Path(spec.out) / "memory")
+        _worker_cache[key] = {
+            "examples": ExampleMemory(path=path),
+            "corrections": CorrectionMemory(path=path),
+            "routines": RoutineMemory(path=path),
+        }
+    return _worker_cache[key]
+
+
+def _chat(spec: EvalSpec) -> Any:
+    key = f"chat:{spec.llm}"
+    if key not in _worker_cache:
+        from helper_agent.llm import make_chat_model
+
+        _worker_cache[key] = make_chat_model(spec.llm)
+    return _worker_cache[key]
+
+
+def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, Any]:
+    """Run and score one instance; never raises: an error becomes an error record."""
+    from helper_agent.teach.formats import read_edh_instance, read_tfd_instance
+    from helper_agent.teach.metrics import failed_episode
+
+    started = time.perf_counter()
+    instance_id = _instance_id(Path(path))
+    game_id = instance_id.split(".")[0]
+    task_name = None
+    try:
+        instance = read_tfd_instance(path) if spec.mode == "tfd" else read_edh_instance(path)
+        instance_id = instance.instance_id or instance_id
+        game_id = instance.game_id
+        record = _run_instance(spec, Path(path), instance, chat_model)
+        task_name = record.get("task_name")
+    except Exception as exc:  # noqa: BLE001 - one episode's error must not stop the run
+        record = failed_episode(instance_id, game_id, task_name).to_teach_dict()
+        record.update({"ended_by": "error", "error_message": f"{type(exc).__name__}: {exc}",
+                       "traceback": traceback.format_exc(limit=6)})
+    record["seconds"] = round(time.perf_counter() - started, 3)
+    record["planner"] = spec.planner
+    record["oracle"] = spec.planner in ORACLE_PLANNERS
+    return record
+
+
+def _run_instance(spec: EvalSpec, path: Path, instance: Any, chat_model: Any) -> dict[str, Any]:
+    from helper_agent.envs.symbolic import SymbolicEnv
+    from helper_agent.evals.benchmark import state_from_game
+    from helper_agent.evals.dialogue import instruction_text
+    from helper_agent.teach import default_registry
+    from helper_agent.teach.evaluation import edh_check_task, score_edh_episode, score_tfd_episode
+    from helper_agent.teach.formats import read_game
+
+    split_dir = path.parent
+    data_root = split_dir.parent.parent
+    game = read_game(data_root / "games" / split_dir.name / f"{instance.game_id}.game.json")
+    extra = instance.model_extra or {}
+    game_extra = game.model_extra or {}
+    if spec.mode == "tfd":
+        task = default_registry().task_from_game_task(game.task)
+    else:
+        task = edh_check_task(instance)
+    task_name = game.task.task_name
+    env = SymbolicEnv()
+    env.reset(state_from_game(game))
+    if spec.mode == "edh":
+        for action in instance.driver_action_history:
+            if action.action_name in ("Text", "Speech", "Beep", "Navigation"):
+                continue
+            try:
+                env.step(action.action_name, action.oid)
+            except ValueError:
+                continue  # an action our world cannot replay (unknown object): skip it
+        env.steps = env.failures = 0  # the history is given, not the agent's trajectory
+    initial_objects = env.objects_metadata()
+    start_state = env.state
+    dialogue = instruction_text(instance.dialog(cleaned=True))
+    gold_program = (extra.get("helper_agent") or {}).get("gold_program") or (game_extra.get("helper_agent") or {}).get("gold_program")
+    usage: dict[str, Any] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0}
+    outcome = ""
+    program = ""
+    log: list[str] = []
+
+    if spec.planner == "gold":
+        program = gold_program or ""
+        if spec.mode == "tfd":
+            if not program:
+                raise ValueError(f"{path}: no gold program (the gold planner needs the built-in benchmark)")
+            from helper_agent.program import compile_program
+            from helper_agent.tools.executor import Executor
+
+            result = Executor(env).run(compile_program(program).subgoals)
+            outcome = result.status
+        else:
+            for action in instance.driver_actions_future:
+                env.step(action.action_name, action.oid)
+            outcome = "replayed"
+        final_objects = env.objects_metadata()
+        steps, failures = env.steps, env.failures
+    else:
+        from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+        from helper_agent.world.metadata import export_state
+
+        if spec.planner == "oracle-graph":
+            if not gold_program:
+                raise ValueError(f"{path}: no gold program for the oracle planner")
+            chat = OracleChatModel(program=gold_program)
+        else:
+            chat = chat_model or _chat(spec)
+        memories = _memories(spec)
+        config = HelperConfig.ablated(spec.ablate, spec.feedback)
+        config.seed = spec.seed
+        context = HelperContext(
+            chat_model=chat,
+            mode="eval",
+            task=task,
+            config=config,
+            tags=[spec.mode, spec.split, spec.planner, *(["ablate:" + spec.ablate] if spec.ablate else [])],
+            metadata={"instance_id": instance.instance_id, "task": task_name, "split": spec.split, "ablation": spec.ablate or "none"},
+            **memories,
+        )
+        graph = _worker_cache.setdefault("graph", build_graph())
+        state = graph.invoke(
+            {"request": dialogue, "world": export_state(start_state), "log": []},
+            config={"run_name": f"helper:{instance.instance_id}", "tags": context.tags, "metadata": context.metadata,
+                    "recursion_limit": 100},
+            context=context,
+        )
+        env = SymbolicEnv()
+        env.reset(state["world"])
+        final_objects = env.objects_metadata()
+        steps, failures = int(state.get("steps", 0)), int(state.get("failures", 0))
+        usage = context.usage.summary()
+        outcome = state.get("outcome", "")
+        program = state.get("program", "")
+        log = list(state.get("log", []))
+
+    kwargs = {"task_name": task_name, "num_api_fails": failures}
+    if spec.mode == "tfd":
+        metrics, progress = score_tfd_episode(instance, task, initial_objects, final_objects, steps, **kwargs)
+    else:
+        metrics, progress = score_edh_episode(instance, final_objects, steps, **kwargs)
+    record = metrics.to_teach_dict()
+    ended_by = "step_limit" if steps >= 1000 else "failure_limit" if failures >= 30 else "done"
+    record.update({
+        "task_name": task_name,
+        "family": (extra.get("helper_agent") or {}).get("family") or (game_extra.get("helper_agent") or {}).get("family"),
+        "ended_by": ended_by,
+        "outcome": outcome,
+        "steps": steps,
+        "failures": failures,
+        "program": program,
+        "log": log,
+        **usage,
+    })
+    return record
+
+
+class OracleChatModel:
+    """A chat-model double that answers every call with the instance's gold program (an oracle)."""
+
+    def __init__(self, program: str) -> None:
+        self.program = program
+
+    def invoke(self, messages: Any, config: Any = None) -> Any:
+        from langchain_core.messages import AIMessage
+
+        return AIMessage(content=f"```python\n{self.program}\n```", usage_metadata={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+
+
+# ------------------------------------------------------------------------------------ a whole run
+def _worker_init() -> None:
+    import os
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+def _job(spec_dict: dict[str, Any], path: str) -> dict[str, Any]:
+    return run_episode(EvalSpec(**spec_dict), path)
+
+
+def run_eval(
+    spec: EvalSpec,
+    progress: Callable[[int, int, dict[str, Any]], None] | None = None,
+    chat_model: Any = None,
+) -> dict[str, Any]:
+    """Run (or resume) an evaluation; returns the metrics written to `<out>/metrics.json`."""
+    from helper_agent.evals.report import write_outputs
+
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out / "results.jsonl")
+    spec_file = out / "spec.json"
+    if spec_file.exists():
+        previous = json.loads(spec_file.read_text())
+        for key in ("mode", "split", "planner", "ablate", "feedback", "llm"):
+            if previous.get(key) != asdict(spec).get(key):
+                raise ValueError(f"{out} holds a run with {key}={previous.get(key)!r}; use another --out for {key}={asdict(spec).get(key)!r}")
+    spec_file.write_text(json.dumps(asdict(spec), indent=1))
+    paths = instance_paths(spec)
+    done = store.done_ids()
+    todo = [p for p in paths if _instance_id(p) not in done and _id_from_file(p) not in done]
+    total = len(paths)
+    finished = total - len(todo)
+    if progress:
+        progress(finished, total, {})
+    if spec.workers <= 1 or chat_model is not None:
+        for path in todo:
+            record = run_episode(spec, str(path), chat_model)
+            store.append(record)
+            finished += 1
+            if progress:
+                progress(finished, total, record)
+    else:
+        spec_dict = asdict(spec)
+        with ProcessPoolExecutor(max_workers=spec.workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
+            pending = {pool.submit(_job, spec_dict, str(p)) for p in todo[: spec.workers * 2]}
+            queue = list(todo[spec.workers * 2 :])
+            while pending:
+                completed, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in completed:
+                    record = future.result()
+                    store.append(record)
+                    finished += 1
+                    if progress:
+                        progress(finished, total, record)
+                    if queue:
+                        pending.add(pool.submit(_job, spec_dict, str(queue.pop(0))))
+    selected = {_instance_id(p) for p in paths} | {_id_from_file(p) for p in paths}
+    records = [r for r in store.records().values() if r["instance_id"] in selected]
+    return write_outputs(out, records, spec)
+
+
+def _id_from_file(path: Path) -> str:
+    """The instance id a file declares (TfD files are named `<game>.tfd.json`, ids `<game>.tfd`)."""
+    return _instance_id(path)

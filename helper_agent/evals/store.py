@@ -1,0 +1,69 @@
+"""An append-only store of per-episode results (JSON Lines), keyed by instance id.
+
+Each finished episode is one line, written with a single `write` and flushed to disk (fsync) before
+the next one starts, so a run killed at any moment loses at most the episodes in flight. A line cut
+short by a crash is detected on the next open: it is truncated away (it was never acknowledged),
+and the episodes before it are kept. Re-running skips the ids already stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+
+class ResultStore:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = FileLock(str(self.path) + ".lock")
+        with self._lock:
+            self._repair()
+
+    def _repair(self) -> None:
+        """Drop a trailing partial line left by a crash mid-write."""
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if not data or data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        with self.path.open("r+b") as fh:
+            fh.truncate(cut)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if not self.path.exists():
+            return
+        with self.path.open(encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{self.path}: line {number} is not valid JSON ({exc.msg})") from None
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """The latest record per instance id."""
+        return {r["instance_id"]: r for r in self}
+
+    def done_ids(self) -> set[str]:
+        return set(self.records())
+
+    def append(self, record: dict[str, Any]) -> None:
+        if "instance_id" not in record:
+            raise ValueError("a result record needs an 'instance_id'")
+        line = json.dumps(record, sort_keys=True, default=str) + "\n"
+        with self._lock:
+            self._repair()
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
