@@ -483,12 +483,9 @@ class VectorCollection:
         if k <= 0:
             return [[] for _ in range(len(vectors))]
         self.sync()
-        total = self.raw.count()
-        if total == 0:
-            return [[] for _ in range(len(vectors))]
         include = ["documents", "metadatas", "distances"] + (["embeddings"] if include_embeddings else [])
         result = self.raw.query(
-            query_embeddings=vectors, n_results=min(int(k), total), where=dict(where) if where else None, include=include
+            query_embeddings=vectors, n_results=int(k), where=dict(where) if where else None, include=include
         )
         out: list[list[ScoredEntry]] = []
         for row in range(len(vectors)):

@@ -25,7 +25,7 @@ from helper_agent.envs.base import Environment
 from helper_agent.perception.diagnosis import Diagnosis, FailureDiagnoser
 from helper_agent.perception.tracker import ObjectTracker, TrackedObject
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
-from helper_agent.tools.navigation import Target, plan_to_target, shortest_path, path_actions
+from helper_agent.tools.navigation import Target, look_actions, path_actions, plan_to_target, shortest_path
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.geometry import INTERACTION_DISTANCE
 
@@ -239,15 +239,21 @@ class Executor:
                 return
             except StepFailed as again:
                 first = again
-        if self.config.retry_other_instance and subgoal.target is not None:
-            key = subgoal.target.instance_key
+        # Retry once on another instance of the object acted on: the receptacle for Place and
+        # Pour (the held object stays in hand), the target otherwise.
+        acted_on = subgoal.receptacle if subgoal.kind in (SubgoalKind.PLACE, SubgoalKind.POUR) else subgoal.target
+        if self.config.retry_other_instance and acted_on is not None:
+            key = acted_on.instance_key
             bad = self.bindings.pop(key, None)
-            if bad is not None and self._candidates(subgoal.target, exclude={bad}):
-                self.note(f"retrying with another {subgoal.target.object_class} instead of {bad}")
+            if bad is not None and self._candidates(acted_on, exclude={bad}):
+                self.note(f"retrying with another {acted_on.object_class} instead of {bad}")
                 self._excluded.setdefault(key, set()).add(bad)
-                self._run(subgoal)
-                return
-            if bad is not None:
+                try:
+                    self._run(subgoal)
+                    return
+                except StepFailed:
+                    pass  # report the original failure, which the correction should address
+            elif bad is not None:
                 self.bindings[key] = bad
         raise first
 
@@ -604,6 +610,10 @@ class Executor:
         if self._scanned or not self.config.initial_scan:
             return
         self._scanned = True
+        # Looking 30 degrees down sees counters from 0.25 m to across the room, and the floor.
+        horizon = self.env.observe().pose[3]
+        for action in look_actions(horizon, 30):
+            self.act(action)
         for _ in range(4):
             self.act("Turn Left")
 

@@ -26,9 +26,21 @@ from helper_agent.world.metadata import export_state
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 _TEACH = re.compile(r"^\s*(?:please\s+)?(?:perform|do|run|make|call this)\s+(?P<name>(?:the\s+)?[\w'’ -]{2,60}?)\s*:\s*(?P<body>.+)$", re.I | re.S)
 _AFFIRMATIVE = re.compile(
-    r"^\s*(yes|yep|yeah|y|ok|okay|sure|perfect|great|good|looks good|all good|done|thanks|thank you|that's it|nothing|no,? that's all|no thanks)\b[\s.!]*$",
+    r"^\s*(yes|yep|yeah|y|ok|okay|sure|perfect|great|good|looks good|all good|done|thanks|thank you|that's it|"
+    r"that's all|nothing|no thanks|nope|no)\b",
     re.I,
 )
+_OBJECTION = re.compile(r"\b(but|miss|missed|forgot|didn't|did not|not|also|still|except|wrong|instead|need|needs|should)\b", re.I)
+
+
+def satisfied(answer: str) -> bool:
+    """Whether a person's answer to the feedback question means "nothing more to do"."""
+    text = answer.strip()
+    if not text:
+        return True
+    if re.fullmatch(r"\s*(no|nope|no thanks|no thank you)[\s.!]*", text, re.I):
+        return True  # "Did I miss anything?" - "No."
+    return bool(_AFFIRMATIVE.match(text)) and not _OBJECTION.search(text) and not re.match(r"\s*no\b.*\w+.*\w", text, re.I)
 _FILLER = {"please", "do", "the", "a", "my", "again", "now", "can", "you", "could", "run", "perform", "for", "me", "today", "thanks", "usual", "routine"}
 
 
@@ -250,7 +262,7 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[st
         answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
                             "execution": state.get("execution", {})})
         text = str(answer or "").strip()
-        feedback = "" if not text or _AFFIRMATIVE.match(text) else text
+        feedback = "" if satisfied(text) else text
     return {"feedback": feedback, "feedback_rounds": rounds + 1,
             "log": [f"feedback: {feedback or 'satisfied'}"]}
 
