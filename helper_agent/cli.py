@@ -33,6 +33,16 @@ for module_name, group, help_text in _GROUPS:
     app.add_typer(module.app, name=group, help=help_text)
 
 
+def _agent_commands() -> None:
+    from helper_agent.commands import agent
+
+    app.command("run")(agent.run)
+    app.command("chat")(agent.chat)
+
+
+_agent_commands()
+
+
 @app.command()
 def version() -> None:
     """Print the installed version."""

@@ -216,7 +216,7 @@ class LlamaCppChatModel(BaseChatModel):
 _local_models: dict[tuple[str, float, int], LlamaCppChatModel] = {}
 
 
-def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512, retries: int = 3) -> Any:
+def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 384, retries: int = 3) -> Any:
     """A chat model from a spec (see the module docstring). Raises `LLMUnavailable` with a reason."""
     spec = spec.strip()
     if spec == "local" or spec.startswith("local:"):

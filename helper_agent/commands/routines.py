@@ -6,10 +6,12 @@ server named by `HELPER_CHROMA_HOST`). `--user` defaults to `$HELPER_USER`, then
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import sys
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,11 +31,17 @@ def _default_user() -> str:
         return "default"
 
 
-UserOption = typer.Option(None, "--user", "-u", help="Whose routines (default: $HELPER_USER or the login name).")
-DirOption = typer.Option(None, "--memory-dir", help="Memory folder (default: $HELPER_MEMORY_DIR or ./.helper/memory).")
+User = Annotated[
+    str | None, typer.Option("--user", "-u", help="Whose routines (default: $HELPER_USER or the login name).")
+]
+MemoryDir = Annotated[
+    Path | None,
+    typer.Option("--memory-dir", help="Memory folder (default: $HELPER_MEMORY_DIR or ./.helper/memory)."),
+]
 
 
-def _memory(memory_dir: Path | None):  # noqa: ANN202 - lazy import keeps `--help` fast
+def _memory(memory_dir: Path | None) -> Any:
+    """The routine memory (imported here so that `--help` stays fast)."""
     from helper_agent.memory.routines import RoutineMemory
     from helper_agent.memory.settings import MemorySettings
 
@@ -48,12 +56,11 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def _guard(func):  # noqa: ANN001, ANN202
+def _guard(func: Any) -> Any:
     """Turn the memory layer's errors into a one-line message and exit status 1."""
-    import functools
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         from helper_agent.memory.errors import MemoryStoreError
 
         try:
@@ -67,32 +74,38 @@ def _guard(func):  # noqa: ANN001, ANN202
 @app.command()
 @_guard
 def add(
-    name: str = typer.Argument(..., help='The routine\'s name, e.g. "the Mary cleaning".'),
-    program: str | None = typer.Option(None, "--program", "-p", help="Program text."),
-    program_file: Path | None = typer.Option(None, "--program-file", "-f", help="Read the program from a file ('-': stdin)."),
-    request: str = typer.Option("", "--request", "-r", help="The request that taught it."),
-    confirmed: bool = typer.Option(False, "--confirmed", help="Mark it as a confirmed success (not just taught)."),
-    user: str | None = UserOption,
-    memory_dir: Path | None = DirOption,
+    name: Annotated[str, typer.Argument(help='The routine\'s name, e.g. "the Mary cleaning".')],
+    program: Annotated[str | None, typer.Option("--program", "-p", help="Program text.")] = None,
+    program_file: Annotated[
+        Path | None, typer.Option("--program-file", "-f", help="Read the program from a file ('-': stdin).")
+    ] = None,
+    request: Annotated[str, typer.Option("--request", "-r", help="The request that taught it.")] = "",
+    confirmed: Annotated[bool, typer.Option("--confirmed", help="Mark it as a confirmed success.")] = False,
+    user: User = None,
+    memory_dir: MemoryDir = None,
 ) -> None:
     """Teach a routine (a new version when the name exists)."""
     if (program is None) == (program_file is None):
         _fail("give the program with exactly one of --program or --program-file")
     if program_file is not None:
         try:
-            program = sys.stdin.read() if str(program_file) == "-" else program_file.read_text(encoding="utf-8")
+            program = (
+                sys.stdin.read() if str(program_file) == "-" else program_file.read_text(encoding="utf-8")
+            )
         except UnicodeDecodeError as exc:
             _fail(f"{program_file}: not UTF-8 text ({exc.reason} at byte {exc.start})")
     user = user or _default_user()
     memory = _memory(memory_dir)
     source = "confirmed_success" if confirmed else "taught"
     routine = memory.teach(name, program or "", request, user=user, source=source)
-    console.print(f"stored [bold]{routine.name}[/bold] v{routine.version} for {routine.user}", highlight=False)
+    console.print(
+        f"stored [bold]{routine.name}[/bold] v{routine.version} for {routine.user}", highlight=False
+    )
 
 
 @app.command("list")
 @_guard
-def list_(user: str | None = UserOption, memory_dir: Path | None = DirOption) -> None:
+def list_(user: User = None, memory_dir: MemoryDir = None) -> None:
     """List the user's routines (latest version of each)."""
     user = user or _default_user()
     memory = _memory(memory_dir)
@@ -119,12 +132,16 @@ def list_(user: str | None = UserOption, memory_dir: Path | None = DirOption) ->
 @app.command()
 @_guard
 def show(
-    name: str = typer.Argument(..., help="The name, or a request such as 'do the Mary cleaning'."),
-    version: int | None = typer.Option(None, "--version", "-v", help="Show this version (default: latest)."),
-    history: bool = typer.Option(False, "--history", help="List every version."),
-    min_score: float | None = typer.Option(None, help="Minimum similarity when recalling by paraphrase."),
-    user: str | None = UserOption,
-    memory_dir: Path | None = DirOption,
+    name: Annotated[str, typer.Argument(help="The name, or a request such as 'do the Mary cleaning'.")],
+    version: Annotated[
+        int | None, typer.Option("--version", "-v", help="Show this version (default: latest).")
+    ] = None,
+    history: Annotated[bool, typer.Option("--history", help="List every version.")] = False,
+    min_score: Annotated[
+        float | None, typer.Option(help="Minimum similarity when recalling by paraphrase.")
+    ] = None,
+    user: User = None,
+    memory_dir: MemoryDir = None,
 ) -> None:
     """Show a routine by name, or recall it by paraphrase (with its similarity score)."""
     user = user or _default_user()
@@ -149,7 +166,9 @@ def show(
     if version is not None:
         matching = [r for r in versions if r.version == version]
         if not matching:
-            _fail(f"{chosen.name!r} has no version {version} (versions: {', '.join(str(r.version) for r in versions)})")
+            _fail(
+                f"{chosen.name!r} has no version {version} (versions: {', '.join(str(r.version) for r in versions)})"
+            )
         chosen = matching[0]
     header = f"[bold]{chosen.name}[/bold] v{chosen.version} of {len(versions)} ({chosen.source}, {chosen.created_at[:19]})"
     if score is not None:
@@ -163,10 +182,10 @@ def show(
 @app.command()
 @_guard
 def remove(
-    name: str = typer.Argument(..., help="The routine's exact name."),
-    version: int | None = typer.Option(None, "--version", "-v", help="Remove only this version."),
-    user: str | None = UserOption,
-    memory_dir: Path | None = DirOption,
+    name: Annotated[str, typer.Argument(help="The routine's exact name.")],
+    version: Annotated[int | None, typer.Option("--version", "-v", help="Remove only this version.")] = None,
+    user: User = None,
+    memory_dir: MemoryDir = None,
 ) -> None:
     """Remove a routine (every version, or one with --version)."""
     user = user or _default_user()
@@ -184,9 +203,9 @@ def remove(
 @app.command("export")
 @_guard
 def export_(
-    path: Path = typer.Argument(..., help="JSON Lines file to write."),
-    user: str | None = UserOption,
-    memory_dir: Path | None = DirOption,
+    path: Annotated[Path, typer.Argument(help="JSON Lines file to write.")],
+    user: User = None,
+    memory_dir: MemoryDir = None,
 ) -> None:
     """Write every version of the user's routines to a JSON Lines file."""
     user = user or _default_user()
@@ -197,9 +216,9 @@ def export_(
 @app.command("import")
 @_guard
 def import_(
-    path: Path = typer.Argument(..., help="JSON Lines file written by `helper routines export`."),
-    user: str | None = UserOption,
-    memory_dir: Path | None = DirOption,
+    path: Annotated[Path, typer.Argument(help="JSON Lines file written by `helper routines export`.")],
+    user: User = None,
+    memory_dir: MemoryDir = None,
 ) -> None:
     """Add the routines of a JSON Lines file as the user's (existing versions are kept)."""
     user = user or _default_user()

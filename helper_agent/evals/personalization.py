@@ -72,9 +72,11 @@ __all__ = [
     "prepare_request",
     "routine_planner",
     "run_suite",
+    "scene_problems",
     "scene_requirements",
     "score_program",
     "table3",
+    "write_seeds",
 ]
 
 Category = Literal["original", "one", "two", "three"]
@@ -150,6 +152,7 @@ class SceneSpec(_Model):
     needs: dict[str, int] = Field(default_factory=dict)
     exact: dict[str, int] = Field(default_factory=dict)
     make_dirty: tuple[str, ...] = ()
+    note: str = ""  # why the base seed is what it is, when that needs saying
 
     @field_validator("room_type")
     @classmethod
@@ -240,26 +243,18 @@ def default_suite_path() -> Path:
     return Path(str(resources.files(_PACKAGE).joinpath(_DATA_FILE)))
 
 
-def _loc(loc: Sequence[Any], raw: Any) -> str:
-    """A pydantic error location as a key path: requests[3].goal[0].params (with the request id)."""
+def _loc(loc: Sequence[Any]) -> str:
+    """A pydantic error location as a key path: requests[3].goal[0].params."""
     out = ""
-    node = raw
     for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            node = None
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
     return out
 
 
 def _describe_validation_error(source: str, error: ValidationError, raw: Any) -> PersonalizationDataError:
     first = error.errors()[0]
     loc = list(first["loc"])
-    key = _loc(loc, raw)
+    key = _loc(loc)
     # Name the request or routine too: "requests[3] (id 'mary-two-a')".
     if len(loc) >= 2 and loc[0] in ("requests", "routines") and isinstance(loc[1], int):
         try:
@@ -290,7 +285,9 @@ def load_suite(path: str | Path | None = None) -> PersonalizationSuite:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PersonalizationDataError(source, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+        raise PersonalizationDataError(
+            source, None, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
     try:
         data = _SuiteFile.model_validate(raw)
     except ValidationError as exc:
@@ -305,7 +302,9 @@ def _check_goal(source: str, key: str, goal: Sequence[GoalTask]) -> None:
     registry = default_registry()
     for i, g in enumerate(goal):
         if g.task_name not in registry.names():
-            raise PersonalizationDataError(source, f"{key}[{i}].task_name", f"unknown TEACh task {g.task_name!r}")
+            raise PersonalizationDataError(
+                source, f"{key}[{i}].task_name", f"unknown TEACh task {g.task_name!r}"
+            )
         try:
             g.instantiate()
         except TaskDefinitionError as exc:
@@ -368,7 +367,9 @@ class SceneRequirements(BaseModel):
 
     def problems(self, counts: Counter[str]) -> list[str]:
         out = [f"{n} {t} needed, {counts[t]} present" for t, n in self.minimum.items() if counts[t] < n]
-        out += [f"exactly {n} {t} needed, {counts[t]} present" for t, n in self.exact.items() if counts[t] != n]
+        out += [
+            f"exactly {n} {t} needed, {counts[t]} present" for t, n in self.exact.items() if counts[t] != n
+        ]
         if self.cook and not (counts["Microwave"] or (counts["Pan"] and counts["StoveBurner"])):
             out.append("nothing to cook with (a microwave, or a pan and a stove)")
         return out
@@ -400,7 +401,9 @@ def _dirty_types(goal: Iterable[GoalTask]) -> list[str]:
     return out
 
 
-def scene_requirements(req: PersonalizationRequest, compiled: CompiledProgram | None = None) -> SceneRequirements:
+def scene_requirements(
+    req: PersonalizationRequest, compiled: CompiledProgram | None = None
+) -> SceneRequirements:
     """The object counts the request's scene must have (see the module docstring)."""
     catalog = load_catalog()
     compiled = compiled or compile_program(req.program)
@@ -463,7 +466,9 @@ def _dirty(state: WorldState, types: Iterable[str]) -> None:
             obj.is_dirty = True
 
 
-def _scene_for_seed(req: PersonalizationRequest, seed: int, needs: SceneRequirements) -> tuple[WorldState, list[str]]:
+def _scene_for_seed(
+    req: PersonalizationRequest, seed: int, needs: SceneRequirements
+) -> tuple[WorldState, list[str]]:
     """The scene of `seed` set up for `req`, and why it does not fit the rule (empty when it does)."""
     state = generate_scene(seed, req.scene.room_type)
     problems = needs.problems(Counter(o.object_type for o in state.objects.values()))
@@ -528,7 +533,8 @@ class RequestScore(BaseModel):
     goal_conditions_satisfied: int = 0
     goal_conditions_total: int = 0
     goals: list[GoalResult] = Field(default_factory=list)
-    status: str = ""  # the executor's (done, failed, not_found, step_limit, failure_limit), program_error, error
+    # the executor's (done, failed, not_found, step_limit, failure_limit), program_error, or error
+    status: str = ""
     steps: int = 0
     failures: int = 0
     error: str | None = None
@@ -538,7 +544,9 @@ class RequestScore(BaseModel):
 
     @property
     def goal_condition_rate(self) -> float:
-        return self.goal_conditions_satisfied / self.goal_conditions_total if self.goal_conditions_total else 0.0
+        return (
+            self.goal_conditions_satisfied / self.goal_conditions_total if self.goal_conditions_total else 0.0
+        )
 
 
 def _goal_results(req: PersonalizationRequest, objects: list[dict[str, Any]]) -> list[GoalResult]:
@@ -550,7 +558,9 @@ def _goal_results(req: PersonalizationRequest, objects: list[dict[str, Any]]) ->
                 task_name=g.task_name,
                 params=g.params,
                 success=progress.success,
-                goal_conditions_satisfied=min(progress.goal_conditions_satisfied, progress.goal_conditions_total),
+                goal_conditions_satisfied=min(
+                    progress.goal_conditions_satisfied, progress.goal_conditions_total
+                ),
                 goal_conditions_total=progress.goal_conditions_total,
             )
         )
@@ -580,7 +590,7 @@ def score_program(
             execution = Executor(env, config=config).run(compiled.subgoals)
             status, steps, failures = execution.status, execution.steps, execution.failures
             error = execution.error or None
-        except Exception as exc:  # an execution failure is a recorded failure, not an exception
+        except Exception as exc:  # noqa: BLE001 - an execution failure is a recorded failure, not an exception
             status, error = "error", f"{type(exc).__name__}: {exc}"
             steps, failures = env.steps, env.failures
     goals = _goal_results(req, env.objects_metadata())
@@ -692,10 +702,14 @@ def write_seeds(path: str | Path | None = None) -> dict[str, tuple[int | None, i
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helper_agent.evals.personalization", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m helper_agent.evals.personalization", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--suite", default=None, help="suite file (default: the packaged one)")
     parser.add_argument("--planner", choices=("gold", "routine"), default="gold")
-    parser.add_argument("--write-seeds", action="store_true", help="recompute and record every request's seed")
+    parser.add_argument(
+        "--write-seeds", action="store_true", help="recompute and record every request's seed"
+    )
     args = parser.parse_args(argv)
     if args.write_seeds:
         for rid, (old, new) in write_seeds(args.suite).items():
@@ -707,8 +721,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def show(done: int, total: int, s: RequestScore) -> None:
         mark = "ok  " if s.success else "FAIL"
         detail = "" if s.success else f"  [{s.status}] {s.error or ''}"
-        print(f"{done:>3}/{total} {mark} {s.request_id:<24} GC {s.goal_conditions_satisfied}/{s.goal_conditions_total}"
-              f" steps {s.steps}{detail}")
+        print(
+            f"{done:>3}/{total} {mark} {s.request_id:<24} GC {s.goal_conditions_satisfied}/{s.goal_conditions_total}"
+            f" steps {s.steps}{detail}"
+        )
 
     result = run_suite(planner, progress=show, suite=suite)
     for key, rate in table3(result).items():

@@ -82,7 +82,9 @@ def utf8_size(text: str, where: str, field: str) -> int:
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        raise InvalidRecordError(f"{where}: field {field!r} is not valid Unicode text ({exc.reason})") from None
+        raise InvalidRecordError(
+            f"{where}: field {field!r} is not valid Unicode text ({exc.reason})"
+        ) from None
 
 
 class BaseMemory(ABC):
@@ -239,7 +241,12 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def write_jsonl(path: str | Path, kind: str, records: Sequence[Any]) -> int:
     path = Path(path).expanduser()
-    header = {"_format": JSONL_FORMAT, "memory": kind, "schema_version": SCHEMA_VERSION, "count": len(records)}
+    header = {
+        "_format": JSONL_FORMAT,
+        "memory": kind,
+        "schema_version": SCHEMA_VERSION,
+        "count": len(records),
+    }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -280,7 +287,9 @@ def iter_jsonl_objects(path: str | Path) -> Iterable[tuple[int, Any]]:
         try:
             yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+            raise ImportFormatError(
+                f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
 
 
 def read_jsonl(path: str | Path, memory: BaseMemory) -> list[Any]:

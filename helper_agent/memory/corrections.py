@@ -50,7 +50,9 @@ class CorrectionExample(MemoryRecord):
     program: str = Field(description="The corrective program.")
 
 
-def correction_query(failed_subgoal: str, failure: str, dialogue: str = "", *, include_dialogue: bool = False) -> str:
+def correction_query(
+    failed_subgoal: str, failure: str, dialogue: str = "", *, include_dialogue: bool = False
+) -> str:
     """The text a correction is keyed and retrieved by."""
     text = f"{failure.strip()} Failed subgoal: {failed_subgoal.strip()}"
     if include_dialogue and dialogue.strip():
@@ -92,7 +94,9 @@ class CorrectionMemory(SeededMemory):
             raise InvalidRecordError(f"{where}: field 'program' is empty")
 
     def key_text(self, record: CorrectionExample) -> str:
-        return correction_query(record.failed_subgoal, record.failure, record.dialogue, include_dialogue=self.include_dialogue)
+        return correction_query(
+            record.failed_subgoal, record.failure, record.dialogue, include_dialogue=self.include_dialogue
+        )
 
     def _combined(self, rows: list[tuple[str, str, str]]) -> np.ndarray:
         parts = [r[0] for r in rows] + [r[1] for r in rows] + [r[2] or r[0] for r in rows]
@@ -106,7 +110,10 @@ class CorrectionMemory(SeededMemory):
 
     def embed_keys(self, records: list[Any], keys: list[str]) -> Any:
         return self._combined(
-            [(r.failure.strip(), f"Failed subgoal: {r.failed_subgoal.strip()}", dialogue_text(r.dialogue)) for r in records]
+            [
+                (r.failure.strip(), f"Failed subgoal: {r.failed_subgoal.strip()}", dialogue_text(r.dialogue))
+                for r in records
+            ]
         )
 
     def embed_query(self, query: Any, text: str) -> Any:
@@ -140,4 +147,6 @@ def load_seed_corrections() -> list[CorrectionExample]:
     """The shipped correction examples, without a store."""
     from helper_agent.memory.base import iter_jsonl_objects
 
-    return [CorrectionExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(CORRECTIONS_FILE))]
+    return [
+        CorrectionExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(CORRECTIONS_FILE))
+    ]

@@ -100,7 +100,9 @@ class EmbeddingDiskCache:
         if not rows:
             return
         with self._lock:
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings (model, key, vector) VALUES (?, ?, ?)", rows)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model, key, vector) VALUES (?, ?, ?)", rows
+            )
             self._conn.commit()
 
     def close(self) -> None:
@@ -169,7 +171,9 @@ class CachingEmbedder:
             batch = missing[start : start + self.batch_size]
             vectors = normalize_rows(self._compute(batch))
             if vectors.shape != (len(batch), self.dim):
-                raise ValueError(f"{self.name}: expected {len(batch)}x{self.dim} vectors, got {vectors.shape}")
+                raise ValueError(
+                    f"{self.name}: expected {len(batch)}x{self.dim} vectors, got {vectors.shape}"
+                )
             for text, vector in zip(batch, vectors, strict=True):
                 fresh[text] = vector
         self.stats["computed"] += len(fresh)
@@ -260,7 +264,10 @@ class LocalEmbedder(CachingEmbedder):
         model = self.model
         with self._encode_lock:
             return model.encode(
-                texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
                 convert_to_numpy=True,
             )
 
@@ -269,7 +276,9 @@ class LocalEmbedder(CachingEmbedder):
 class OpenAIEmbedder(CachingEmbedder):
     """OpenAI embeddings through `langchain-openai` (imported on first use)."""
 
-    def __init__(self, model: str = "text-embedding-3-small", client: Any | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, model: str = "text-embedding-3-small", client: Any | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.model = model
         self.name = f"openai:{model}"
@@ -386,7 +395,9 @@ def make_embedder(
         try:
             disk = EmbeddingDiskCache(cache_path)
         except (OSError, sqlite3.Error) as exc:
-            log.warning("embedding cache %s unavailable (%s); using the in-process cache only", cache_path, exc)
+            log.warning(
+                "embedding cache %s unavailable (%s); using the in-process cache only", cache_path, exc
+            )
     kind, _, arg = spec.partition(":")
     common = {"batch_size": batch_size, "cache_size": cache_size, "disk_cache": disk}
     if kind == "local":
@@ -398,7 +409,9 @@ def make_embedder(
     raise ValueError(f"HELPER_EMBEDDINGS={spec!r}: expected 'local', 'openai:MODEL' or 'hash[:DIM]'")
 
 
-def get_embedder(spec: str | None = None, *, cache_path: str | Path | None = None, settings: Any = None) -> Embedder:
+def get_embedder(
+    spec: str | None = None, *, cache_path: str | Path | None = None, settings: Any = None
+) -> Embedder:
     """The process-wide shared embedder for `spec` (default: the settings' `embeddings`)."""
     if settings is None:
         from helper_agent.memory.settings import get_memory_settings

@@ -59,7 +59,9 @@ class Experience(MemoryRecord):
     steps: list[ExperienceStep] = Field(default_factory=list)
     done: bool = Field(default=False, description="True when the episode reached the goal.")
     round: int = Field(default=0, ge=0, description="The iteration that wrote it (assigned on commit).")
-    info: dict[str, Any] = Field(default_factory=dict, description="Free-form extras (task id, steps taken, ...).")
+    info: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form extras (task id, steps taken, ...)."
+    )
 
 
 class ExperienceMemory(BaseMemory):
@@ -89,7 +91,9 @@ class ExperienceMemory(BaseMemory):
     def check_record(self, record: Any, where: str) -> None:
         super().check_record(record, where)
         if len(record.steps) > self.max_steps:
-            raise InvalidRecordError(f"{where}: field 'steps' has {len(record.steps)} steps; the limit is {self.max_steps}")
+            raise InvalidRecordError(
+                f"{where}: field 'steps' has {len(record.steps)} steps; the limit is {self.max_steps}"
+            )
         for i, step in enumerate(record.steps):
             self.check_value(step.model_dump_json(), where, f"steps.{i}")
 
@@ -114,7 +118,16 @@ class ExperienceMemory(BaseMemory):
     def _set_committed(self, round_: int) -> None:
         marker = np.zeros(self.embedder.dim, dtype=np.float32)
         marker[0] = 1.0
-        self._meta.upsert([Entry(id=_MARKER_ID, document="committed round", metadata={"round": int(round_)}, embedding=marker)])
+        self._meta.upsert(
+            [
+                Entry(
+                    id=_MARKER_ID,
+                    document="committed round",
+                    metadata={"round": int(round_)},
+                    embedding=marker,
+                )
+            ]
+        )
 
     def _visible(self, committed: int) -> dict[str, Any]:
         if self.policy == "keep_latest_round":
@@ -239,7 +252,9 @@ class ExperienceMemory(BaseMemory):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             rows = self.steps.get(
-                where={"record_id": {"$in": chunk}}, include_embeddings=with_embeddings, include_documents=True
+                where={"record_id": {"$in": chunk}},
+                include_embeddings=with_embeddings,
+                include_documents=True,
             )
             for e in rows:
                 rid = str(e.metadata.get("record_id"))
@@ -301,8 +316,7 @@ class ExperienceMemory(BaseMemory):
             goal_scores[e.id] = e.score
         if scene_vec is not None:
             others = {
-                str(e.metadata.get("record_id"))
-                for e in self.steps.query(scene_vec, pool * 4, visible)[0]
+                str(e.metadata.get("record_id")) for e in self.steps.query(scene_vec, pool * 4, visible)[0]
             } - set(heads)
             if others:
                 for e in self.heads.get(ids=sorted(others), include_embeddings=True):

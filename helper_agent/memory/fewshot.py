@@ -51,12 +51,12 @@ class PlanExample(MemoryRecord):
         return pairs
 
     def format_plan(self, lowercase: bool = True) -> str:
-        """"Navigation fridge, OpenObject fridge, ..." as in LLM-Planner's prompts."""
+        """ "Navigation fridge, OpenObject fridge, ..." as in LLM-Planner's prompts."""
         return ", ".join(f"{a} {o.lower() if lowercase else o}".strip() for a, o in self.hlp())
 
 
 def parse_subgoal(text: str) -> list[str]:
-    """"('PutObject','Knife', 'DiningTable')" → ["PutObject", "Knife", "DiningTable"] (no eval)."""
+    """ "('PutObject','Knife', 'DiningTable')" → ["PutObject", "Knife", "DiningTable"] (no eval)."""
     parts = [a if a else b for a, b in _QUOTED.findall(text)]
     if not parts:
         raise ValueError(f"not a subgoal: {text!r}")
@@ -125,7 +125,9 @@ class FewShotMemory(KeyedMemory):
             raise InvalidRecordError(f"{where}: field 'plan' is empty")
         for i, step in enumerate(record.plan):
             if not step or not all(isinstance(s, str) and s.strip() for s in step):
-                raise InvalidRecordError(f"{where}: field 'plan.{i}' must be [action, object, ...] non-empty texts")
+                raise InvalidRecordError(
+                    f"{where}: field 'plan.{i}' must be [action, object, ...] non-empty texts"
+                )
 
     def key_text(self, record: PlanExample) -> str:
         return record.instruction

@@ -142,7 +142,9 @@ class SeededMemory(KeyedMemory):
 
     seed_files: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, *, seed: bool = True, seed_paths: Iterable[str | Path] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, seed: bool = True, seed_paths: Iterable[str | Path] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.seed = seed
         self.seed_paths = [Path(p) for p in seed_paths] if seed_paths is not None else None
@@ -161,7 +163,9 @@ class SeededMemory(KeyedMemory):
         """Write new or changed seed records, drop seed records no longer shipped; returns writes."""
         records = self.seed_records()
         col = self._col()
-        stored = {e.id: e.metadata.get("digest") for e in col.get(where={"source": "seed"}, include_documents=False)}
+        stored = {
+            e.id: e.metadata.get("digest") for e in col.get(where={"source": "seed"}, include_documents=False)
+        }
         wanted = {r.id: r for r in records}
         changed = [r for r in records if stored.get(r.id) != self._metadata(r, SOURCE_SEED)["digest"]]
         self._write(changed, SOURCE_SEED)

@@ -101,7 +101,9 @@ class RoutineMemory(BaseMemory):
         if not record.program.strip():
             raise InvalidRecordError(f"{where}: field 'program' is empty")
         if len(record.name) > 200:
-            raise InvalidRecordError(f"{where}: field 'name' has {len(record.name)} characters; the limit is 200")
+            raise InvalidRecordError(
+                f"{where}: field 'name' has {len(record.name)} characters; the limit is 200"
+            )
 
     # -------------------------------------------------------------------------------------- writes
     def add(self, records: Iterable[Any]) -> list[str]:
@@ -130,7 +132,9 @@ class RoutineMemory(BaseMemory):
                 if version == 0:
                     version = latest[slot] + 1
                 latest[slot] = max(latest[slot], version)
-                stored = record.model_copy(update={"version": version, "id": f"{record.user}/{record.key}/v{version}"})
+                stored = record.model_copy(
+                    update={"version": version, "id": f"{record.user}/{record.key}/v{version}"}
+                )
                 existing[stored.id] = _digest(stored)
                 out.append(stored)
             if out:
@@ -169,14 +173,18 @@ class RoutineMemory(BaseMemory):
         ids = self.add([record])
         return self._get_id(ids[0])  # type: ignore[return-value]
 
-    def register_success(self, name: str, program: str, request: str = "", *, user: str | None = None) -> Routine:
+    def register_success(
+        self, name: str, program: str, request: str = "", *, user: str | None = None
+    ) -> Routine:
         """Store a program the user confirmed as a success under `name`."""
         return self.teach(name, program, request, user=user, source="confirmed_success")
 
     def remove(self, name: str, *, user: str | None = None) -> int:
         """Delete every version of `name` for `user`; returns how many versions were removed."""
         user = self._user(user)
-        rows = self._col().get(where=where_all(user=user, name_key=routine_key(name)), include_documents=False)
+        rows = self._col().get(
+            where=where_all(user=user, name_key=routine_key(name)), include_documents=False
+        )
         if rows:
             self._col().delete(ids=[e.id for e in rows])
         return len(rows)
@@ -248,12 +256,17 @@ class RoutineMemory(BaseMemory):
                     id=versions[-1].id,
                     score=entry.score,
                     record=versions[-1],
-                    details={"matched_version": int(entry.metadata.get("version", 0)), "versions": len(versions)},
+                    details={
+                        "matched_version": int(entry.metadata.get("version", 0)),
+                        "versions": len(versions),
+                    },
                 )
             )
         return hits
 
-    def retrieve(self, query: Any, k: int | None = None, *, user: str | None = None, **kwargs: Any) -> list[Hit[Any]]:
+    def retrieve(
+        self, query: Any, k: int | None = None, *, user: str | None = None, **kwargs: Any
+    ) -> list[Hit[Any]]:
         return self.recall(str(query), user=user, k=k or 1, **kwargs)
 
     def list(self, *, user: str | None = None) -> list[Routine]:

@@ -51,9 +51,30 @@ DEFAULT_THOR_ATTRIBUTES = (
 # Receptacles things are "in" rather than "on" (everything else: "on").
 CONTAINERS = frozenset(
     {
-        "Fridge", "Cabinet", "Drawer", "Microwave", "Safe", "Box", "GarbageCan", "SinkBasin", "Sink",
-        "BathtubBasin", "Bathtub", "Toaster", "Pot", "Pan", "Bowl", "Mug", "Cup", "Kettle", "Dresser",
-        "LaundryHamper", "CoffeeMachine", "ToiletPaperHanger", "TowelHolder", "Toilet",
+        "Fridge",
+        "Cabinet",
+        "Drawer",
+        "Microwave",
+        "Safe",
+        "Box",
+        "GarbageCan",
+        "SinkBasin",
+        "Sink",
+        "BathtubBasin",
+        "Bathtub",
+        "Toaster",
+        "Pot",
+        "Pan",
+        "Bowl",
+        "Mug",
+        "Cup",
+        "Kettle",
+        "Dresser",
+        "LaundryHamper",
+        "CoffeeMachine",
+        "ToiletPaperHanger",
+        "TowelHolder",
+        "Toilet",
     }
 )
 
@@ -115,7 +136,9 @@ class SubGraph(BaseModel):
                 item["score"] = round(n.score, 4)
             nodes.append(item)
         edges = [{"source": e.source, "relation": e.relation, "target": e.target} for e in self.edges]
-        return json.dumps({"nodes": nodes, "edges": edges}, ensure_ascii=False, indent=indent, sort_keys=False)
+        return json.dumps(
+            {"nodes": nodes, "edges": edges}, ensure_ascii=False, indent=indent, sort_keys=False
+        )
 
     @property
     def node_ids(self) -> list[str]:
@@ -127,7 +150,7 @@ def edge_id(source: str, relation: str, target: str) -> str:
 
 
 def humanize_label(label: str) -> str:
-    """"CoffeeMachine" → "coffee machine" (what is embedded)."""
+    """ "CoffeeMachine" → "coffee machine" (what is embedded)."""
     return " ".join(re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", label).replace("_", " ").split()).lower()
 
 
@@ -178,7 +201,9 @@ class SceneGraphMemory(BaseMemory):
     def check_record(self, record: Any, where: str) -> None:
         if isinstance(record, SceneEntity):
             self.check_key(record.label, where, "label")
-            self.check_value(json.dumps(record.attributes, ensure_ascii=False, default=str), where, "attributes")
+            self.check_value(
+                json.dumps(record.attributes, ensure_ascii=False, default=str), where, "attributes"
+            )
         else:
             for field in ("source", "relation", "target"):
                 self.check_key(getattr(record, field), where, field)
@@ -195,7 +220,9 @@ class SceneGraphMemory(BaseMemory):
         return [r.id for r in records]
 
     def upsert_entities(self, entities: Iterable[SceneEntity | Mapping[str, Any]]) -> list[str]:
-        records = self.coerce([{"type": "entity", **dict(e)} if isinstance(e, Mapping) else e for e in entities])
+        records = self.coerce(
+            [{"type": "entity", **dict(e)} if isinstance(e, Mapping) else e for e in entities]
+        )
         with self.store.write_lock():
             self._upsert_entities(records)
         return [r.id for r in records]
@@ -215,7 +242,9 @@ class SceneGraphMemory(BaseMemory):
             for key, value in entity.attributes.items():
                 if isinstance(value, bool | int | float | str):
                     meta[f"a.{key}"] = value
-            rows.append(Entry(id=self._eid(entity.id), document=entity.label, metadata=meta, embedding=vector))
+            rows.append(
+                Entry(id=self._eid(entity.id), document=entity.label, metadata=meta, embedding=vector)
+            )
         self.entities.upsert(rows)
 
     def remove_entities(self, entity_ids: Iterable[str]) -> int:
@@ -224,7 +253,9 @@ class SceneGraphMemory(BaseMemory):
         if not ids:
             return 0
         with self.store.write_lock():
-            found = self.entities.get(ids=[self._eid(i) for i in ids], include_documents=False, include_metadata=False)
+            found = self.entities.get(
+                ids=[self._eid(i) for i in ids], include_documents=False, include_metadata=False
+            )
             edge_where = {
                 "$and": [
                     {"graph": self.graph_id},
@@ -252,7 +283,12 @@ class SceneGraphMemory(BaseMemory):
                 Entry(
                     id=f"{self.graph_id}::{e.id}",
                     document=f"{e.source} {e.relation} {e.target}",
-                    metadata={"graph": self.graph_id, "source": e.source, "relation": e.relation, "target": e.target},
+                    metadata={
+                        "graph": self.graph_id,
+                        "source": e.source,
+                        "relation": e.relation,
+                        "target": e.target,
+                    },
                     embedding=vector,
                 )
                 for e in edges
@@ -274,7 +310,10 @@ class SceneGraphMemory(BaseMemory):
         targets = list(dict.fromkeys(targets))
         with self.store.write_lock():
             where = where_all(graph=self.graph_id, source=source, relation=relation)
-            current = {str(e.metadata.get("target")): e.id for e in self.edges.get(where=where, include_documents=False)}
+            current = {
+                str(e.metadata.get("target")): e.id
+                for e in self.edges.get(where=where, include_documents=False)
+            }
             gone = [eid for target, eid in current.items() if target not in targets]
             if gone:
                 self.edges.delete(ids=gone)
@@ -328,7 +367,9 @@ class SceneGraphMemory(BaseMemory):
                 if row is None or row.document != entity.label or row.metadata.get("attributes") != attrs:
                     changed.append(entity)
             self._upsert_entities(changed)
-            current_edges = {e.id: e for e in self.edges.get(where={"graph": self.graph_id}, include_documents=False)}
+            current_edges = {
+                e.id: e for e in self.edges.get(where={"graph": self.graph_id}, include_documents=False)
+            }
             wanted_edges = {f"{self.graph_id}::{e.id}": e for e in edges}
             stale = [eid for eid in current_edges if eid not in wanted_edges]
             if stale:
@@ -368,12 +409,19 @@ class SceneGraphMemory(BaseMemory):
         return self._entity(rows[0]) if rows else None
 
     def list_entities(self) -> list[SceneEntity]:
-        return sorted((self._entity(e) for e in self.entities.get(where={"graph": self.graph_id})), key=lambda e: e.id)
+        return sorted(
+            (self._entity(e) for e in self.entities.get(where={"graph": self.graph_id})), key=lambda e: e.id
+        )
 
     def list_edges(self) -> list[SceneEdge]:
         rows = self.edges.get(where={"graph": self.graph_id}, include_documents=False)
         return sorted(
-            (SceneEdge(source=e.metadata["source"], relation=e.metadata["relation"], target=e.metadata["target"]) for e in rows),
+            (
+                SceneEdge(
+                    source=e.metadata["source"], relation=e.metadata["relation"], target=e.metadata["target"]
+                )
+                for e in rows
+            ),
             key=lambda e: (e.source, e.relation, e.target),
         )
 
@@ -384,11 +432,15 @@ class SceneGraphMemory(BaseMemory):
         """Number of entities in this graph."""
         return self.entities.count({"graph": self.graph_id})
 
-    def retrieve(self, query: Any, k: int | None = None, *, threshold: float | None = None) -> list[Hit[SceneEntity]]:
+    def retrieve(
+        self, query: Any, k: int | None = None, *, threshold: float | None = None
+    ) -> list[Hit[SceneEntity]]:
         """Entities whose label is closest to `query` (one label), score ≥ threshold (default: none)."""
         q = _as_query(query)
         k = int(k or self.settings.scene_graph_k)
-        rows = self.entities.query(self._embed([humanize_label(q.label) or q.label]), k, {"graph": self.graph_id})[0]
+        rows = self.entities.query(
+            self._embed([humanize_label(q.label) or q.label]), k, {"graph": self.graph_id}
+        )[0]
         return [
             Hit(id=str(e.metadata.get("entity_id")), score=e.score, record=self._entity(e))
             for e in rows
@@ -428,16 +480,27 @@ class SceneGraphMemory(BaseMemory):
                 node.matched.append(q.label)
                 wanted = set(entity.attributes) if ALL_ATTRIBUTES in q.attributes else set(q.attributes)
                 asked[entity.id] |= wanted
-                node.attributes = {a: entity.attributes[a] for a in sorted(asked[entity.id]) if a in entity.attributes}
+                node.attributes = {
+                    a: entity.attributes[a] for a in sorted(asked[entity.id]) if a in entity.attributes
+                }
         edges: list[SceneEdge] = []
         if nodes:
             ids = list(nodes)
             rows = self.edges.get(
-                where={"$and": [{"graph": self.graph_id}, {"source": {"$in": ids}}, {"target": {"$in": ids}}]},
+                where={
+                    "$and": [{"graph": self.graph_id}, {"source": {"$in": ids}}, {"target": {"$in": ids}}]
+                },
                 include_documents=False,
             )
             edges = sorted(
-                (SceneEdge(source=e.metadata["source"], relation=e.metadata["relation"], target=e.metadata["target"]) for e in rows),
+                (
+                    SceneEdge(
+                        source=e.metadata["source"],
+                        relation=e.metadata["relation"],
+                        target=e.metadata["target"],
+                    )
+                    for e in rows
+                ),
                 key=lambda e: (e.source, e.relation, e.target),
             )
         ordered = sorted(nodes.values(), key=lambda n: (-n.score, n.id))
@@ -466,7 +529,9 @@ def graph_from_thor_objects(
         if not oid:
             raise InvalidRecordError("AI2-THOR object without objectId")
         attrs = {a: obj[a] for a in attributes if a in obj and obj[a] is not None}
-        entities.append(SceneEntity(id=oid, label=str(obj.get("objectType") or oid.split("|")[0]), attributes=attrs))
+        entities.append(
+            SceneEntity(id=oid, label=str(obj.get("objectType") or oid.split("|")[0]), attributes=attrs)
+        )
         parents = obj.get("parentReceptacles") or []
         direct = obj.get("simbotDirectParent")
         for parent in [direct] if direct else parents[:1]:

@@ -49,7 +49,9 @@ class MemorySettings(BaseSettings):
         default=None,  # always a Path after validation: filled in from `home` below
         description="Folder of the embedded Chroma store (default: $HELPER_HOME/memory).",
     )
-    chroma_host: str | None = Field(default=None, description="Chroma server host; embedded store when unset.")
+    chroma_host: str | None = Field(
+        default=None, description="Chroma server host; embedded store when unset."
+    )
     chroma_port: int = Field(default=8000, description="Chroma server port.")
     chroma_ssl: bool = Field(default=False, description="Use https for the Chroma server.")
 

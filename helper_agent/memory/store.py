@@ -58,6 +58,7 @@ GENERATION_FILE = ".helper_memory_generation"
 EMBEDDING_CACHE_FILE = "embedding_cache.sqlite3"
 META_COLLECTION = "helper_memory_meta"  # the same information on a Chroma server
 _SYNC_ID = "__helper_sync__"
+MAX_QUERY_K = 10_000  # Chroma's embedded store fails on far larger result sets (SQLite variable limit)
 _FORMAT = "helper-agent-memory"
 
 
@@ -152,13 +153,17 @@ class VectorStore:
         elif host:
             self.kind = "http"
             self.location = f"{'https' if ssl else 'http'}://{host}:{port}"
-            self.client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_chroma_settings())
+            self.client = chromadb.HttpClient(
+                host=host, port=port, ssl=ssl, headers=headers, settings=_chroma_settings()
+            )
             self._check_server_meta()
         else:
             from filelock import FileLock
 
             self.kind = "persistent"
-            self.path = Path(path if path is not None else get_memory_settings().memory_dir).expanduser().resolve()
+            self.path = (
+                Path(path if path is not None else get_memory_settings().memory_dir).expanduser().resolve()
+            )
             self.location = str(self.path)
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -213,7 +218,9 @@ class VectorStore:
             except (UnicodeDecodeError, json.JSONDecodeError, OSError) as exc:
                 raise IncompatibleStoreError(f"{meta_path}: unreadable store metadata ({exc})") from exc
             if not isinstance(data, dict) or data.get("format") != _FORMAT:
-                raise IncompatibleStoreError(f"{meta_path}: not helper-agent memory metadata (no format {_FORMAT!r})")
+                raise IncompatibleStoreError(
+                    f"{meta_path}: not helper-agent memory metadata (no format {_FORMAT!r})"
+                )
             if data.get("schema_version") != SCHEMA_VERSION:
                 raise self._refuse(str(meta_path), data.get("schema_version"), data.get("created_by"))
             return
@@ -229,13 +236,17 @@ class VectorStore:
     def _check_server_meta(self) -> None:
         try:
             col = self.client.get_or_create_collection(
-                META_COLLECTION, embedding_function=None, metadata={"format": _FORMAT, "schema_version": SCHEMA_VERSION}
+                META_COLLECTION,
+                embedding_function=None,
+                metadata={"format": _FORMAT, "schema_version": SCHEMA_VERSION},
             )
         except Exception as exc:
             raise MemoryStoreError(f"{self.location}: cannot reach the Chroma server ({exc})") from exc
         meta = col.metadata or {}
         if meta.get("schema_version") != SCHEMA_VERSION:
-            raise self._refuse(f"{self.location} collection {META_COLLECTION!r}", meta.get("schema_version"), None)
+            raise self._refuse(
+                f"{self.location} collection {META_COLLECTION!r}", meta.get("schema_version"), None
+            )
 
     # ------------------------------------------------------------------------------------- locks
     @contextlib.contextmanager
@@ -279,7 +290,11 @@ class VectorStore:
                 existing._check(embedder_name, dim)
                 return existing
             full = self._full_name(name)
-            metadata = {"helper:embedder": embedder_name, "helper:dim": int(dim), "helper:schema": SCHEMA_VERSION}
+            metadata = {
+                "helper:embedder": embedder_name,
+                "helper:dim": int(dim),
+                "helper:schema": SCHEMA_VERSION,
+            }
             hnsw = {
                 "space": "cosine",
                 "ef_construction": self.settings.hnsw_ef_construction,
@@ -326,7 +341,12 @@ def open_store(path: str | Path | None = None, *, settings: MemorySettings | Non
     """
     settings = settings or get_memory_settings()
     if path is None and settings.chroma_host:
-        key: tuple[str, ...] = ("http", settings.chroma_host, str(settings.chroma_port), str(settings.chroma_ssl))
+        key: tuple[str, ...] = (
+            "http",
+            settings.chroma_host,
+            str(settings.chroma_port),
+            str(settings.chroma_ssl),
+        )
     else:
         folder = Path(path if path is not None else settings.memory_dir).expanduser().resolve()
         key = ("persistent", str(folder))
@@ -335,7 +355,10 @@ def open_store(path: str | Path | None = None, *, settings: MemorySettings | Non
         if store is None:
             if key[0] == "http":
                 store = VectorStore(
-                    host=settings.chroma_host, port=settings.chroma_port, ssl=settings.chroma_ssl, settings=settings
+                    host=settings.chroma_host,
+                    port=settings.chroma_port,
+                    ssl=settings.chroma_ssl,
+                    settings=settings,
                 )
             else:
                 store = VectorStore(key[1], settings=settings)
@@ -368,7 +391,9 @@ class VectorCollection:
         if vectors.ndim == 1:
             vectors = vectors[None, :]
         if vectors.shape != (n, self.dim):
-            raise ValueError(f"collection {self.name!r}: expected {n}x{self.dim} vectors, got {vectors.shape}")
+            raise ValueError(
+                f"collection {self.name!r}: expected {n}x{self.dim} vectors, got {vectors.shape}"
+            )
         if not np.all(np.isfinite(vectors)):
             raise ValueError(f"collection {self.name!r}: vectors contain NaN or infinity")
         return vectors
@@ -384,7 +409,9 @@ class VectorCollection:
         for entry in entries:
             if entry.embedding is None:
                 raise ValueError(f"collection {self.name!r}: entry {entry.id!r} has no vector")
-        vectors = self._vectors(np.stack([np.asarray(e.embedding, dtype=np.float32) for e in entries]), len(entries))
+        vectors = self._vectors(
+            np.stack([np.asarray(e.embedding, dtype=np.float32) for e in entries]), len(entries)
+        )
         try:
             batch = max(1, int(self.store.client.get_max_batch_size()))
         except Exception:  # noqa: BLE001 - older servers lack the call
@@ -460,7 +487,9 @@ class VectorCollection:
             ids = list(ids)
             if not ids:
                 return []
-        result = self.raw.get(ids=ids, where=dict(where) if where else None, limit=limit, offset=offset, include=include)
+        result = self.raw.get(
+            ids=ids, where=dict(where) if where else None, limit=limit, offset=offset, include=include
+        )
         entries = _entries(result, include_embeddings)
         if ids is not None:  # Chroma does not keep the requested order
             by_id = {e.id: e for e in entries}
@@ -475,7 +504,7 @@ class VectorCollection:
         *,
         include_embeddings: bool = False,
     ) -> list[list[ScoredEntry]]:
-        """For each query vector, up to `k` entries by decreasing cosine similarity."""
+        """For each query vector, up to `k` (at most `MAX_QUERY_K`) entries by decreasing cosine similarity."""
         vectors = np.asarray(embeddings, dtype=np.float32)
         if vectors.ndim == 1:
             vectors = vectors[None, :]
@@ -485,7 +514,10 @@ class VectorCollection:
         self.sync()
         include = ["documents", "metadatas", "distances"] + (["embeddings"] if include_embeddings else [])
         result = self.raw.query(
-            query_embeddings=vectors, n_results=int(k), where=dict(where) if where else None, include=include
+            query_embeddings=vectors,
+            n_results=min(int(k), MAX_QUERY_K),
+            where=dict(where) if where else None,
+            include=include,
         )
         out: list[list[ScoredEntry]] = []
         for row in range(len(vectors)):

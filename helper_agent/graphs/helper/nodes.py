@@ -190,6 +190,7 @@ def _summary(result: ExecutionResult, subgoals: list | None) -> dict[str, Any]:
         "failed_subgoal": result.failed_subgoal.describe() if result.failed_subgoal else "",
         "missing": result.missing,
         "completed": result.completed,
+        "trace": [[t.subgoal, t.status, len(t.actions)] for t in result.trace],
     }
 
 

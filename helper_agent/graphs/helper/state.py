@@ -17,6 +17,7 @@ class ExecutionSummary(TypedDict, total=False):
     failed_subgoal: str
     missing: str | None
     completed: int
+    trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run
 
 
 class HelperState(TypedDict, total=False):
