@@ -119,7 +119,9 @@ def test_specs():
         make_embedder("bert")
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain_openai") is not None, reason="langchain-openai installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain_openai") is not None, reason="langchain-openai installed"
+)
 def test_openai_is_lazy_and_explains_the_missing_extra():
     e = make_embedder("openai:text-embedding-3-small")  # constructing needs nothing
     assert e.dim == 1536 and e.name == "openai:text-embedding-3-small"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 from collections import Counter
 
@@ -10,21 +11,57 @@ import numpy as np
 import pytest
 
 from helper_agent.memory.base import write_jsonl
-from helper_agent.memory.corrections import FAILURE_KINDS, CorrectionMemory, correction_query, load_seed_corrections
+from helper_agent.memory.corrections import (
+    FAILURE_KINDS,
+    CorrectionMemory,
+    correction_query,
+    load_seed_corrections,
+)
 from helper_agent.memory.embeddings import HashEmbedder, get_embedder
 from helper_agent.memory.examples import ExampleMemory, ProgramExample, dialogue_text, load_seed_examples
 from helper_agent.memory.keyed import seed_file
 from helper_agent.memory.store import VectorStore
 
 TEACH_FAMILIES = {
-    "coffee", "water_plant", "toast", "plate_of_toast", "n_slices_of_x_in_y", "cooked_slice_of_x",
-    "n_cooked_slices_of_x_in_y", "boil_x", "clean_x", "clean_all_x", "put_all_x_on_y", "put_all_x_in_one_y",
-    "toggle_x_all_y", "sandwich", "salad", "breakfast", "omelette", "poach_egg", "candles", "workspace",
+    "coffee",
+    "water_plant",
+    "toast",
+    "plate_of_toast",
+    "n_slices_of_x_in_y",
+    "cooked_slice_of_x",
+    "n_cooked_slices_of_x_in_y",
+    "boil_x",
+    "clean_x",
+    "clean_all_x",
+    "put_all_x_on_y",
+    "put_all_x_in_one_y",
+    "toggle_x_all_y",
+    "sandwich",
+    "salad",
+    "breakfast",
+    "omelette",
+    "poach_egg",
+    "candles",
+    "workspace",
     "sliced_x",
 }
 API_METHODS = {
-    "go_to", "pickup", "place", "put_down", "pickup_and_place", "open", "close", "toggle_on", "toggle_off",
-    "slice", "pour", "fill_up", "empty", "clean", "cook", "toast",
+    "go_to",
+    "pickup",
+    "place",
+    "put_down",
+    "pickup_and_place",
+    "open",
+    "close",
+    "toggle_on",
+    "toggle_off",
+    "slice",
+    "pour",
+    "fill_up",
+    "empty",
+    "clean",
+    "cook",
+    "toast",
 }
 CORRECTIVE = {"move_back", "move_closer", "move_alternate_viewpoint", "do_nothing"}
 ATTRIBUTES = {"clean", "cooked", "toasted", "sliced", "filled"}
@@ -54,11 +91,15 @@ def check_program(program: str, *, corrective: bool = False) -> None:
             assert corrective and func.id in CORRECTIVE, f"bare call {func.id}()"
             return
         assert isinstance(func, ast.Attribute), ast.dump(call)
-        assert isinstance(func.value, ast.Name) and func.value.id in defined, f"undefined object in {ast.unparse(call)}"
+        assert isinstance(func.value, ast.Name) and func.value.id in defined, (
+            f"undefined object in {ast.unparse(call)}"
+        )
         allowed = API_METHODS | (CORRECTIVE if corrective else set())
         assert func.attr in allowed, f"not in the API: {func.attr}"
         for arg in call.args:
-            assert isinstance(arg, ast.Name) and arg.id in defined, f"argument must be a defined object: {ast.unparse(call)}"
+            assert isinstance(arg, ast.Name) and arg.id in defined, (
+                f"argument must be a defined object: {ast.unparse(call)}"
+            )
 
     def check_constructor(call: ast.Call, loop_vars: set[str]) -> None:
         assert isinstance(call.func, ast.Name) and call.func.id in {"InteractionObject", "AgentCorrective"}
@@ -95,7 +136,8 @@ def check_program(program: str, *, corrective: bool = False) -> None:
                 it = stmt.iter
                 literal_list = isinstance(it, ast.List) and all(isinstance(e, ast.Constant) for e in it.elts)
                 literal_range = (
-                    isinstance(it, ast.Call) and getattr(it.func, "id", None) == "range"
+                    isinstance(it, ast.Call)
+                    and getattr(it.func, "id", None) == "range"
                     and all(isinstance(a, ast.Constant) for a in it.args)
                 )
                 assert literal_list or literal_range, ast.unparse(it)
@@ -104,7 +146,7 @@ def check_program(program: str, *, corrective: bool = False) -> None:
                         assert e.value in catalog, f"unknown type {e.value}"
                 walk(stmt.body, loop_vars | {stmt.target.id})
             else:
-                raise AssertionError(f"statement outside the grammar: {ast.unparse(stmt)}")
+                pytest.fail(f"statement outside the grammar: {ast.unparse(stmt)}")
 
     walk(tree.body, set())
 
@@ -139,7 +181,9 @@ def test_seed_corrections_cover_every_failure_description():
 
 
 def test_retrieval_quality_on_held_out_paraphrases(examples):
-    rows = [json.loads(line) for line in seed_file("paraphrases_heldout.jsonl").read_text().splitlines() if line]
+    rows = [
+        json.loads(line) for line in seed_file("paraphrases_heldout.jsonl").read_text().splitlines() if line
+    ]
     assert len(rows) >= len(load_seed_examples())
     ranks = []
     for row in rows:
@@ -149,7 +193,9 @@ def test_retrieval_quality_on_held_out_paraphrases(examples):
         ranks.append(ids.index(row["example_id"]) + 1 if row["example_id"] in ids else None)
     recall1 = sum(r == 1 for r in ranks) / len(ranks)
     recall3 = sum(r is not None for r in ranks) / len(ranks)
-    print(f"\nexamples retrieval on {len(rows)} held-out paraphrases: recall@1={recall1:.3f} recall@3={recall3:.3f}")
+    print(
+        f"\nexamples retrieval on {len(rows)} held-out paraphrases: recall@1={recall1:.3f} recall@3={recall3:.3f}"
+    )
     assert recall3 >= 0.95
     assert recall1 >= 0.85
 
@@ -158,7 +204,7 @@ def test_default_k_is_three_and_scores_descend(examples):
     hits = examples.retrieve("<Driver> hi <Commander> please water the plant")
     assert len(hits) == 3
     assert hits[0].record.task_family == "water_plant"
-    assert all(a.score >= b.score for a, b in zip(hits, hits[1:], strict=False))
+    assert all(a.score >= b.score for a, b in itertools.pairwise(hits))
     assert all(isinstance(h.record, ProgramExample) for h in hits)
 
 
@@ -217,7 +263,9 @@ def test_corrections_retrieve_the_right_failure_kind(embedder):
         assert hits[0].record.failure_kind == kind, (subgoal, [h.record.failure_kind for h in hits])
         as_text = memory.retrieve(correction_query(subgoal, failure))
         assert kind in [h.record.failure_kind for h in as_text]
-    by_dict = memory.retrieve({"failed_subgoal": "fridge.open()", "failure": FAILURE_KINDS["blocked_open"]}, k=1)
+    by_dict = memory.retrieve(
+        {"failed_subgoal": "fridge.open()", "failure": FAILURE_KINDS["blocked_open"]}, k=1
+    )
     assert by_dict[0].record.failure_kind == "blocked_open"
     only = memory.retrieve("the object is already on", k=10, failure_kind="already_on")
     assert {h.record.failure_kind for h in only} == {"already_on"}

@@ -39,7 +39,12 @@ def step(scene: str, action: str = "noop", observation: str = "ok") -> Experienc
     return ExperienceStep(scene_graph=scene, action=action, observation=observation)
 
 
-A = Experience(id="A", goal="make coffee", steps=[step("bathroom", "Navigate Mug"), step("mug on counter", "Pickup Mug")], done=True)
+A = Experience(
+    id="A",
+    goal="make coffee",
+    steps=[step("bathroom", "Navigate Mug"), step("mug on counter", "Pickup Mug")],
+    done=True,
+)
 B = Experience(id="B", goal="make tea", steps=[step("mug in machine", "ToggleOn CoffeeMachine")], done=False)
 C = Experience(id="C", goal="slice bread", steps=[step("bathroom")], done=True)
 
@@ -51,7 +56,10 @@ def memory(policy: str = "append", pool: int = 64) -> ExperienceMemory:
 
 
 def ranked(hits):
-    return [(h.id, round(h.score, 5), round(h.details["goal_score"], 5), round(h.details["scene_score"], 5)) for h in hits]
+    return [
+        (h.id, round(h.score, 5), round(h.details["goal_score"], 5), round(h.details["scene_score"], 5))
+        for h in hits
+    ]
 
 
 @pytest.mark.parametrize("pool", [64, 1])
@@ -76,7 +84,9 @@ def test_top_k_and_done_filter():
     m.commit_iteration([A, B, C])
     assert [h.id for h in m.retrieve("brew coffee", k=1, scene_graph="bathroom")] == ["A"]
     assert [h.id for h in m.retrieve("brew coffee", k=3, scene_graph="bathroom", done=True)] == ["A", "C"]
-    assert [h.id for h in m.retrieve({"goal": "brew coffee", "scene_graph": "bathroom"}, k=3, done=False)] == ["B"]
+    assert [
+        h.id for h in m.retrieve({"goal": "brew coffee", "scene_graph": "bathroom"}, k=3, done=False)
+    ] == ["B"]
 
 
 def test_append_keeps_every_round_and_keep_latest_round_keeps_the_last():
@@ -110,8 +120,12 @@ def test_a_crashed_commit_is_invisible_and_cleaned_up():
     assert m.count() == 1 and [r.id for r in m.list()] == ["A"]
     assert [h.id for h in m.retrieve("brew coffee", k=3, scene_graph="bathroom")] == ["A"]
     # Orphan steps (the process died before the head) are ignored as well.
-    ghost = Entry("ghost#t#0", "bathroom", {"record_id": "ghost", "token": "t", "step": 0, "round": 1},
-                  TableEmbedder(TABLE).embed(["bathroom"])[0])
+    ghost = Entry(
+        "ghost#t#0",
+        "bathroom",
+        {"record_id": "ghost", "token": "t", "step": 0, "round": 1},
+        TableEmbedder(TABLE).embed(["bathroom"])[0],
+    )
     m.steps.upsert([ghost])
     assert [h.id for h in m.retrieve("brew coffee", k=3, scene_graph="bathroom")] == ["A"]
     # The next commit removes the leftovers of round 2 before writing its own round 2.
@@ -145,7 +159,9 @@ def test_delete_export_import(tmp_path):
 
 def test_empty_scene_graph_steps_and_records_without_steps():
     m = memory()
-    m.commit_iteration([Experience(id="E", goal="make coffee", steps=[step("")]), Experience(id="F", goal="make tea")])
+    m.commit_iteration(
+        [Experience(id="E", goal="make coffee", steps=[step("")]), Experience(id="F", goal="make tea")]
+    )
     hits = m.retrieve("brew coffee", k=2, scene_graph="bathroom")
     # E: cos(brew coffee, make coffee) 0.8 + cos(bathroom, "(empty scene)") 0.5; F: 0.96 + 0 (no steps)
     assert {h.id: round(h.score, 5) for h in hits} == {"E": 1.3, "F": 0.96}
@@ -156,8 +172,17 @@ def test_with_the_real_model():
     m = ExperienceMemory(store=VectorStore.ephemeral(), embedder=get_embedder("local"))
     m.commit_iteration(
         [
-            Experience(id="coffee", goal="make a cup of coffee", steps=[step("Mug on CounterTop; CoffeeMachine off")], done=True),
-            Experience(id="plant", goal="water the house plant", steps=[step("HousePlant on Floor; Cup in SinkBasin")]),
+            Experience(
+                id="coffee",
+                goal="make a cup of coffee",
+                steps=[step("Mug on CounterTop; CoffeeMachine off")],
+                done=True,
+            ),
+            Experience(
+                id="plant",
+                goal="water the house plant",
+                steps=[step("HousePlant on Floor; Cup in SinkBasin")],
+            ),
         ]
     )
     hits = m.retrieve("prepare coffee in a mug", k=2, scene_graph="CoffeeMachine off; Mug on CounterTop")

@@ -13,15 +13,20 @@ from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.memory.store import VectorStore
 
 KNN_SET = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "llm_planner" / "knn_set.json"
-needs_knn_set = pytest.mark.skipif(not KNN_SET.exists(), reason="../shared/reference/llm_planner/knn_set.json absent")
+needs_knn_set = pytest.mark.skipif(
+    not KNN_SET.exists(), reason="../shared/reference/llm_planner/knn_set.json absent"
+)
 
 SMALL = [
     {
         "task": "pick_clean_then_place_in_recep-Fork-None-DiningTable-15/trial_1",
         "task_instr": "Put a cleaned fork on the table.",
         "step_instr": ["Go to the counter", "Pick up the fork"],
-        "gold_traj": [["('Navigation','CounterTop')"], ["('PickupObject','Fork')"], ["('PutObject','Fork', 'Sink')",
-                      "('ToggleObjectOn','Faucet')"]],
+        "gold_traj": [
+            ["('Navigation','CounterTop')"],
+            ["('PickupObject','Fork')"],
+            ["('PutObject','Fork', 'Sink')", "('ToggleObjectOn','Faucet')"],
+        ],
         "vis_objs": ["Fork", "Sink"],
     },
     {
@@ -47,10 +52,17 @@ def test_loader_on_a_small_file(tmp_path):
     examples = load_knn_set(path)
     assert [e.id for e in examples] == [SMALL[0]["task"], SMALL[1]["task"]]
     fork = examples[0]
-    assert fork.plan == [["Navigation", "CounterTop"], ["PickupObject", "Fork"], ["PutObject", "Fork", "Sink"],
-                         ["ToggleObjectOn", "Faucet"]]
+    assert fork.plan == [
+        ["Navigation", "CounterTop"],
+        ["PickupObject", "Fork"],
+        ["PutObject", "Fork", "Sink"],
+        ["ToggleObjectOn", "Faucet"],
+    ]
     assert fork.hlp()[2] == ("PutObject", "Sink")
-    assert fork.format_plan() == "Navigation countertop, PickupObject fork, PutObject sink, ToggleObjectOn faucet"
+    assert (
+        fork.format_plan()
+        == "Navigation countertop, PickupObject fork, PutObject sink, ToggleObjectOn faucet"
+    )
     assert fork.task_type == "pick_clean_then_place_in_recep" and fork.visible_objects == ["Fork", "Sink"]
 
 
@@ -70,8 +82,14 @@ def test_loader_errors_name_the_file_and_entry(tmp_path):
 def test_default_k_is_nine_and_leave_one_out():
     memory = FewShotMemory(store=VectorStore.ephemeral(), embedder=HashEmbedder(64))
     memory.add(
-        [PlanExample(id=f"e{i}", instruction=f"put apple number {i} in the fridge", plan=[["PickupObject", "Apple"]])
-         for i in range(12)]
+        [
+            PlanExample(
+                id=f"e{i}",
+                instruction=f"put apple number {i} in the fridge",
+                plan=[["PickupObject", "Apple"]],
+            )
+            for i in range(12)
+        ]
     )
     assert len(memory.retrieve("put an apple in the fridge")) == 9
     hits = memory.retrieve("put apple number 3 in the fridge", k=3, exclude_ids=["e3"])

@@ -57,9 +57,15 @@ def test_register_memory_and_entry_points(monkeypatch):
     finally:
         registry._REGISTERED.pop("dummy-test", None)
 
-    ep = EntryPoint(name="third_party", value="helper_agent.memory.examples:ExampleMemory", group=registry.ENTRY_POINT_GROUP)
+    ep = EntryPoint(
+        name="third_party",
+        value="helper_agent.memory.examples:ExampleMemory",
+        group=registry.ENTRY_POINT_GROUP,
+    )
     broken = EntryPoint(name="broken", value="no_such_module_xyz:Thing", group=registry.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(registry, "entry_points", lambda group: [ep, broken] if group == registry.ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(
+        registry, "entry_points", lambda group: [ep, broken] if group == registry.ENTRY_POINT_GROUP else []
+    )
     assert {"third_party", "broken"} <= set(available_memories())
     made = create_memory("third_party", store=VectorStore.ephemeral(), embedder=HashEmbedder(16), seed=False)
     assert isinstance(made, ExampleMemory)
@@ -100,21 +106,28 @@ def test_empty_keys_are_refused(examples):
     with pytest.raises(InvalidRecordError, match="field 'colour': Extra inputs are not permitted"):
         examples.add([{"id": "x", "dialogue": "a", "program": "b", "colour": "red"}])
     with pytest.raises(InvalidRecordError, match="id 'd' appears twice"):
-        examples.add([{"id": "d", "dialogue": "a", "program": "b"}, {"id": "d", "dialogue": "c", "program": "d"}])
+        examples.add(
+            [{"id": "d", "dialogue": "a", "program": "b"}, {"id": "d", "dialogue": "c", "program": "d"}]
+        )
     with pytest.raises(ValueError, match="query is empty"):
         examples.retrieve("   ")
     assert [r.id for r in examples.list()] == ["keep"]
 
 
 def test_huge_values_are_refused_with_the_limit(examples):
-    with pytest.raises(InvalidRecordError, match=r"field 'program' is 300000 bytes; the limit is 262144 bytes"):
+    with pytest.raises(
+        InvalidRecordError, match=r"field 'program' is 300000 bytes; the limit is 262144 bytes"
+    ):
         examples.add([{"id": "big", "dialogue": "make coffee", "program": "x" * 300_000}])
     with pytest.raises(InvalidRecordError, match=r"field 'dialogue' has 9000 characters; the limit is 8192"):
         examples.add([{"id": "big", "dialogue": "y" * 9000, "program": "# p\n"}])
     with pytest.raises(InvalidRecordError, match="not valid Unicode"):
         examples.add([{"id": "s", "dialogue": "bad \ud800 surrogate", "program": "# p\n"}])
     small = ExampleMemory(
-        store=examples.store, embedder=examples.embedder, seed=False, settings=MemorySettings(max_value_bytes=10)
+        store=examples.store,
+        embedder=examples.embedder,
+        seed=False,
+        settings=MemorySettings(max_value_bytes=10),
     )
     with pytest.raises(InvalidRecordError, match="limit is 10 bytes"):
         small.add([{"id": "m", "dialogue": "d", "program": "# twelve b\n"}])
@@ -125,15 +138,19 @@ def test_import_errors_name_file_and_line_and_lose_nothing(examples, tmp_path):
     good = json.dumps({"id": "n1", "dialogue": "make toast", "program": "# toast\n"})
     cases = {
         b"\xff\xfe" + good.encode(): r"f\.jsonl:1: not UTF-8 text \(byte 0xff at column 1\)",
-        (good + "\n" + '{"id": "n2", "dialogue": "caf').encode() + b"\xe9\"}\n": r"f\.jsonl:2: not UTF-8",
+        (good + "\n" + '{"id": "n2", "dialogue": "caf').encode() + b'\xe9"}\n': r"f\.jsonl:2: not UTF-8",
         (good + "\n\n{not json}\n").encode(): r"f\.jsonl:3: invalid JSON",
         (good + "\n[1, 2]\n").encode(): r"f\.jsonl:2: expected a JSON object",
-        (good + "\n" + json.dumps({"id": "n3", "dialogue": ""}) + "\n").encode(): r"f\.jsonl:2: field 'program'",
+        (
+            good + "\n" + json.dumps({"id": "n3", "dialogue": ""}) + "\n"
+        ).encode(): r"f\.jsonl:2: field 'program'",
         (good + "\n" + good + "\n").encode(): r"f\.jsonl:2: id 'n1' already used on line 1",
-        (json.dumps({"_format": "helper-agent-memory", "memory": "routines", "schema_version": 1}) + "\n").encode():
-            r"f\.jsonl:1: this file holds 'routines' records, not 'examples'",
-        (json.dumps({"_format": "helper-agent-memory", "memory": "examples", "schema_version": 99}) + "\n").encode():
-            r"f\.jsonl:1: schema_version 99 is newer",
+        (
+            json.dumps({"_format": "helper-agent-memory", "memory": "routines", "schema_version": 1}) + "\n"
+        ).encode(): r"f\.jsonl:1: this file holds 'routines' records, not 'examples'",
+        (
+            json.dumps({"_format": "helper-agent-memory", "memory": "examples", "schema_version": 99}) + "\n"
+        ).encode(): r"f\.jsonl:1: schema_version 99 is newer",
     }
     path = tmp_path / "f.jsonl"
     for content, pattern in cases.items():
@@ -162,7 +179,10 @@ def test_store_written_by_an_incompatible_version_is_refused_and_kept(tmp_path, 
     meta = json.loads((folder / META_FILE).read_text())
     meta.update(schema_version=7, created_by="helper-agent 9.0")
     (folder / META_FILE).write_text(json.dumps(meta))
-    with pytest.raises(IncompatibleStoreError, match=r"helper_memory_meta.json: schema_version 7 \(written by helper-agent 9.0\)"):
+    with pytest.raises(
+        IncompatibleStoreError,
+        match=r"helper_memory_meta.json: schema_version 7 \(written by helper-agent 9.0\)",
+    ):
         create_memory("examples", path=folder.parent / folder.name / ".." / folder.name, embeddings="hash:32")
     assert (folder / "chroma.sqlite3").exists()  # nothing was touched
 

@@ -44,10 +44,14 @@ TABLE = {
 
 
 def graph(store=None, graph_id="kitchen") -> SceneGraphMemory:
-    memory = SceneGraphMemory(store=store or VectorStore.ephemeral(), embedder=TableEmbedder(TABLE), graph_id=graph_id)
+    memory = SceneGraphMemory(
+        store=store or VectorStore.ephemeral(), embedder=TableEmbedder(TABLE), graph_id=graph_id
+    )
     memory.add(
         [
-            SceneEntity(id="Mug|1", label="Mug", attributes={"isDirty": True, "isPickedUp": False, "fillLiquid": None}),
+            SceneEntity(
+                id="Mug|1", label="Mug", attributes={"isDirty": True, "isPickedUp": False, "fillLiquid": None}
+            ),
             SceneEntity(id="Cup|1", label="Cup", attributes={"isDirty": False, "isFilledWithLiquid": True}),
             SceneEntity(id="CoffeeMachine|1", label="CoffeeMachine", attributes={"isToggled": False}),
             SceneEntity(id="Cabinet|1", label="Cabinet", attributes={"isOpen": False}),
@@ -67,7 +71,12 @@ def test_subgraph_thresholded_top_k_induced_edges_and_asked_attributes():
     memory = graph()
     sub = memory.retrieve_subgraph([("mug", ["isDirty"]), ("sink basin", ["*"])], k=2, threshold=0.5)
     # "mug": Mug 1.0, Cup 0.8 (others 0); "sink basin": SinkBasin 1.0, Faucet 0.8, Cabinet 0.6 (cut by k=2)
-    assert {n.id: round(n.score, 5) for n in sub.nodes} == {"Mug|1": 1.0, "SinkBasin|1": 1.0, "Cup|1": 0.8, "Faucet|1": 0.8}
+    assert {n.id: round(n.score, 5) for n in sub.nodes} == {
+        "Mug|1": 1.0,
+        "SinkBasin|1": 1.0,
+        "Cup|1": 0.8,
+        "Faucet|1": 0.8,
+    }
     attrs = {n.id: n.attributes for n in sub.nodes}
     assert attrs == {
         "Mug|1": {"isDirty": True},
@@ -103,9 +112,14 @@ def test_threshold_and_k_cut():
     assert wide.node_ids == ["SinkBasin|1", "Faucet|1", "CounterTop|1", "Cabinet|1"]
     assert {n.id: n.attributes for n in wide.nodes}["Cabinet|1"] == {"isOpen": False}
     assert memory.retrieve_subgraph([("sink basin", [])], k=4, threshold=0.65).node_ids == [
-        "SinkBasin|1", "Faucet|1", "CounterTop|1"
+        "SinkBasin|1",
+        "Faucet|1",
+        "CounterTop|1",
     ]
-    assert memory.retrieve_subgraph([("sink basin", [])], k=2, threshold=0.0).node_ids == ["SinkBasin|1", "Faucet|1"]
+    assert memory.retrieve_subgraph([("sink basin", [])], k=2, threshold=0.0).node_ids == [
+        "SinkBasin|1",
+        "Faucet|1",
+    ]
     # "drinking vessel": Cup 0.96, CoffeeMachine 0.8, CounterTop 0.7, Mug 0.6 -> top 3 over 0.65
     vessel = memory.retrieve_subgraph(["drinking vessel"], k=3, threshold=0.65)
     assert vessel.node_ids == ["Cup|1", "CoffeeMachine|1", "CounterTop|1"]
@@ -115,7 +129,9 @@ def test_threshold_and_k_cut():
 
 def test_attributes_asked_by_several_queries_are_merged():
     memory = graph()
-    sub = memory.retrieve_subgraph([("mug", ["isDirty"]), ("cup", ["isPickedUp", "notThere"])], k=1, threshold=0.5)
+    sub = memory.retrieve_subgraph(
+        [("mug", ["isDirty"]), ("cup", ["isPickedUp", "notThere"])], k=1, threshold=0.5
+    )
     # each node shows only what its own query asked for (the cup has no isPickedUp)
     assert {n.id: n.attributes for n in sub.nodes} == {"Mug|1": {"isDirty": True}, "Cup|1": {}}
     both = memory.retrieve_subgraph([("mug", ["isDirty"]), ("cup", ["isPickedUp"])], k=2, threshold=0.5)
@@ -133,7 +149,9 @@ def test_incremental_updates():
     assert {n.id: n.attributes for n in sub.nodes}["Cup|1"] == {"isDirty": True}
     # The faucet disappears: its edges go with it.
     assert memory.remove_entities(["Faucet|1"]) == 1
-    assert ("Faucet|1", "controls", "SinkBasin|1") not in [(e.source, e.relation, e.target) for e in memory.list_edges()]
+    assert ("Faucet|1", "controls", "SinkBasin|1") not in [
+        (e.source, e.relation, e.target) for e in memory.list_edges()
+    ]
     assert memory.get_entity("Faucet|1") is None
     memory.update(
         entities=[{"id": "Kettle|1", "label": "Cup", "attributes": {"isToggled": False}}],
@@ -142,7 +160,11 @@ def test_incremental_updates():
     )
     assert memory.count() == 7
     edges = {(e.source, e.relation, e.target) for e in memory.list_edges()}
-    assert ("Kettle|1", "on", "CounterTop|1") in edges and ("CoffeeMachine|1", "on", "CounterTop|1") not in edges
+    assert ("Kettle|1", "on", "CounterTop|1") in edges and (
+        "CoffeeMachine|1",
+        "on",
+        "CounterTop|1",
+    ) not in edges
 
 
 def test_graphs_are_separate_and_clear_only_touches_one():
@@ -157,12 +179,27 @@ def test_graphs_are_separate_and_clear_only_touches_one():
 
 
 THOR_OBJECTS = [
-    {"objectId": "Mug|1", "objectType": "Mug", "isDirty": True, "parentReceptacles": ["Cabinet|1"], "isPickedUp": False},
+    {
+        "objectId": "Mug|1",
+        "objectType": "Mug",
+        "isDirty": True,
+        "parentReceptacles": ["Cabinet|1"],
+        "isPickedUp": False,
+    },
     {"objectId": "Cabinet|1", "objectType": "Cabinet", "isOpen": False, "parentReceptacles": None},
-    {"objectId": "Faucet|1", "objectType": "Faucet", "isToggled": False, "controlledObjects": ["SinkBasin|1"]},
+    {
+        "objectId": "Faucet|1",
+        "objectType": "Faucet",
+        "isToggled": False,
+        "controlledObjects": ["SinkBasin|1"],
+    },
     {"objectId": "SinkBasin|1", "objectType": "SinkBasin"},
-    {"objectId": "CoffeeMachine|1", "objectType": "CoffeeMachine", "isToggled": False,
-     "parentReceptacles": ["CounterTop|1"]},
+    {
+        "objectId": "CoffeeMachine|1",
+        "objectType": "CoffeeMachine",
+        "isToggled": False,
+        "parentReceptacles": ["CounterTop|1"],
+    },
     {"objectId": "CounterTop|1", "objectType": "CounterTop"},
 ]
 
@@ -187,7 +224,7 @@ def test_sync_objects_from_thor_metadata_writes_only_changes():
         ("Mug|1", "in", "SinkBasin|1"),
         ("CoffeeMachine|1", "on", "CounterTop|1"),
     }
-    entities, edges = graph_from_thor_objects(THOR_OBJECTS, attributes=("isOpen",))
+    entities, _ = graph_from_thor_objects(THOR_OBJECTS, attributes=("isOpen",))
     assert {e.id: e.attributes for e in entities}["Cabinet|1"] == {"isOpen": False}
 
 
@@ -213,6 +250,11 @@ def test_humanize_label():
 def test_with_the_real_model():
     memory = SceneGraphMemory(store=VectorStore.ephemeral(), embedder=get_embedder("local"), graph_id="real")
     memory.sync_objects(THOR_OBJECTS)
-    sub = memory.retrieve_subgraph([("coffee mug", ["isDirty"]), ("espresso maker", ["isToggled"])], k=1, threshold=0.3)
+    sub = memory.retrieve_subgraph(
+        [("coffee mug", ["isDirty"]), ("espresso maker", ["isToggled"])], k=1, threshold=0.3
+    )
     assert set(sub.node_ids) == {"Mug|1", "CoffeeMachine|1"}
-    assert {n.id: n.attributes for n in sub.nodes} == {"Mug|1": {"isDirty": True}, "CoffeeMachine|1": {"isToggled": False}}
+    assert {n.id: n.attributes for n in sub.nodes} == {
+        "Mug|1": {"isDirty": True},
+        "CoffeeMachine|1": {"isToggled": False},
+    }

@@ -168,3 +168,81 @@ def test_two_processes_writing_do_not_corrupt_the_store(tmp_path):
     assert col.count() == 120
     ids = {h.id for h in col.query(unit(1, 1, 1, 1), 500)[0]}
     assert len(ids) == 120
+
+
+# ------------------------------------------------------------------------------ Chroma server
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    """`chroma run` on a loopback port (skipped where the CLI is missing or does not start)."""
+    import shutil
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "chroma"
+    if not exe.exists() and shutil.which("chroma") is None:
+        pytest.skip("the chroma CLI is not installed")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("chroma") / "server.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            [
+                str(exe if exe.exists() else shutil.which("chroma")),
+                "run",
+                "--path",
+                str(tmp_path_factory.mktemp("chroma-data")),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.skip("the chroma server did not start")
+    if proc.poll() is not None:
+        pytest.skip(f"the chroma server exited: {log.read_text()[-500:]}")
+    yield port
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_http_client_store(chroma_server):
+    from helper_agent.memory.embeddings import HashEmbedder
+    from helper_agent.memory.registry import create_memory
+
+    store = VectorStore(host="127.0.0.1", port=chroma_server)
+    assert store.kind == "http" and store.path is None
+    col = store.collection("remote", embedder_name="t", dim=3)
+    col.upsert([Entry("a", "a", {"k": 1}, unit(1, 0, 0)), Entry("b", "b", {"k": 2}, unit(0, 1, 0))])
+    assert [h.id for h in col.query(unit(1, 0.1, 0), 2)[0]] == ["a", "b"]
+    routines = create_memory("routines", host="127.0.0.1", port=chroma_server, embedder=HashEmbedder(32))
+    routines.teach("the Mary cleaning", "# wash\n", "wash up", user="bob")
+    again = create_memory(
+        "routines", store=VectorStore(host="127.0.0.1", port=chroma_server), embedder=HashEmbedder(32)
+    )
+    assert again.latest("the mary cleaning", user="bob").program == "# wash\n"
+    with pytest.raises(EmbeddingMismatchError):
+        VectorStore(host="127.0.0.1", port=chroma_server).collection("remote", embedder_name="other", dim=3)

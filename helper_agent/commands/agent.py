@@ -163,26 +163,27 @@ def chat(
 
     connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
     graph = build_graph(SqliteSaver(connection))
-    shown = len(graph.get_state(config).values.get("log", []) or [])
-
-    def show_new(state: dict[str, Any]) -> None:
-        nonlocal shown
-        log = state.get("log", []) or []
-        for line in log[shown:]:
-            console.print(f"[dim]{line}[/dim]")
-        shown = len(log)
+    def stream(payload: Any) -> None:
+        """Run the graph, printing each node's log lines as it finishes (so progress shows)."""
+        for chunk in graph.stream(payload, config, context=context, stream_mode="updates", durability="sync"):
+            for node, update in chunk.items():
+                if node == "__interrupt__" or not isinstance(update, dict):
+                    continue
+                for line in update.get("log", []) or []:
+                    console.print(f"[dim]{line}[/dim]")
 
     def drive(payload: Any) -> None:
-        state = graph.invoke(payload, config, context=context)
-        while state.get("__interrupt__"):
-            show_new(state)
-            _print_trace(state)
+        stream(payload)
+        while True:
+            snapshot = graph.get_state(config)
+            if not any(task.interrupts for task in snapshot.tasks):
+                break
+            _print_trace(snapshot.values)
             answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
             if answer is None:
                 return
-            state = graph.invoke(Command(resume=answer), config, context=context)
-        show_new(state)
-        console.print(f"[bold]{state.get('outcome', '')}[/bold]")
+            stream(Command(resume=answer))
+        console.print(f"[bold]{graph.get_state(config).values.get('outcome', '')}[/bold]")
 
     snapshot = graph.get_state(config)
     if snapshot.next:
@@ -218,7 +219,6 @@ def chat(
         payload: dict[str, Any] = {"request": text, "user": user, "log": []}
         if not values.get("world"):
             payload["world"] = export_state(generate_scene(scene, room))
-        shown = len(values.get("log", []) or [])
         drive(payload)
     connection.close()
 

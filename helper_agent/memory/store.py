@@ -256,8 +256,19 @@ class VectorStore:
             if self._file_lock is None:
                 yield
                 return
-            with self._file_lock:
+            from filelock import Timeout
+
+            try:
+                self._file_lock.acquire()
+            except Timeout:
+                raise MemoryStoreError(
+                    f"{self.path / LOCK_FILE}: another process has held the write lock for "
+                    f"{self._file_lock.timeout:.0f} s"
+                ) from None
+            try:
                 yield
+            finally:
+                self._file_lock.release()
 
     def _generation(self) -> tuple[int, int, int] | None:
         if self.path is None:
