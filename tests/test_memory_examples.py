@@ -261,8 +261,9 @@ def test_corrections_retrieve_the_right_failure_kind(embedder):
         hits = memory.retrieve({"failed_subgoal": subgoal, "failure": failure})
         assert len(hits) == 3
         assert hits[0].record.failure_kind == kind, (subgoal, [h.record.failure_kind for h in hits])
-        as_text = memory.retrieve(correction_query(subgoal, failure))
-        assert kind in [h.record.failure_kind for h in as_text]
+        as_text = memory.retrieve(correction_query(subgoal, failure, "<Commander> make breakfast"))
+        assert as_text[0].record.failure_kind == kind
+        assert [h.id for h in as_text] == [h.id for h in hits]
     by_dict = memory.retrieve(
         {"failed_subgoal": "fridge.open()", "failure": FAILURE_KINDS["blocked_open"]}, k=1
     )

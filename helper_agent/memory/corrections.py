@@ -14,6 +14,7 @@ may use `move_back()`, `move_closer()`, `move_alternate_viewpoint()`, `do_nothin
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 import numpy as np
@@ -60,6 +61,9 @@ def correction_query(
     return text
 
 
+_QUERY_TEXT = re.compile(
+    r"^(?P<failure>.+?)\s*Failed subgoal:\s*(?P<failed_subgoal>.+?)(?:\s+Dialogue:\s*(?P<dialogue>.*))?$", re.DOTALL
+)
 FAILURE_WEIGHT = 0.75
 SUBGOAL_WEIGHT = 0.35
 DIALOGUE_WEIGHT = 0.2
@@ -70,9 +74,9 @@ class CorrectionMemory(SeededMemory):
 
     A record's vector is the normalized weighted sum of the embeddings of its failure description
     (0.75), its failed subgoal (0.35) and, with `include_dialogue=True`, its dialogue (0.2), so the
-    kind of failure decides first and the subgoal breaks ties. Structured queries (a dict or record
-    with `failed_subgoal` and `failure`) are embedded the same way; a plain text query is embedded
-    as it is.
+    kind of failure decides first and the subgoal breaks ties. Queries given as a dict or record
+    with `failed_subgoal` and `failure`, or as `correction_query(...)` text, are embedded the same
+    way; any other text is embedded as it is.
     """
 
     kind: ClassVar[str] = "corrections"
@@ -119,6 +123,8 @@ class CorrectionMemory(SeededMemory):
     def embed_query(self, query: Any, text: str) -> Any:
         if isinstance(query, MemoryRecord):
             query = query.model_dump()
+        if isinstance(query, str) and (parsed := _QUERY_TEXT.match(query.strip())):
+            query = {k: v or "" for k, v in parsed.groupdict().items()}
         if isinstance(query, dict) and query.get("failure") and query.get("failed_subgoal"):
             row = (
                 str(query["failure"]).strip(),

@@ -124,18 +124,29 @@ class LLMLocator:
 
 
 class RandomLocator:
-    """The ablation: the same places in a seeded random order."""
+    """HELPER's ablation: search without the LLM, visiting receptacles in a seeded random order.
 
-    def __init__(self, seed: int = 0) -> None:
+    Like HELPER's random search it has a budget (`max_visits` receptacles) and no systematic
+    fallback, so an object in an unlikely place may not be found.
+    """
+
+    def __init__(self, seed: int = 0, max_visits: int = 6) -> None:
         self.rng = random.Random(seed)
+        self.max_visits = max_visits
 
     def __call__(self, executor: Executor, ref: ObjectRef) -> bool:
-        places = _receptacle_classes(executor)
-        self.rng.shuffle(places)
-        executor.note(f"random search order: {', '.join(places)}")
-        if search_places(executor, ref, places):
-            return True
-        return explore(executor, ref)
+        candidates = [
+            t.object_id
+            for t in executor.tracker.objects.values()
+            if not t.gone and executor.catalog.get(t.object_type).receptacle and not executor.catalog.get(t.object_type).pickupable
+        ]
+        candidates.sort()
+        self.rng.shuffle(candidates)
+        executor.note(f"random search over {min(len(candidates), self.max_visits)} receptacles")
+        for oid in candidates[: self.max_visits]:
+            if _look_into(executor, oid) and _found(executor, ref):
+                return True
+        return _found(executor, ref)
 
 
 def parse_places(text: str, allowed: list[str]) -> list[str]:
