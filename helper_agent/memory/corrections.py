@@ -62,7 +62,8 @@ def correction_query(
 
 
 _QUERY_TEXT = re.compile(
-    r"^(?P<failure>.+?)\s*Failed subgoal:\s*(?P<failed_subgoal>.+?)(?:\s+Dialogue:\s*(?P<dialogue>.*))?$", re.DOTALL
+    r"^(?P<failure>.+?)\s*Failed subgoal:\s*(?P<failed_subgoal>.+?)(?:\s+Dialogue:\s*(?P<dialogue>.*))?$",
+    re.DOTALL,
 )
 FAILURE_WEIGHT = 0.75
 SUBGOAL_WEIGHT = 0.35

@@ -315,8 +315,9 @@ class ExperienceMemory(BaseMemory):
             heads[e.id] = e
             goal_scores[e.id] = e.score
         if scene_vec is not None:
+            # Unfiltered (fast) step search: each candidate is checked against its head below.
             others = {
-                str(e.metadata.get("record_id")) for e in self.steps.query(scene_vec, pool * 4, visible)[0]
+                str(e.metadata.get("record_id")) for e in self.steps.query(scene_vec, pool * 4)[0]
             } - set(heads)
             if others:
                 for e in self.heads.get(ids=sorted(others), include_embeddings=True):

@@ -153,7 +153,10 @@ class Executor:
         self.rng = random.Random(self.config.seed)
         self._trace: SubgoalTrace | None = None
         self._scanned = False
-        self.tracker.update(env.observe())
+        # The latest observation; every action refreshes it, so looking up where the agent is
+        # never recomputes perception.
+        self._obs = env.observe()
+        self.tracker.update(self._obs)
 
     # ------------------------------------------------------------------ public API
     def run(self, subgoals: Sequence[Subgoal], start: int = 0) -> ExecutionResult:
@@ -204,7 +207,8 @@ class Executor:
         if self.env.failures >= self.config.max_failures:
             raise EpisodeLimit("failure_limit")
         outcome = self.env.step(action, object_id)
-        self.tracker.update(outcome.observation)
+        self._obs = outcome.observation
+        self.tracker.update(self._obs)
         if self._trace is not None:
             self._trace.actions.append(ActionRecord(action, object_id, outcome.result.success, outcome.result.error))
         if not outcome.result.success:
@@ -526,7 +530,7 @@ class Executor:
                 and self.catalog.accepts(t.object_type, ptype)
             ]
         wanted = set(ref.attributes)
-        ax, az = self.env.observe().position
+        ax, az = self._obs.position
 
         def score(t: TrackedObject) -> tuple[float, float, str]:
             # Objects that already have the requested end state are not preferred for the
@@ -611,7 +615,7 @@ class Executor:
             return
         self._scanned = True
         # Looking 30 degrees down sees counters from 0.25 m to across the room, and the floor.
-        horizon = self.env.observe().pose[3]
+        horizon = self._obs.pose[3]
         for action in look_actions(horizon, 30):
             self.act(action)
         for _ in range(4):
@@ -653,7 +657,7 @@ class Executor:
         )
 
     def _free_surface(self, held_type: str) -> str | None:
-        ax, az = self.env.observe().position
+        ax, az = self._obs.position
         options = [
             t
             for t in self.tracker.objects.values()
@@ -680,7 +684,7 @@ class Executor:
         self.act(action, oid)
 
     def _in_reach(self, oid: str) -> bool:
-        for view in self.env.observe().visible:
+        for view in self._obs.visible:
             if view.object_id == oid:
                 return view.interactable
         return oid == self.tracker.held_id
@@ -700,7 +704,7 @@ class Executor:
                 gap = 2
         target = Target(*tracked.position, footprint=tracked.footprint, min_gap_cells=gap)
         grid = self.env.navigation_grid()
-        i, j, rotation, horizon = self.env.observe().pose
+        i, j, rotation, horizon = self._obs.pose
         actions = plan_to_target(grid, (i, j), rotation, horizon, target)
         if actions is None and gap > 1:
             actions = plan_to_target(grid, (i, j), rotation, horizon, Target(*tracked.position, footprint=tracked.footprint))
@@ -712,7 +716,7 @@ class Executor:
     def explore_to(self, cell: tuple[int, int]) -> bool:
         """Walk to a cell (used by the locator's systematic exploration); False when unreachable."""
         grid = self.env.navigation_grid()
-        i, j, rotation, _ = self.env.observe().pose
+        i, j, rotation, _ = self._obs.pose
         path = shortest_path(grid, (i, j), {cell})
         if path is None:
             return False

@@ -31,7 +31,7 @@ def _receptacle_classes(executor: Executor) -> list[str]:
 def search_places(executor: Executor, ref: ObjectRef, classes: list[str]) -> bool:
     """Visit instances of each receptacle class in order (nearest first), opening closed ones."""
     for cls in classes:
-        ax, az = executor.env.observe().position
+        ax, az = executor._obs.position
         instances = sorted(
             executor.tracker.of_type(cls),
             key=lambda t: (math.hypot(t.position[0] - ax, t.position[2] - az), t.object_id),

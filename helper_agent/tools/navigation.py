@@ -29,13 +29,28 @@ class Target:
     min_gap_cells: int = 1  # stand at least this many cells (Manhattan) from the footprint
 
     def anchor_from(self, grid: NavigationGrid, cell: Cell) -> tuple[float, float]:
+        """The point of the target nearest to a cell: the closest footprint cell centre, or the position."""
         if not self.footprint:
             return (self.x, self.z)
-        cx, cz = grid.cell_center(cell)
-        return min(
-            (grid.cell_center(c) for c in self.footprint),
-            key=lambda p: (p[0] - cx) ** 2 + (p[1] - cz) ** 2,
-        )
+        i0, i1, j0, j1 = self.bounds()
+        ci = min(max(cell[0], i0), i1)
+        cj = min(max(cell[1], j0), j1)
+        if (ci, cj) not in self._cells():
+            # Footprints are rectangles in practice; for any other shape fall back to the full search.
+            cx, cz = grid.cell_center(cell)
+            return min(
+                (grid.cell_center(c) for c in self.footprint),
+                key=lambda p: (p[0] - cx) ** 2 + (p[1] - cz) ** 2,
+            )
+        return grid.cell_center((ci, cj))
+
+    def bounds(self) -> tuple[int, int, int, int]:
+        xs = [c[0] for c in self.footprint]
+        zs = [c[1] for c in self.footprint]
+        return (min(xs), max(xs), min(zs), max(zs))
+
+    def _cells(self) -> frozenset[Cell]:
+        return frozenset(self.footprint)
 
 
 def _bearing(from_xz: tuple[float, float], to_xz: tuple[float, float]) -> float:
@@ -49,34 +64,44 @@ def facing_rotation(from_xz: tuple[float, float], to_xz: tuple[float, float]) ->
 
 
 def goal_cells(grid: NavigationGrid, target: Target, max_distance: float = INTERACTION_DISTANCE - REACH_SLACK) -> set[Cell]:
-    """Walkable cells within reach of the target that keep the requested gap from its footprint."""
+    """Walkable cells within reach of the target that keep the requested gap from its footprint.
+
+    Facing a point never needs more than 45 degrees of yaw error with 90 degree turns, so every
+    cell within reach can see the target once it turns towards it.
+    """
     goals: set[Cell] = set()
-    radius = int(max_distance / grid.grid_size) + 2
+    size = grid.grid_size
+    reach_cells = max_distance / size + 1e-6
+    radius = int(reach_cells) + 1
     if target.footprint:
-        centres = target.footprint
+        i0, i1, j0, j1 = target.bounds()
+        rectangular = len(set(target.footprint)) == (i1 - i0 + 1) * (j1 - j0 + 1)
     else:
-        centres = (
-            (round((target.x - grid.origin[0]) / grid.grid_size), round((target.z - grid.origin[1]) / grid.grid_size)),
-        )
-    fp = set(target.footprint)
-    for ci, cj in centres:
-        for i in range(ci - radius, ci + radius + 1):
-            for j in range(cj - radius, cj + radius + 1):
-                cell = (i, j)
-                if cell in goals or not grid.walkable(cell):
+        # Work in cell units relative to the target's (possibly off-grid) position.
+        fx = (target.x - grid.origin[0]) / size
+        fz = (target.z - grid.origin[1]) / size
+        i0 = i1 = round(fx)
+        j0 = j1 = round(fz)
+        rectangular = True
+    for i in range(i0 - radius, i1 + radius + 1):
+        for j in range(j0 - radius, j1 + radius + 1):
+            if not grid.walkable((i, j)):
+                continue
+            if target.footprint:
+                gi = max(i0 - i, 0, i - i1)
+                gj = max(j0 - j, 0, j - j1)
+                if gi + gj < target.min_gap_cells:
                     continue
-                ax, az = target.anchor_from(grid, cell)
-                px, pz = grid.cell_center(cell)
-                if math.hypot(ax - px, az - pz) > max_distance + 1e-6:
-                    continue
-                if fp and min(abs(i - a) + abs(j - b) for a, b in fp) < target.min_gap_cells:
-                    continue
-                # Facing the anchor must put it inside the 90 degree view.
-                rot = facing_rotation((px, pz), (ax, az))
-                bearing = _bearing((px, pz), (ax, az))
-                if (ax, az) != (px, pz) and min(abs(rot - bearing), 360 - abs(rot - bearing)) > 45:
-                    continue
-                goals.add(cell)
+                if rectangular:
+                    distance = math.hypot(gi, gj)
+                else:
+                    ax, az = target.anchor_from(grid, (i, j))
+                    px, pz = grid.cell_center((i, j))
+                    distance = math.hypot(ax - px, az - pz) / size
+            else:
+                distance = math.hypot(fx - i, fz - j)
+            if distance <= reach_cells:
+                goals.add((i, j))
     return goals
 
 
