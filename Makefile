@@ -31,7 +31,7 @@ install-dev: $(VENV)/.installed-dev
 install-local: $(VENV)/.installed-local
 
 demo: $(VENV)/.installed-local
-	$(BIN)/helper world demo --out out/demo
+	$(BIN)/helper demo --episodes 5 --out out/demo
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q

@@ -200,3 +200,41 @@ def test_validation():
         m.add([Experience(goal="make coffee", steps=[step("bathroom", observation="o" * 300_000)])])
     with pytest.raises(ValueError, match="policy"):
         memory("sometimes")
+
+
+def test_threshold_search_matches_brute_force_on_random_data():
+    rng = np.random.default_rng(7)
+    table: dict[str, list[float]] = {}
+    records = []
+    for i in range(60):
+        table[f"goal {i}"] = list(rng.standard_normal(6))
+        steps = []
+        for j in range(int(rng.integers(0, 5))):
+            table[f"scene {i}.{j}"] = list(rng.standard_normal(6))
+            steps.append(step(f"scene {i}.{j}"))
+        records.append(Experience(id=f"r{i}", goal=f"goal {i}", steps=steps, done=bool(i % 3)))
+    for q in range(25):
+        table[f"query goal {q}"] = list(rng.standard_normal(6))
+        table[f"query scene {q}"] = list(rng.standard_normal(6))
+    embedder = TableEmbedder(table)
+    embedder.dim = 6
+    m = ExperienceMemory(store=VectorStore.ephemeral(), embedder=embedder, candidate_pool=4)
+    m.commit_iteration(records)
+    exact_count = 0
+    for q in range(25):
+        gq, sq = embedder.embed([f"query goal {q}", f"query scene {q}"])
+        expected = []
+        for r in records:
+            goal = float(embedder.embed([r.goal])[0] @ gq)
+            scene = max((float(embedder.embed([s.scene_graph])[0] @ sq) for s in r.steps), default=0.0)
+            expected.append((goal + scene, r.id))
+        expected.sort(key=lambda t: (-t[0], t[1]))
+        hits = m.retrieve(f"query goal {q}", k=3, scene_graph=f"query scene {q}")
+        if hits[0].details["exact"]:
+            exact_count += 1
+            assert [h.id for h in hits] == [rid for _, rid in expected[:3]]
+            assert [h.score for h in hits] == pytest.approx([t for t, _ in expected[:3]], abs=1e-5)
+        else:  # approximate: still real records with their true scores
+            truth = {rid: t for t, rid in expected}
+            assert all(h.score == pytest.approx(truth[h.id], abs=1e-5) for h in hits)
+    assert exact_count == 25  # the pool widens until the ranking is provably exact

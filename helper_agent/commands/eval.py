@@ -106,3 +106,18 @@ def compare(runs: list[Path] = typer.Argument(..., help="Run folders to put side
     if plot is not None:
         console.print(f"plot: {plot_comparison(loaded, plot)}")
     console.print(markdown_report(loaded).split("## By task")[0])
+
+
+def demo(
+    episodes: int = typer.Option(5, help="How many valid_unseen TfD episodes to run."),
+    llm: str = typer.Option("local", help="Chat model spec (default: the embedded Qwen2.5-Coder-0.5B)."),
+    out: Path = typer.Option(Path("out/demo"), help="Folder for the benchmark and the run."),
+) -> None:
+    """The main job on the embedded defaults: a short TfD evaluation of HELPER with the local LLM."""
+    from helper_agent.evals.benchmark import generate_benchmark
+
+    data = out / "bench"
+    if not (data / "manifest.json").exists():
+        console.print(f"writing a small built-in benchmark to {data} ...")
+        generate_benchmark(data, seed=0, sizes={"valid_unseen": max(episodes, 1)}, overwrite=True)
+    _run("tfd", data, "valid_unseen", episodes, llm, 1, None, 1, "helper", out / f"run-{llm.replace('/', '_').replace(':', '_')}", 0, None)

@@ -19,9 +19,12 @@ written last, and readers only use steps whose token matches a head, so a crash 
 nothing half-visible. Records of a round above the committed marker are invisible and are removed
 by the next commit.
 
-Search: the heads closest to the goal and the steps closest to the scene graph (each up to
-`candidate_pool`, default 64) give the candidate records, whose scores are then computed exactly
-from their stored vectors. With at most `candidate_pool` records the result is exact.
+Search (a threshold algorithm): the `candidate_pool` (default 64) heads closest to the goal and the
+4 × `candidate_pool` steps closest to the scene graph give the candidates. A candidate whose best
+step is among those steps has its exact score at once; the stored steps of the others are fetched
+only when they could still reach the top k. When a record outside both lists could still beat the
+k-th hit, the pool grows fourfold and the search runs again, so the ranking equals the brute-force
+one (up to the recall of Chroma's approximate index); `details["exact"]` records whether it does.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from helper_agent.memory.base import BaseMemory, Hit, MemoryRecord
 from helper_agent.memory.errors import InvalidRecordError
-from helper_agent.memory.store import Entry, and_where, where_all
+from helper_agent.memory.store import MAX_QUERY_K, Entry, and_where, where_all
 
 EMPTY_SCENE = "(empty scene)"
 _MARKER_ID = "committed_round"
@@ -277,6 +280,71 @@ class ExperienceMemory(BaseMemory):
         ]
         return record
 
+    def _rank(
+        self,
+        goal_vec: np.ndarray,
+        scene_vec: np.ndarray | None,
+        k: int,
+        pool: int,
+        head_where: dict[str, Any] | None,
+        committed: int,
+        done: bool | None,
+    ) -> tuple[list[tuple[float, str, float, float, int | None]], dict[str, Entry], bool]:
+        """One pass of the threshold search with `pool` candidates: (top k, heads, exact?)."""
+        heads: dict[str, Entry] = {}
+        goal_scores: dict[str, float] = {}
+        head_rows = self.heads.query(goal_vec, pool, head_where)[0]
+        for e in head_rows:
+            heads[e.id] = e
+            goal_scores[e.id] = e.score
+        # Goal scores of records outside `head_rows` are at most `goal_floor`.
+        goal_floor = min(goal_scores.values()) if len(head_rows) >= pool else -np.inf
+        scene: dict[str, tuple[float, int | None]] = {}
+        scene_floor = -np.inf
+        if scene_vec is not None:
+            # Unfiltered (fast) search over all steps; candidates are checked against their heads.
+            n = min(pool * 4, MAX_QUERY_K)
+            step_rows = self.steps.query(scene_vec, n)[0]
+            if len(step_rows) >= n:  # steps outside `step_rows` score at most `scene_floor`
+                scene_floor = min(e.score for e in step_rows)
+            unknown = {str(e.metadata.get("record_id")) for e in step_rows} - set(heads)
+            if unknown:
+                for e in self.heads.get(ids=sorted(unknown), include_embeddings=True):
+                    if _matches(e.metadata, committed, self.policy, done):
+                        heads[e.id] = e
+                        goal_scores[e.id] = float(np.dot(goal_vec, e.embedding))
+            for e in step_rows:  # a record's best step, when it is among the top steps, is exact
+                rid = str(e.metadata.get("record_id"))
+                head = heads.get(rid)
+                if head is None or e.metadata.get("token") != head.metadata.get("token"):
+                    continue
+                if rid not in scene or e.score > scene[rid][0]:
+                    scene[rid] = (e.score, int(e.metadata.get("step", 0)))
+            pending = [rid for rid in heads if rid not in scene]
+            if scene_floor == -np.inf:  # every step was seen: the others have no steps
+                scene.update({rid: (0.0, None) for rid in pending})
+            else:
+                known = sorted((goal_scores[rid] + sc for rid, (sc, _) in scene.items()), reverse=True)
+                kth = known[k - 1] if len(known) >= k else -np.inf
+                need = {rid: heads[rid] for rid in pending if goal_scores[rid] + scene_floor >= kth}
+                for rid, rows in self._steps_of(need, with_embeddings=True).items():
+                    if rows:
+                        sims = np.stack([e.embedding for e in rows]) @ scene_vec
+                        best = int(np.argmax(sims))
+                        scene[rid] = (float(sims[best]), int(rows[best].metadata.get("step", best)))
+                    else:
+                        scene[rid] = (0.0, None)
+        else:
+            scene = {rid: (0.0, None) for rid in heads}
+        scored = sorted(
+            ((goal_scores[rid] + sc, rid, goal_scores[rid], sc, best) for rid, (sc, best) in scene.items()),
+            key=lambda t: (-t[0], t[1]),
+        )[:k]
+        # Exact unless a record outside both candidate lists could still outscore the k-th hit.
+        outside_bound = goal_floor + max(scene_floor, 0.0)
+        exact = goal_floor == -np.inf or (len(scored) >= k and scored[-1][0] >= outside_bound)
+        return scored, heads, bool(exact)
+
     def retrieve(
         self,
         query: Any,
@@ -303,50 +371,28 @@ class ExperienceMemory(BaseMemory):
             return []
         visible = self._visible(committed)
         head_where = and_where(visible, where_all(done=done))
-        pool = max(self.candidate_pool, k)
+        pool = min(max(self.candidate_pool, k), MAX_QUERY_K)
         texts = [goal] + ([scene_graph.strip() or EMPTY_SCENE] if scene_graph is not None else [])
         vectors = self._embed(texts)
         goal_vec = vectors[0]
         scene_vec = vectors[1] if scene_graph is not None else None
 
-        heads: dict[str, Entry] = {}
-        goal_scores: dict[str, float] = {}
-        for e in self.heads.query(goal_vec, pool, head_where)[0]:
-            heads[e.id] = e
-            goal_scores[e.id] = e.score
-        if scene_vec is not None:
-            # Unfiltered (fast) step search: each candidate is checked against its head below.
-            others = {
-                str(e.metadata.get("record_id")) for e in self.steps.query(scene_vec, pool * 4)[0]
-            } - set(heads)
-            if others:
-                for e in self.heads.get(ids=sorted(others), include_embeddings=True):
-                    if _matches(e.metadata, committed, self.policy, done):
-                        heads[e.id] = e
-                        goal_scores[e.id] = float(np.dot(goal_vec, e.embedding))
-        if not heads:
-            return []
-        steps = self._steps_of(heads, with_embeddings=scene_vec is not None)
-        scored = []
-        for rid in heads:
-            scene_score, best_step = 0.0, None
-            if scene_vec is not None and steps[rid]:
-                sims = np.stack([e.embedding for e in steps[rid]]) @ scene_vec
-                best = int(np.argmax(sims))
-                scene_score, best_step = float(sims[best]), int(steps[rid][best].metadata.get("step", best))
-            scored.append((goal_scores[rid] + scene_score, rid, goal_scores[rid], scene_score, best_step))
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        hits = []
-        for total, rid, g, s, best_step in scored[:k]:
-            hits.append(
-                Hit(
-                    id=rid,
-                    score=total,
-                    record=self._assemble(heads[rid], steps[rid]),
-                    details={"goal_score": g, "scene_score": s, "best_step": best_step},
-                )
+        while True:
+            scored, heads, exact = self._rank(goal_vec, scene_vec, k, pool, head_where, committed, done)
+            if exact or pool >= MAX_QUERY_K:
+                break
+            pool = min(pool * 4, MAX_QUERY_K)  # widen until no outside record can beat the k-th hit
+        top = {rid: heads[rid] for _, rid, *_ in scored}
+        steps = self._steps_of(top, with_embeddings=False)
+        return [
+            Hit(
+                id=rid,
+                score=total,
+                record=self._assemble(heads[rid], steps[rid]),
+                details={"goal_score": g, "scene_score": sc, "best_step": best, "exact": bool(exact)},
             )
-        return hits
+            for total, rid, g, sc, best in scored
+        ]
 
     def _visible_heads(self, where: dict[str, Any] | None = None) -> dict[str, Entry]:
         committed = self.committed_round()
