@@ -35,7 +35,6 @@ for module_name, group, help_text in _GROUPS:
 
 def _agent_commands() -> None:
     from helper_agent.commands import agent
-
     from helper_agent.commands.eval import demo
 
     app.command("run")(agent.run)

@@ -255,9 +255,17 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
     return chat
 
 
-def invoke_with_retry(chat: Any, messages: Sequence[BaseMessage] | str, *, attempts: int = 3, config: dict | None = None) -> AIMessage:
-    """Invoke a chat model, retrying transient errors (timeouts, connection errors, rate limits)."""
-    delay = 1.0
+def invoke_with_retry(
+    chat: Any,
+    messages: Sequence[BaseMessage] | str,
+    *,
+    attempts: int = 3,
+    config: dict | None = None,
+    initial_delay: float = 1.0,
+) -> AIMessage:
+    """Invoke a chat model, retrying transient errors (timeouts, connection errors, rate limits)
+    with exponential backoff; a server still unreachable after that raises `LLMUnavailable`."""
+    delay = initial_delay
     for attempt in range(1, attempts + 1):
         try:
             return chat.invoke(messages, config=config)

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
 
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
 from PIL import Image
 
 from helper_agent.perception.align import AlignDiagnoser, DiagnoserUnavailable
 from helper_agent.perception.diagnosis import FAILURE_KINDS, Diagnosis
+
+# tests/conftest.py keeps the hub offline for the whole suite.
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
 
 KEYS = [k.key for k in FAILURE_KINDS]
 DESCRIPTIONS = {k.key: k.description for k in FAILURE_KINDS}

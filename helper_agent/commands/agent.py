@@ -93,8 +93,8 @@ def _from_instance(path: Path) -> tuple[dict[str, Any], str, Any]:
     from helper_agent.evals.benchmark import state_from_game
     from helper_agent.evals.dialogue import instruction_text
     from helper_agent.teach import default_registry
-    from helper_agent.teach.evaluation import edh_check_task
     from helper_agent.teach.errors import TeachFormatError
+    from helper_agent.teach.evaluation import edh_check_task
     from helper_agent.teach.formats import read_edh_instance, read_game, read_tfd_instance
     from helper_agent.world.metadata import export_state
 

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
@@ -14,8 +21,8 @@ console = Console()
 
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
-         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None) -> None:
-    from helper_agent.evals.runner import EvalSpec, run_eval
+         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False) -> None:
+    from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
 
     if ablate not in (None, "mem", "precheck", "correction", "locator"):
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
@@ -26,6 +33,12 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
                     ablate=ablate, feedback=feedback, planner=planner, seed=seed,
                     memory_dir=str(memory_dir) if memory_dir else None)
+    if train_memory:
+        try:
+            console.print(f"example memory: {seed_examples_from_split(spec)} examples from the train split added")
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
     if planner != "helper":
         console.print(f"[yellow]planner '{planner}' is an ORACLE: it measures the world and executor, not an agent[/yellow]")
     successes = {"n": 0, "done": 0}
@@ -73,22 +86,23 @@ _PLANNER = typer.Option("helper", help="helper (the agent), gold or oracle-graph
 _OUT = typer.Option(..., help="Run folder: results.jsonl, metrics.json, report.md, plots. Re-running resumes.")
 _SEED = typer.Option(0, help="Seed for random search and tie-breaking.")
 _MEMORY = typer.Option(None, help="Memory folder (default: <out>/memory).")
+_TRAIN_MEMORY = typer.Option(False, "--train-memory", help="Add the dataset's train split (dialogue -> gold program) to the example memory first.")
 
 
 @app.command()
 def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY) -> None:
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY) -> None:
     """Trajectory from Dialogue: the whole dialogue is given; do the task."""
-    _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir)
+    _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory)
 
 
 @app.command()
 def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY) -> None:
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY) -> None:
     """Execution from Dialogue History: the dialogue and actions so far are given; finish the session."""
-    _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir)
+    _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory)
 
 
 @app.command()

@@ -7,9 +7,9 @@ implementations: `SymbolicEnv` over the embedded world, and `ThorEnv` over a rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from helper_agent.world.actions import ActionResult

@@ -6,7 +6,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from helper_agent.envs.base import NavigationGrid, Observation, ObjectView, StepOutcome
+from helper_agent.envs.base import NavigationGrid, ObjectView, Observation, StepOutcome
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.geometry import GRID_SIZE, PERCEPTION_DISTANCE

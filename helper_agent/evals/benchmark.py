@@ -31,7 +31,17 @@ from helper_agent.program import compile_program
 from helper_agent.teach import check_task, default_registry
 from helper_agent.teach.actions import COMMANDER_ID, DRIVER_ID, action_by_name, default_definitions
 from helper_agent.teach.checker import task_from_state_changes
-from helper_agent.teach.formats import DriverAction, EdhInstance, Episode, EpisodeState, Game, GameTask, Interaction, TfdInstance, write_record
+from helper_agent.teach.formats import (
+    DriverAction,
+    EdhInstance,
+    Episode,
+    EpisodeState,
+    Game,
+    GameTask,
+    Interaction,
+    TfdInstance,
+    write_record,
+)
 from helper_agent.world.metadata import export_state
 
 SPLIT_SIZES = {"train": 500, "valid_seen": 200, "valid_unseen": 200}

@@ -329,3 +329,27 @@ def run_eval(
 def _id_from_file(path: Path) -> str:
     """The instance id a file declares (TfD files are named `<game>.tfd.json`, ids `<game>.tfd`)."""
     return _instance_id(path)
+
+
+def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
+    """Add the dataset's `split` TfD instances (dialogue -> gold program) to the example memory.
+
+    This is the built-in benchmark's memory seeding (train is for that); ids are the instance ids,
+    so seeding again rewrites the same records. Returns how many were written.
+    """
+    from helper_agent.evals.dialogue import instruction_text
+    from helper_agent.memory.examples import ProgramExample
+    from helper_agent.teach.formats import TeachDataset
+
+    dataset = TeachDataset(spec.data)
+    records = []
+    for instance in dataset.tfd_instances(split):
+        extra = (instance.model_extra or {}).get("helper_agent") or {}
+        if extra.get("gold_program"):
+            records.append(ProgramExample(id=f"{split}:{instance.instance_id}", task_family=extra.get("family", ""),
+                                          dialogue=instruction_text(instance.dialog()), program=extra["gold_program"]))
+    if not records:
+        raise ValueError(f"{spec.data}: split {split!r} has no TfD instances with gold programs to seed memory from")
+    memory = _memories(spec)["examples"]
+    memory.add(records)
+    return len(records)

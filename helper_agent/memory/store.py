@@ -170,12 +170,15 @@ class VectorStore:
             except OSError as exc:
                 raise MemoryStoreError(f"{self.path}: cannot create the memory folder ({exc})") from exc
             self._file_lock = FileLock(str(self.path / LOCK_FILE), timeout=lock_timeout, thread_local=False)
+            # Under the lock: two processes creating one new store would race on Chroma's migrations.
             with self.write_lock():
                 self._check_local_meta()
-            try:
-                self.client = chromadb.PersistentClient(path=str(self.path), settings=_chroma_settings())
-            except Exception as exc:  # chromadb raises many kinds on a foreign or damaged folder
-                raise IncompatibleStoreError(f"{self.path}: Chroma cannot open this folder ({exc})") from exc
+                try:
+                    self.client = chromadb.PersistentClient(path=str(self.path), settings=_chroma_settings())
+                except Exception as exc:  # chromadb raises many kinds on a foreign or damaged folder
+                    raise IncompatibleStoreError(
+                        f"{self.path}: Chroma cannot open this folder ({exc})"
+                    ) from exc
         self._collections: dict[str, VectorCollection] = {}
 
     # ------------------------------------------------------------------------------ constructors

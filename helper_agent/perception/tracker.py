@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from helper_agent.envs.base import Observation, ObjectView
+from helper_agent.envs.base import ObjectView, Observation
 
 
 @dataclass

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_template(name: str) -> str:
     """The text of `templates/<name>` (e.g. "locator.txt")."""
     return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")

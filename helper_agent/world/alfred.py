@@ -98,7 +98,7 @@ def load_alfred_floorplan(directory: str | Path, floorplan: int, seed: int = 0, 
         ci, cj = cell_of(x, z)
         return min(boundary, key=lambda c: ((c[0] - ci) ** 2 + (c[1] - cj) ** 2, c))
 
-    for oid, pose in openable.items():
+    for oid in openable:
         match = _ID.match(oid)
         if match is None or match["type"] not in catalog:
             continue

@@ -317,7 +317,7 @@ def _grid_from_objects(
     width = int(round((max(xs) - origin[0]) / GRID_SIZE)) + 2
     depth = int(round((max(zs) - origin[1]) / GRID_SIZE)) + 2
     blocked = np.zeros((width, depth), dtype=bool)
-    for oid, obj in objects.items():
+    for obj in objects.values():
         info = catalog.get(obj.object_type)
         if not info.blocks_floor:
             continue

@@ -16,7 +16,12 @@ from langgraph.types import interrupt
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper.context import HelperContext
-from helper_agent.graphs.helper.prompts import corrector_messages, explanation_of, planner_messages, replanner_messages
+from helper_agent.graphs.helper.prompts import (
+    corrector_messages,
+    explanation_of,
+    planner_messages,
+    replanner_messages,
+)
 from helper_agent.graphs.helper.state import HelperState
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.subgoals import ObjectRef
@@ -59,7 +64,12 @@ def _ask(ctx: HelperContext, config: RunnableConfig, messages: list, name: str) 
     from helper_agent.llm import invoke_with_retry
 
     reply = invoke_with_retry(ctx.chat(), messages, config=_llm_config(ctx, config, name))
-    return str(reply.content)
+    text = str(reply.content)
+    if (getattr(reply, "response_metadata", None) or {}).get("finish_reason") == "length":
+        # Cut off by the token limit (small models sometimes repeat themselves until then): the
+        # last line is incomplete, so keep the complete lines and let validation judge the rest.
+        text = text[: text.rfind("\n")] if "\n" in text else ""
+    return text
 
 
 def _env(state: HelperState) -> SymbolicEnv:
