@@ -30,7 +30,7 @@ from helper_agent.evals.families import FAMILIES
 from helper_agent.program import compile_program
 from helper_agent.teach import check_task, default_registry
 from helper_agent.teach.actions import COMMANDER_ID, DRIVER_ID, action_by_name, default_definitions
-from helper_agent.teach.checker import task_from_state_changes
+from helper_agent.teach.checker import EDH_CHECKED_PROPERTIES, task_from_state_changes
 from helper_agent.teach.formats import (
     DriverAction,
     EdhInstance,
@@ -47,12 +47,8 @@ from helper_agent.world.metadata import export_state
 SPLIT_SIZES = {"train": 500, "valid_seen": 200, "valid_unseen": 200}
 UNSEEN_OFFSET = 500_000
 MAX_EDH_PER_GAME = 3
-# Properties compared for EDH state changes (TEACh's checked set).
-CHANGE_KEYS = (
-    "isToggled", "isBroken", "isFilledWithLiquid", "isDirty", "isUsedUp", "isCooked", "isOpen",
-    "isPickedUp", "simbotLastParentReceptacle", "simbotIsCooked", "simbotIsBoiled",
-    "simbotIsFilledWithCoffee", "simbotPickedUp", "isSliced",
-)
+# Properties compared for EDH state changes: the ones TEACh's EDH check reads.
+CHANGE_KEYS = tuple(sorted(EDH_CHECKED_PROPERTIES - {"objectType"}))
 
 
 @dataclass

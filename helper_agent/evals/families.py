@@ -219,14 +219,24 @@ def water_plant(types: Counter[str], rng: random.Random) -> FamilyInstance | Non
     return FamilyInstance("water_plant", "Water Plant", (), "\n".join(program), {"container": kind})
 
 
-def put_all_x_on_y(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
+def _put_all(
+    types: Counter[str],
+    rng: random.Random,
+    receptacles: tuple[str, ...],
+    max_count: int,
+    one_receptacle: bool,
+) -> FamilyInstance | None:
+    """Move every instance of a type onto (or into one) receptacle of another type."""
     catalog = load_catalog()
     pairs = [
         (x, y)
         for x in sorted(types)
-        if catalog.get(x).pickupable and 1 <= types[x] <= 3 and catalog.base_type(x) == x
-        for y in ("DiningTable", "CounterTop", "Sofa", "CoffeeTable", "SideTable", "Desk", "Bed", "Shelf")
-        if types[y] > 0 and catalog.accepts(y, x)
+        if catalog.get(x).pickupable and 1 <= types[x] <= max_count and catalog.base_type(x) == x
+        for y in receptacles
+        if types[y] > 0
+        and y != x
+        and catalog.accepts(y, x)
+        and (not one_receptacle or catalog.get(y).capacity >= types[x])
     ]
     if not pairs:
         return None
@@ -238,43 +248,26 @@ def put_all_x_on_y(types: Counter[str], rng: random.Random) -> FamilyInstance | 
         f'    {x_var} = InteractionObject("{x}")',
         f"    {x_var}.pickup_and_place({y_var})",
     ]
+    family, task_name, prep = (
+        ("put_all_x_in_one_y", "Put All X In One Y", "in") if one_receptacle else ("put_all_x_on_y", "Put All X On Y", "on")
+    )
     return FamilyInstance(
-        "put_all_x_on_y",
-        "Put All X On Y",
-        (x, "on", y),
+        family,
+        task_name,
+        (x, prep, y),
         "\n".join(program),
-        {"object": x, "receptacle": y, "preposition": "on"},
+        {"object": x, "receptacle": y, "preposition": prep},
         rooms=("Kitchen", "LivingRoom", "Bedroom"),
     )
+
+
+def put_all_x_on_y(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
+    surfaces = ("DiningTable", "CounterTop", "Sofa", "CoffeeTable", "SideTable", "Desk", "Bed", "Shelf")
+    return _put_all(types, rng, surfaces, max_count=3, one_receptacle=False)
 
 
 def put_all_x_in_one_y(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
-    catalog = load_catalog()
-    pairs = [
-        (x, y)
-        for x in sorted(types)
-        if catalog.get(x).pickupable and 1 <= types[x] <= 2 and catalog.base_type(x) == x
-        for y in ("Box", "Bowl", "Plate", "Pot", "Drawer", "Cabinet")
-        if types[y] > 0 and y != x and catalog.accepts(y, x) and catalog.get(y).capacity >= types[x]
-    ]
-    if not pairs:
-        return None
-    x, y = rng.choice(pairs)
-    x_var, y_var = _var(x), _var(y)
-    program = [
-        f'{y_var} = InteractionObject("{y}")',
-        f"for i in range({types[x]}):",
-        f'    {x_var} = InteractionObject("{x}")',
-        f"    {x_var}.pickup_and_place({y_var})",
-    ]
-    return FamilyInstance(
-        "put_all_x_in_one_y",
-        "Put All X In One Y",
-        (x, "in", y),
-        "\n".join(program),
-        {"object": x, "receptacle": y, "preposition": "in"},
-        rooms=("Kitchen", "LivingRoom", "Bedroom"),
-    )
+    return _put_all(types, rng, ("Box", "Bowl", "Plate", "Pot", "Drawer", "Cabinet"), max_count=2, one_receptacle=True)
 
 
 def toggle_all(types: Counter[str], rng: random.Random) -> FamilyInstance | None:

@@ -105,29 +105,40 @@ def markdown_report(runs: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_by_task(metrics: dict[str, Any], path: Path) -> Path:
+def _bar_chart(labels: Sequence[str], sr: Sequence[float], gc: Sequence[float], title: str, path: Path, rotation: int) -> Path:
+    """SR and GC bars per label, as PNG (matplotlib without a display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = list(metrics["by_task"])
-    sr = [metrics["by_task"][t]["SR"] for t in tasks]
-    gc = [metrics["by_task"][t]["GC"] for t in tasks]
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(tasks) + 2), 4))
-    xs = range(len(tasks))
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels) + 2), 4))
+    xs = range(len(labels))
     ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
     ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
     ax.set_xticks(list(xs))
-    ax.set_xticklabels(tasks, rotation=45, ha="right", fontsize=8)
+    ax.set_xticklabels(labels, rotation=rotation, ha="right", fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_ylabel("%")
-    ax.set_title(f"{metrics.get('label', '')}: SR and GC by task")
+    if title:
+        ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_by_task(metrics: dict[str, Any], path: Path) -> Path:
+    tasks = list(metrics["by_task"])
+    return _bar_chart(
+        tasks,
+        [metrics["by_task"][t]["SR"] for t in tasks],
+        [metrics["by_task"][t]["GC"] for t in tasks],
+        f"{metrics.get('label', '')}: SR and GC by task",
+        path,
+        rotation=45,
+    )
 
 
 def load_run(run_dir: str | Path) -> dict[str, Any]:
@@ -139,24 +150,5 @@ def load_run(run_dir: str | Path) -> dict[str, Any]:
 
 def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
     """SR and GC of several runs side by side (e.g. HELPER and its ablations)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = [str(r.get("label", i)) for i, r in enumerate(runs)]
-    sr = [r["overall"]["SR"] for r in runs]
-    gc = [r["overall"]["GC"] for r in runs]
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(runs) + 2), 4))
-    xs = range(len(runs))
-    ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
-    ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylim(0, 100)
-    ax.set_ylabel("%")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _bar_chart(labels, [r["overall"]["SR"] for r in runs], [r["overall"]["GC"] for r in runs], "", path, rotation=30)

@@ -19,7 +19,7 @@ from helper_agent.world.geometry import ROTATIONS, Cell, Pose
 from helper_agent.world.metadata import object_id_for
 from helper_agent.world.rooms import ROOM_TYPES, TEMPLATES, RoomTemplate, Unit
 from helper_agent.world.simulator import attach
-from helper_agent.world.state import WorldObject, WorldState
+from helper_agent.world.state import WorldObject, WorldState, descendants
 
 MAX_ATTEMPTS = 60
 # Objects that are not pickupable but sit on furniture rather than on the floor.
@@ -202,13 +202,7 @@ class _StateView:
         self.objects = objects
 
     def descendants(self, object_id: str) -> list[str]:
-        out: list[str] = []
-        stack = list(self.objects[object_id].contents)
-        while stack:
-            oid = stack.pop()
-            out.append(oid)
-            stack.extend(self.objects[oid].contents)
-        return out
+        return descendants(self.objects, object_id)
 
 
 def _choose_receptacle(

@@ -50,6 +50,17 @@ class WorldObject:
         return bool(self.cells)
 
 
+def descendants(objects: dict[str, WorldObject], object_id: str) -> list[str]:
+    """Everything inside or on an object, recursively (depth first)."""
+    out: list[str] = []
+    stack = list(objects[object_id].contents)
+    while stack:
+        oid = stack.pop()
+        out.append(oid)
+        stack.extend(objects[oid].contents)
+    return out
+
+
 @dataclass
 class WorldState:
     """A whole scene: grid size and obstacles, objects by id, and the agent."""
@@ -91,13 +102,7 @@ class WorldState:
 
     def descendants(self, object_id: str) -> list[str]:
         """Everything inside or on an object, recursively."""
-        out: list[str] = []
-        stack = list(self.objects[object_id].contents)
-        while stack:
-            oid = stack.pop()
-            out.append(oid)
-            stack.extend(self.objects[oid].contents)
-        return out
+        return descendants(self.objects, object_id)
 
     def check_invariants(self) -> list[str]:
         """Every violated structural invariant, as readable strings (empty when consistent)."""
