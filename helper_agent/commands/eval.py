@@ -135,3 +135,62 @@ def demo(
         console.print(f"writing a small built-in benchmark to {data} ...")
         generate_benchmark(data, seed=0, sizes={"valid_unseen": max(episodes, 1)}, overwrite=True)
     _run("tfd", data, "valid_unseen", episodes, llm, 1, None, 1, "helper", out / f"run-{llm.replace('/', '_').replace(':', '_')}", 0, None)
+
+
+@app.command()
+def personalization(
+    llm: str = typer.Option("local", help="Chat model spec."),
+    out: Path = typer.Option(Path("runs/personalization"), help="Folder for results.json and the routines memory."),
+    planner: str = typer.Option("helper", help="helper (the agent), gold or unmodified (baselines)."),
+    limit: int | None = typer.Option(None, help="Score the first N requests only."),
+) -> None:
+    """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
+    import json
+
+    from helper_agent.evals.personalization import load_suite, run_suite, table3
+
+    suite = load_suite()
+    requests = list(suite.requests)[:limit] if limit else list(suite.requests)
+    out.mkdir(parents=True, exist_ok=True)
+    if planner == "gold":
+        console.print("[yellow]gold planner: an ORACLE (each request's gold adapted program)[/yellow]")
+
+        def plan(req, routine):  # noqa: ANN001, ANN202
+            return req.program
+    elif planner == "unmodified":
+
+        def plan(req, routine):  # noqa: ANN001, ANN202
+            return routine.program
+    elif planner == "helper":
+        from helper_agent.graphs.helper import HelperContext
+        from helper_agent.graphs.helper.planning import plan_program
+        from helper_agent.llm import make_chat_model
+        from helper_agent.memory.corrections import CorrectionMemory
+        from helper_agent.memory.examples import ExampleMemory
+        from helper_agent.memory.routines import RoutineMemory
+
+        memory = out / "memory"
+        routines = RoutineMemory(path=memory)
+        for routine in suite.routines:  # each user teaches their routine first
+            if routines.latest(routine.name, user=routine.user) is None:
+                routines.teach(routine.name, routine.program, routine.request, user=routine.user)
+        context = HelperContext(chat_model=make_chat_model(llm), examples=ExampleMemory(path=memory),
+                                corrections=CorrectionMemory(path=memory), routines=routines, mode="eval", tags=["personalization"])
+
+        def plan(req, routine):  # noqa: ANN001, ANN202
+            program, _ = plan_program(context, req.text, user=routine.user)
+            return program
+    else:
+        raise typer.BadParameter("--planner takes helper, gold or unmodified")
+    with Progress(TextColumn("personalization"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("requests", total=len(requests))
+        result = run_suite(plan, requests, progress=lambda done, total, score: bar.update(task, completed=done))
+    rates = table3(result)
+    table = Table(title=f"Personalization (HELPER Table 3), planner {planner}{' ORACLE' if planner == 'gold' else ''}")
+    for key in rates:
+        table.add_column(key)
+    table.add_row(*[f"{100 * v:.1f}" if isinstance(v, float) and v <= 1 else str(v) for v in rates.values()])
+    console.print(table)
+    (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "table3": rates,
+                                                   "scores": [s.model_dump() for s in result.scores]}, indent=1, default=str))
+    console.print(f"results: {out / 'results.json'}")

@@ -46,7 +46,6 @@ def satisfied(answer: str) -> bool:
     if re.fullmatch(r"\s*(no|nope|no thanks|no thank you)[\s.!]*", text, re.I):
         return True  # "Did I miss anything?" - "No."
     return bool(_AFFIRMATIVE.match(text)) and not _OBJECTION.search(text) and not re.match(r"\s*no\b.*\w+.*\w", text, re.I)
-_FILLER = {"please", "do", "the", "a", "my", "again", "now", "can", "you", "could", "run", "perform", "for", "me", "today", "thanks", "usual", "routine"}
 
 
 def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
@@ -135,12 +134,23 @@ def _routine_name(raw: str) -> str:
     return re.sub(r"\s+", " ", raw.strip().strip("'’\"")).lower()
 
 
+_MODIFICATION = re.compile(
+    r"\b(but|instead|except|without|with|plus|also|too|as well|add|extra|another|more|less|only|just|swap|replace|"
+    r"change|then|and|double|twice|two|three|four|one|\d+)\b",
+    re.I,
+)
+
+
 def _plain_recall(request: str, routine: dict[str, Any]) -> bool:
-    """True when the request only names the routine ("Do the Mary cleaning"), with no changes."""
-    words = re.findall(r"[\w']+", request.lower())
-    name_words = set(re.findall(r"[\w']+", routine["name"].lower()))
-    rest = [w for w in words if w not in name_words and w not in _FILLER]
-    return len(rest) <= 1
+    """True when the request only asks for the routine ("Do the Mary cleaning"), with no changes.
+
+    A request with words that introduce a change ("but", "instead", "with", "also", "and",
+    numbers...) outside the routine's own name goes to the LLM with the routine as its example.
+    """
+    text = request.lower()
+    for word in routine["name"].lower().split():
+        text = re.sub(rf"\b{re.escape(word)}\b", " ", text)
+    return _MODIFICATION.search(text) is None
 
 
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
