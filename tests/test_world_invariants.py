@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.world.actions import ACTIONS, INTERACTION_ACTIONS
 from helper_agent.world.metadata import export_state
+from helper_agent.world.state import occupancy
 
 ROOMS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom")
 
@@ -49,5 +50,5 @@ def test_random_actions_keep_invariants(seed: int, room: str, data: st.DataObjec
             assert all(state.held_id not in o.contents for o in state.objects.values())
         if outcome.result.success and action == "Place":
             receptacle = state.objects[object_id]
-            assert len(receptacle.contents) <= max(env.catalog.get(receptacle.object_type).capacity, 1)
+            assert occupancy(receptacle.contents) <= max(env.catalog.get(receptacle.object_type).capacity, 1)
         assert env.steps >= 0 and env.failures >= 0 and env.failures <= env.steps

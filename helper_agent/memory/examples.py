@@ -41,6 +41,12 @@ class ProgramExample(MemoryRecord):
     task_family: str = Field(default="", description="TEACh task family, e.g. coffee, salad")
     dialogue: str = Field(description="The key: a commander-driver dialogue or an instruction.")
     program: str = Field(description="The value: a program over HELPER's action API.")
+    scene: dict | None = Field(
+        default=None, description='A generated scene the program succeeds in: {"room_type": ..., "seed": N}.'
+    )
+    task: dict | None = Field(
+        default=None, description='The TEACh task it carries out: {"task_name": ..., "params": [...]}.'
+    )
 
 
 class ExampleMemory(SeededMemory):

@@ -28,6 +28,7 @@ from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools.navigation import Target, look_actions, path_actions, plan_to_target, shortest_path
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.geometry import INTERACTION_DISTANCE
+from helper_agent.world.state import occupancy
 
 KNIVES = ("Knife", "ButterKnife")
 SURFACES = ("CounterTop", "DiningTable", "SideTable", "CoffeeTable", "Desk", "Shelf", "Dresser", "Sofa", "Bed")
@@ -526,7 +527,7 @@ class Executor:
                 t
                 for t in found
                 if t.object_id != for_placing
-                and (len(t.contents) < self.catalog.get(t.object_type).capacity or for_placing in t.contents)
+                and (occupancy(t.contents) < self.catalog.get(t.object_type).capacity or for_placing in t.contents)
                 and self.catalog.accepts(t.object_type, ptype)
             ]
         wanted = set(ref.attributes)
@@ -580,7 +581,7 @@ class Executor:
 
     def _fits(self, rid: str, oid: str) -> bool:
         tracked = self.tracker.objects[rid]
-        return oid in tracked.contents or len(tracked.contents) < self.catalog.get(tracked.object_type).capacity
+        return oid in tracked.contents or occupancy(tracked.contents) < self.catalog.get(tracked.object_type).capacity
 
     def _find_or_locate(self, ref: ObjectRef, required: bool = True, for_placing: str | None = None) -> str | None:
         candidates = self._candidates(ref, for_placing=for_placing)
@@ -663,7 +664,7 @@ class Executor:
             for t in self.tracker.objects.values()
             if t.object_type in SURFACES
             and not t.gone
-            and len(t.contents) < self.catalog.get(t.object_type).capacity
+            and occupancy(t.contents) < self.catalog.get(t.object_type).capacity
             and self.catalog.accepts(t.object_type, held_type)
         ]
         if not options:
@@ -671,7 +672,7 @@ class Executor:
 
         def crowded(t: TrackedObject) -> bool:
             # Keep some room on surfaces for what the task itself must put there.
-            return self.catalog.get(t.object_type).capacity - len(t.contents) < 3
+            return self.catalog.get(t.object_type).capacity - occupancy(t.contents) < 3
 
         return min(
             options, key=lambda t: (crowded(t), math.hypot(t.position[0] - ax, t.position[2] - az), t.object_id)

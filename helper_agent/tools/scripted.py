@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.tools.navigation import Target, plan_to_target
 from helper_agent.world.actions import ActionResult
+from helper_agent.world.state import occupancy
 
 
 class ScriptError(RuntimeError):
@@ -107,7 +108,7 @@ def free_spot(driver: ScriptedDriver, receptacle_type: str) -> str:
     state = driver.env.state
     catalog = driver.env.catalog
     for oid, obj in state.objects.items():
-        if obj.object_type == receptacle_type and len(obj.contents) < catalog.get(receptacle_type).capacity:
+        if obj.object_type == receptacle_type and occupancy(obj.contents) < catalog.get(receptacle_type).capacity:
             return oid
     raise ScriptError(f"no {receptacle_type} with free space")
 

@@ -19,7 +19,7 @@ from helper_agent.world.geometry import ROTATIONS, Cell, Pose
 from helper_agent.world.metadata import object_id_for
 from helper_agent.world.rooms import ROOM_TYPES, TEMPLATES, RoomTemplate, Unit
 from helper_agent.world.simulator import attach
-from helper_agent.world.state import WorldObject, WorldState, descendants
+from helper_agent.world.state import WorldObject, WorldState, descendants, occupancy
 
 MAX_ATTEMPTS = 60
 # Objects that are not pickupable but sit on furniture rather than on the floor.
@@ -217,7 +217,7 @@ def _choose_receptacle(
     def has_room(r: WorldObject) -> bool:
         # Leave two free spots in sinks and on large surfaces so that tasks can still put things there.
         capacity = catalog.get(r.object_type).capacity
-        return len(r.contents) < (capacity - 2 if capacity >= 4 else max(capacity, 1))
+        return occupancy(r.contents) < (capacity - 2 if capacity >= 4 else max(capacity, 1))
 
     if not info.pickupable:
         candidates = [f for f in fixtures if f.object_type in SURFACE_TYPES and has_room(f)]

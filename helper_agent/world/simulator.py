@@ -31,7 +31,7 @@ from helper_agent.world.geometry import (
     in_vertical_view,
     step_vector,
 )
-from helper_agent.world.state import WorldObject, WorldState
+from helper_agent.world.state import WorldObject, WorldState, occupancy
 
 KNIFE_TYPES = frozenset({"Knife", "ButterKnife"})
 # Doors that swing towards the agent: opening them from the adjacent cell is blocked by the body.
@@ -255,7 +255,7 @@ class Simulator:
             return self._fail(name, oid, f"{oid} must be open to place objects in it")
         if (err := self._reach_error(oid)) is not None:
             return self._fail(name, oid, err)
-        if len(receptacle.contents) >= max(rinfo.capacity, 1):
+        if occupancy(receptacle.contents) >= max(rinfo.capacity, 1):
             return self._fail(name, oid, f"No valid positions to place object found: {oid} is full")
         attach(self.state, held_id, oid)
         held.is_picked_up = False

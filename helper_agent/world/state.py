@@ -8,6 +8,7 @@ simulator is the only writer and `WorldState.check_invariants` verifies that the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,20 @@ class WorldObject:
     def is_fixture(self) -> bool:
         """Fixtures have a floor footprint and never move (counters, fridges, appliances)."""
         return bool(self.cells)
+
+
+def occupancy(contents: Iterable[str]) -> int:
+    """Places taken in a receptacle: the pieces of one sliced object share the place it had.
+
+    AI2-THOR's slices lie where the whole object was; counting each of a loaf's ten slices
+    against a table's capacity would make the table "full" after one slicing.
+    """
+    return len({oid.rsplit("|", 1)[0] if _is_piece(oid) else oid for oid in contents})
+
+
+def _is_piece(object_id: str) -> bool:
+    last = object_id.rsplit("|", 1)[-1]
+    return object_id.count("|") >= 4 and ("Sliced_" in last or "Cracked_" in last)
 
 
 def descendants(objects: dict[str, WorldObject], object_id: str) -> list[str]:
