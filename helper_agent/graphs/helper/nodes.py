@@ -113,8 +113,12 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
         hits = memory.retrieve(request, k=ctx.config.k)
         examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program, "score": round(h.score, 3)} for h in hits]
     else:
-        # HELPER's ablation: the same fixed examples for every request.
-        fixed = sorted(memory.seed_records(), key=lambda r: r.id)[: ctx.config.k]
+        # HELPER's ablation: the same fixed examples for every request, one per task family
+        # (families in name order) so that the fixed prompt is as varied as k allows.
+        firsts: dict[str, Any] = {}
+        for record in sorted(memory.seed_records(), key=lambda r: (r.task_family, r.id)):
+            firsts.setdefault(record.task_family, record)
+        fixed = list(firsts.values())[: ctx.config.k]
         examples = [{"id": r.id, "dialogue": r.dialogue, "program": r.program, "score": None} for r in fixed]
     update["examples"] = examples
     update["routine"] = None
