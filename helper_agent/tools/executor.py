@@ -506,7 +506,10 @@ class Executor:
         return tracked.object_type if tracked else oid.split("|", 1)[0]
 
     def _candidates(self, ref: ObjectRef, exclude: set[str] | None = None, for_placing: str | None = None) -> list[TrackedObject]:
-        taken = {oid for key, oid in self.bindings.items() if key != ref.instance_key}
+        # Objects bound to other program objects are off limits, except for the executor's own
+        # helper references (a knife to slice with, a sink to rinse in): those may reuse them.
+        internal = ref.instance_key.startswith("__")
+        taken = set() if internal else {oid for key, oid in self.bindings.items() if key != ref.instance_key}
         excluded = (exclude or set()) | self._excluded.get(ref.instance_key, set())
         classes = {ref.object_class}
         if ref.object_class in ("Sink", "SinkBasin"):
@@ -538,9 +541,8 @@ class Executor:
             # "clean"/"cooked" requests: those attributes describe what the program will do.
             # Prefer things in plain sight over things inside closed receptacles, then the nearest.
             hidden = 1.0 if t.parent_id and self._inside_closed(t.object_id) else 0.0
-            mismatch = 0.0
-            if "clean" in wanted and t.has("dirty"):
-                mismatch = 0.0
+            # Like a person, take a clean dish over a dirty one when nothing asks for washing.
+            mismatch = 0.5 if t.has("dirty") and "clean" not in wanted else 0.0
             dist = math.hypot(t.position[0] - ax, t.position[2] - az)
             # A switch (stove knob) is most likely meant for what this program has used (the
             # burner it put the pot on), then for something that holds anything.
