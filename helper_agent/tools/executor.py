@@ -120,6 +120,7 @@ class ExecutionResult:
     steps: int = 0
     failures: int = 0
     missing: str | None = None  # the object class not found, when status is "not_found"
+    missing_key: str | None = None  # and the program object that needed it
 
     @property
     def ended_by_limit(self) -> bool:
@@ -181,6 +182,7 @@ class Executor:
                 trace.status = "not_found"
                 result = self._result("not_found", index, subgoal, str(missing), None, traces)
                 result.missing = missing.ref.object_class
+                result.missing_key = missing.ref.instance_key
                 return result
             except StepFailed as failed:
                 trace.status = "failed"

@@ -213,6 +213,7 @@ def _summary(result: ExecutionResult, subgoals: list | None) -> dict[str, Any]:
         "failure": result.diagnosis.description if result.diagnosis else result.error,
         "failed_subgoal": result.failed_subgoal.describe() if result.failed_subgoal else "",
         "missing": result.missing,
+        "missing_key": result.missing_key,
         "completed": result.completed,
         "trace": [[t.subgoal, t.status, len(t.actions)] for t in result.trace],
     }
@@ -234,7 +235,10 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     from helper_agent.tools.executor import EpisodeLimit
 
     try:
-        found = bool(locator(executor, ObjectRef("__locate", missing)))
+        # Search as the program object that needed it, so objects bound to other program objects
+        # (the first of two cups) do not count as found.
+        key = state["execution"].get("missing_key") or "__locate"
+        found = bool(locator(executor, ObjectRef(key, missing)))
     except EpisodeLimit as limit:
         return {**_saved(env, executor), "execution": {**state["execution"], "status": limit.reason},
                 "log": [f"locate: stopped by {limit.reason}"]}

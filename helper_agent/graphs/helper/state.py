@@ -16,6 +16,7 @@ class ExecutionSummary(TypedDict, total=False):
     failure: str  # the diagnosed failure description
     failed_subgoal: str
     missing: str | None
+    missing_key: str | None
     completed: int
     trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run
 
