@@ -11,7 +11,13 @@ import pytest
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.benchmark import generate_benchmark, state_from_game
 from helper_agent.teach import check_task, default_registry
-from helper_agent.teach.formats import TeachDataset, read_edh_instance, read_game, read_tfd_instance, write_record
+from helper_agent.teach.formats import (
+    TeachDataset,
+    read_edh_instance,
+    read_game,
+    read_tfd_instance,
+    write_record,
+)
 
 SIZES = {"train": 12, "valid_seen": 6, "valid_unseen": 6}
 

@@ -11,7 +11,14 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage
 
 from helper_agent import llm
-from helper_agent.llm import LLMUnavailable, LocalModel, UsageRecorder, assemble_local_model, invoke_with_retry, make_chat_model
+from helper_agent.llm import (
+    LLMUnavailable,
+    LocalModel,
+    UsageRecorder,
+    assemble_local_model,
+    invoke_with_retry,
+    make_chat_model,
+)
 
 
 def _fake_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: list[bytes], prefix: str) -> None:

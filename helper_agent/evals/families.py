@@ -57,6 +57,16 @@ def _clean_plate_lines(var: str = "plate", kind: str = "Plate") -> list[str]:
     ]
 
 
+def _plate_of_toast_lines() -> list[str]:
+    """Toast a bread slice and serve it on a plate washed first (Plate Of Toast, and breakfast's toast)."""
+    return [
+        'bread_slice = InteractionObject("BreadSliced")',
+        "bread_slice.toast()",
+        *_clean_plate_lines(),
+        "bread_slice.pickup_and_place(plate)",
+    ]
+
+
 # --------------------------------------------------------------------------- families
 def toast(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
     if not _has(types, "Bread", "Knife", "Toaster"):
@@ -125,12 +135,7 @@ def cooked_slice(types: Counter[str], rng: random.Random) -> FamilyInstance | No
 def plate_of_toast(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
     if not _has(types, "Bread", "Knife", "Toaster", "Plate", "SinkBasin"):
         return None
-    program = [
-        'bread_slice = InteractionObject("BreadSliced")',
-        "bread_slice.toast()",
-        *_clean_plate_lines(),
-        "bread_slice.pickup_and_place(plate)",
-    ]
+    program = _plate_of_toast_lines()
     return FamilyInstance("plate_of_toast", "Plate Of Toast", (), "\n".join(program), make_dirty=("Plate",))
 
 
@@ -360,12 +365,7 @@ def breakfast(types: Counter[str], rng: random.Random) -> FamilyInstance | None:
     if with_sandwich:
         lines += _sandwich_lines(1, 0)
     else:
-        lines += [
-            'bread_slice = InteractionObject("BreadSliced")',
-            "bread_slice.toast()",
-            *_clean_plate_lines(),
-            "bread_slice.pickup_and_place(plate)",
-        ]
+        lines += _plate_of_toast_lines()
     lines.append(f"plate.pickup_and_place({spot_var})")
     return FamilyInstance(
         "breakfast", "Breakfast", tuple(params), "\n".join(lines),

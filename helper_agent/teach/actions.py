@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from helper_agent.world.actions import INTERACTION_ACTIONS, NAVIGATION_ACTIONS
+
 
 @dataclass(frozen=True)
 class TeachAction:
@@ -73,29 +75,9 @@ ACTIONS_BY_NAME: dict[str, TeachAction] = {a.action_name: a for a in ACTIONS}
 ACTIONS_BY_IDX: dict[int, TeachAction] = {a.action_idx: a for a in ACTIONS}
 
 #: Actions a TEACh agent may predict during EDH/TfD inference.
-AGENT_ACTIONS: tuple[str, ...] = (
-    "Stop",
-    "Forward",
-    "Backward",
-    "Turn Left",
-    "Turn Right",
-    "Look Up",
-    "Look Down",
-    "Pan Left",
-    "Pan Right",
-    "Pickup",
-    "Place",
-    "Open",
-    "Close",
-    "ToggleOn",
-    "ToggleOff",
-    "Slice",
-    "Pour",
-)
+AGENT_ACTIONS: tuple[str, ...] = ("Stop", *NAVIGATION_ACTIONS, *INTERACTION_ACTIONS)
 #: Agent actions that need an object (a point on the egocentric frame).
-OBJECT_INTERACTION_ACTIONS: frozenset[str] = frozenset(
-    {"Pickup", "Place", "Open", "Close", "ToggleOn", "ToggleOff", "Slice", "Pour"}
-)
+OBJECT_INTERACTION_ACTIONS: frozenset[str] = frozenset(INTERACTION_ACTIONS)
 #: Agent actions that move or turn the body or camera.
 MOTION_ACTIONS: frozenset[str] = frozenset(AGENT_ACTIONS) - OBJECT_INTERACTION_ACTIONS - {"Stop"}
 
