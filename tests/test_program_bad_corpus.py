@@ -133,5 +133,5 @@ def test_too_long_rejected() -> None:
 
 
 def test_not_text_rejected() -> None:
-    with pytest.raises(ProgramError, match="must be text"):
-        parse_program(b"mug.pickup()")  # type: ignore[arg-type]
+    with pytest.raises(ProgramError, match="must be text, not int"):
+        parse_program(42)  # type: ignore[arg-type]

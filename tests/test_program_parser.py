@@ -98,34 +98,44 @@ def test_indented_program_is_dedented() -> None:
     assert calls(text) == COFFEE_CALLS
 
 
-def test_windows_newlines_and_bom() -> None:
-    assert calls("\ufeff" + COFFEE.replace("\n", "\r\n")) == COFFEE_CALLS
+def test_windows_newlines() -> None:
+    assert calls(COFFEE.replace("\n", "\r\n")) == COFFEE_CALLS
+    assert calls(COFFEE.replace("\n", "\r")) == COFFEE_CALLS
 
 
-# ---------------------------------------------------------------------------------- wrappers
+def test_utf8_bytes_are_text() -> None:
+    assert calls(COFFEE.encode("utf-8")) == COFFEE_CALLS
+    assert calls(("# café crème\n" + COFFEE).encode("utf-8")) == COFFEE_CALLS
 
 
-def test_def_main_wrapper_with_guard() -> None:
-    body = "\n".join("    " + line for line in COFFEE.split("\n"))
-    text = f"def main():\n    '''Coffee.'''\n{body}\n    return\n\nif __name__ == \"__main__\":\n    main()\n"
-    p = parse_program(text)
-    assert calls(text) == COFFEE_CALLS  # once, although main() is also called
-    assert any("main()" in n for n in p.notes)
+# ---------------------------------------------------------------------------------- no wrappers
+
+BODY = "\n".join("    " + line for line in COFFEE.split("\n"))
 
 
-def test_def_wrapper_called_without_guard() -> None:
-    body = "\n".join("    " + line for line in COFFEE.split("\n"))
-    assert calls(f"def make_coffee():\n{body}\n\nmake_coffee()\n") == COFFEE_CALLS
-
-
-def test_main_guard_body_runs_as_plain_statements() -> None:
-    body = "\n".join("    " + line for line in COFFEE.split("\n"))
-    assert calls(f'if __name__ == "__main__":\n{body}\n') == COFFEE_CALLS
-
-
-def test_wrapper_name_cannot_be_rebound() -> None:
-    with pytest.raises(ProgramError, match="cannot be reassigned"):
-        parse_program("def main():\n    pass\nmain = InteractionObject('Mug')")
+@pytest.mark.parametrize(
+    ("text", "line", "expected"),
+    [
+        (f"def main():\n{BODY}\n\nif __name__ == \"__main__\":\n    main()\n", 1,
+         "'def main():' is not allowed: functions cannot be defined; write the steps at top level without 'def'"),
+        (f"def make_coffee():\n{BODY}\n\nmake_coffee()\n", 1, "functions cannot be defined"),
+        (f"async def main():\n{BODY}\n", 1, "async functions are not part of the API"),
+        # a wrapper may not shadow what the API or the language means
+        (f"def range():\n{BODY}\n", 1, "functions cannot be defined"),
+        (f"def InteractionObject():\n{BODY}\n", 1, "functions cannot be defined"),
+        (f"def print():\n    pass\n{COFFEE}", 1, "functions cannot be defined"),
+        (f"{COFFEE}\ndef main():\n    pass\n", 5, "functions cannot be defined"),
+        ("for i in range(2):\n    def step():\n        pass\n", 2, "functions cannot be defined"),
+        (f'if __name__ == "__main__":\n{BODY}\n', 1, "without 'if __name__ == \"__main__\":'"),
+        ("mug = InteractionObject('Mug')\nreturn\n", 2, "'return' is not allowed"),
+    ],
+)
+def test_functions_and_script_guards_are_rejected(text: str, line: int, expected: str) -> None:
+    with pytest.raises(ProgramError) as info:
+        parse_program(text)
+    assert info.value.line == line
+    assert expected in info.value.reason
+    assert str(info.value).startswith(f"line {line}")
 
 
 # ---------------------------------------------------------------------------------- grammar
@@ -224,8 +234,15 @@ def test_anonymous_objects_and_string_receptacles() -> None:
 
 
 def test_noops_are_accepted() -> None:
-    text = '"""Docstring."""\n# comment\npass\n...\nprint("making coffee")\n' + COFFEE
+    text = '"""Docstring."""\n# comment\npass\n...\n' + COFFEE + "  # inline comment"
     assert calls(text) == COFFEE_CALLS
+
+
+def test_print_is_not_part_of_the_api() -> None:
+    with pytest.raises(ProgramError) as info:
+        parse_program('print("making coffee")\n' + COFFEE)
+    assert info.value.line == 1
+    assert "print() is not part of the API" in info.value.reason and "# comment" in info.value.reason
 
 
 def test_constant_fstring_is_a_plain_string() -> None:
@@ -255,8 +272,8 @@ def test_error_fields() -> None:
 
 def test_column_counts_characters_not_bytes() -> None:
     with pytest.raises(ProgramError) as info:
-        parse_program('tasse = InteractionObject("Mug") ; café = InteractionObject("Cup") ; x = 1')
-    assert info.value.col == 70
+        parse_program('"café crème" ; x = 1')
+    assert info.value.col == 16
     assert "'x = 1'" in str(info.value)
 
 

@@ -5,7 +5,7 @@ compiler from programs to the subgoals the executor runs."""
 from helper_agent.program.classes import CatalogView, ClassMapper, LexicalClassMapper
 from helper_agent.program.compiler import CompiledProgram, compile_program, subgoal_signature
 from helper_agent.program.docs import api_documentation
-from helper_agent.program.errors import ProgramError
+from helper_agent.program.errors import LimitError, ProgramError, SemanticError
 from helper_agent.program.parser import Action, ObjectDecl, ParsedProgram, parse_program
 from helper_agent.program.render import render_program
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
@@ -16,10 +16,12 @@ __all__ = [
     "ClassMapper",
     "CompiledProgram",
     "LexicalClassMapper",
+    "LimitError",
     "ObjectDecl",
     "ObjectRef",
     "ParsedProgram",
     "ProgramError",
+    "SemanticError",
     "Subgoal",
     "SubgoalKind",
     "api_documentation",
