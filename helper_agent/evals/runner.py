@@ -261,6 +261,9 @@ class OracleChatModel:
 def _worker_init() -> None:
     import os
 
+    from helper_agent.evals.workers import watch_parent
+
+    watch_parent()  # end this worker when the run that spawned it is killed
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         import torch
