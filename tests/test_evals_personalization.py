@@ -196,7 +196,9 @@ def test_unknown_object_and_execution_crash_are_recorded_failures(
     def crash(self, subgoals, start=0):
         raise RuntimeError("simulated crash")
 
-    monkeypatch.setattr(P.Executor, "run", crash)
+    from helper_agent.tools.executor import Executor
+
+    monkeypatch.setattr(Executor, "run", crash)
     crashed = score_program(q, q.program)
     assert not crashed.success and crashed.status == "error"
     assert crashed.error == "RuntimeError: simulated crash"

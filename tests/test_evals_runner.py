@@ -138,20 +138,22 @@ def test_ablations_change_what_they_claim(tmp_path: Path) -> None:
         locator_answer = "Cabinet, Drawer, Fridge, CounterTop, Microwave, SinkBasin"
         out = tmp_path / f"run-{ablate}"
         spec = EvalSpec(mode="tfd", data=str(data), split="valid_unseen", planner="oracle-graph", feedback=0, ablate=ablate, out=str(out))
-        from helper_agent.evals import runner
+        from helper_agent.evals import agents
 
-        original = runner.OracleChatModel.invoke
+        class OracleAnsweringTheLocator(FakeListChatModel):
+            """The oracle's fake chat model, which also names places when the locator asks."""
 
-        def invoke(self, messages, config=None):  # noqa: ANN001
-            if isinstance(messages, str) and "most likely" in messages:
-                return FakeListChatModel(responses=[locator_answer]).invoke(messages)
-            return original(self, messages, config)
+            def _call(self, messages, stop=None, run_manager=None, **kwargs):  # noqa: ANN001, ANN003
+                if "most likely" in str(messages[-1].content):
+                    return locator_answer
+                return super()._call(messages, stop, run_manager, **kwargs)
 
-        runner.OracleChatModel.invoke = invoke
+        original = agents.oracle_chat_model
+        agents.oracle_chat_model = lambda program: OracleAnsweringTheLocator(responses=[f"```python\n{program}\n```"])
         try:
             return run_eval(spec)
         finally:
-            runner.OracleChatModel.invoke = original
+            agents.oracle_chat_model = original
 
     full = run(None)
     no_precheck = run("precheck")

@@ -22,7 +22,7 @@ from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
-from helper_agent.teach import check_task, default_registry
+from helper_agent.teach import check_task, default_registry, feedback_from_progress
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
 
@@ -71,27 +71,35 @@ def kitchen(seed: int = 3, dirty_mugs: bool = True) -> dict:
     return export_state(state)
 
 
-def run(graph, world: dict, request: str, context: HelperContext, thread: str = "t") -> dict:
-    return graph.invoke({"request": request, "world": world, "log": []}, {"configurable": {"thread_id": thread}}, context=context)
-
-
-def coffee_done(world: dict) -> bool:
+def run(graph, world: dict, request: str, context: HelperContext, thread: str = "t", user: str | None = None) -> dict:
+    """Invoke the graph on a fresh environment at `world`; the output carries that env as `_env`."""
     env = SymbolicEnv()
     env.reset(world)
+    context.env = env
+    out = graph.invoke({"request": request, "user": user}, {"configurable": {"thread_id": thread}}, context=context)
+    return {**out, "_env": env}
+
+
+def coffee_done(env: SymbolicEnv) -> bool:
     return check_task(default_registry().instantiate("Coffee"), env.objects_metadata()).success
 
 
 def eval_context(chat, memories: dict, task_name: str = "Coffee", **config) -> HelperContext:
-    return HelperContext(chat_model=chat, mode="eval", task=default_registry().instantiate(task_name), config=HelperConfig(**config), **memories)
+    """An evaluation's context: feedback is the checker's sentence on the live environment."""
+    task = default_registry().instantiate(task_name)
+    context = HelperContext(chat_model=chat, config=HelperConfig(**config), **memories)
+    context.feedback = lambda: feedback_from_progress(check_task(task, context.env.objects_metadata()))
+    return context
 
 
 def test_plan_ok_path(memories: dict) -> None:
     chat = ScriptedChat(responses=[fence(COFFEE)])
     out = run(build_graph(), kitchen(), "make me a coffee please", eval_context(chat, memories))
     assert out["outcome"] == "success"
-    assert coffee_done(out["world"])
+    assert coffee_done(out["_env"])
     assert [line.split(":")[0] for line in out["log"]] == ["retrieve", "plan", "validate", "execute", "feedback", "memorize"]
-    assert out["plan_attempts"] == 1 and out["steps"] > 0
+    assert out["plan_attempts"] == 1 and out["_env"].steps > 0
+    assert "world" not in out  # an evaluation keeps the household out of the state
 
 
 def test_invalid_program_is_sent_back_and_retried(memories: dict) -> None:
@@ -124,7 +132,7 @@ def test_unseen_object_goes_to_the_llm_locator(memories: dict) -> None:
     labels = [line.split(":")[0] for line in out["log"]]
     assert labels[:6] == ["retrieve", "plan", "validate", "execute", "locate", "execute"]
     assert "locate: Mug found" in out["log"]
-    assert out["outcome"] == "success" and coffee_done(out["world"])
+    assert out["outcome"] == "success" and coffee_done(out["_env"])
 
 
 def test_failure_is_diagnosed_and_corrected(memories: dict) -> None:
@@ -138,8 +146,7 @@ def test_failure_is_diagnosed_and_corrected(memories: dict) -> None:
     assert "must be open" in out["log"][3]
     assert "open it first" in out["log"][4]
     assert out["log"][5] == "execute: correction done"
-    env = SymbolicEnv()
-    env.reset(out["world"])
+    env = out["_env"]
     microwave = next(o for o in env.state.objects.values() if o.object_type == "Microwave")
     assert any(env.state.objects[c].object_type == "Apple" for c in microwave.contents)
     assert out["outcome"] == "done"
@@ -153,23 +160,24 @@ def test_feedback_leads_to_replan_and_success(memories: dict) -> None:
     labels = [line.split(":")[0] for line in out["log"]]
     assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "validate", "execute", "feedback", "memorize"]
     assert "mug" in out["log"][4].lower()  # the checker's unmet condition became the feedback
-    assert out["outcome"] == "success" and coffee_done(out["world"])
+    assert out["outcome"] == "success" and coffee_done(out["_env"])
 
 
 def test_no_feedback_rounds_means_no_replan(memories: dict) -> None:
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial)])
     out = run(build_graph(), kitchen(), "make me a coffee", eval_context(chat, memories, feedback_rounds=0))
-    assert out["outcome"] == "done" and not coffee_done(out["world"])
+    assert out["outcome"] == "done" and not coffee_done(out["_env"])
 
 
 def test_chat_asks_the_person_and_memorizes_the_routine(memories: dict) -> None:
     graph = build_graph(InMemorySaver())
     program = 'plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()'
-    context = HelperContext(chat_model=ScriptedChat(responses=[fence(program)]), mode="chat", **memories)
+    env = SymbolicEnv()
+    env.reset(kitchen())
+    context = HelperContext(env=env, chat_model=ScriptedChat(responses=[fence(program)]), keep_snapshots=True, **memories)
     config = {"configurable": {"thread_id": "mary-1"}}
-    first = graph.invoke({"request": "Perform the Mary cleaning: wash a plate", "user": "mary", "world": kitchen(), "log": []},
-                         config, context=context)
+    first = graph.invoke({"request": "Perform the Mary cleaning: wash a plate", "user": "mary"}, config, context=context)
     assert first["__interrupt__"][0].value["question"] == FEEDBACK_QUESTION
     out = graph.invoke(Command(resume="yes, thanks"), config, context=context)
     assert out["outcome"] == "success"
@@ -187,6 +195,7 @@ def test_routine_recalled_in_a_new_process(tmp_path: Path) -> None:
         from langchain_core.language_models.fake_chat_models import FakeListChatModel
         from langgraph.types import Command
         from langgraph.checkpoint.memory import InMemorySaver
+        from helper_agent.envs.symbolic import SymbolicEnv
         from helper_agent.graphs.helper import HelperContext, build_graph
         from helper_agent.memory.corrections import CorrectionMemory
         from helper_agent.memory.embeddings import get_embedder
@@ -199,14 +208,16 @@ def test_routine_recalled_in_a_new_process(tmp_path: Path) -> None:
                     routines=RoutineMemory(path={str(memory)!r}, embedder=e))
         program = 'plate = InteractionObject("Plate", attributes=["clean"])\\nplate.clean()\\nplate.put_down()'
         responses = ["```python\\n" + program + "\\n```"] if sys.argv[1] == "teach" else []
-        ctx = HelperContext(chat_model=FakeListChatModel(responses=responses or ["unused"]), mode="chat", **mems)
+        env = SymbolicEnv()
+        ctx = HelperContext(env=env, chat_model=FakeListChatModel(responses=responses or ["unused"]), **mems)
         graph = build_graph(InMemorySaver())
         config = {{"configurable": {{"thread_id": sys.argv[1]}}}}
         request = "Perform the Mary cleaning: wash a plate" if sys.argv[1] == "teach" else "Do the Mary cleaning"
         state = generate_scene(5, "Kitchen")
         for o in state.objects.values():
             if o.object_type == "Plate": o.is_dirty = True
-        graph.invoke({{"request": request, "user": "mary", "world": export_state(state), "log": []}}, config, context=ctx)
+        env.reset(export_state(state))
+        graph.invoke({{"request": request, "user": "mary"}}, config, context=ctx)
         out = graph.invoke(Command(resume="yes"), config, context=ctx)
         print("CALLS", ctx.usage.n_calls)
         print("LOG", " | ".join(out["log"]))

@@ -1,4 +1,9 @@
-"""The graph's planning half used by the personalization experiment (fake chat model, real memories)."""
+"""Routine recall and adaptation in the personalization suite, with a scripted chat model and the
+real memories, graph, environment and harness.
+
+The LLM sees every request unless the fast path is on, and the fast path reuses a routine only for
+a request that is exactly the routine's name (or its teaching request): nothing fitted to the suite.
+"""
 
 from __future__ import annotations
 
@@ -6,47 +11,58 @@ from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from helper_agent.evals.personalization import load_suite, score_program
-from helper_agent.graphs.helper import HelperContext
-from helper_agent.graphs.helper.planning import plan_program
+from helper_agent.evals.agents import HelperAgent, Memories
+from helper_agent.evals.personalization import load_suite, run_suite
+from helper_agent.graphs.helper import HelperConfig
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
 
 
-def _context(tmp_path: Path, responses: list[str]) -> HelperContext:
+def _memories(tmp_path: Path) -> Memories:
     embedder = get_embedder("local")  # recall of routines by paraphrase needs the real embeddings
     path = tmp_path / "memory"
-    suite = load_suite()
     routines = RoutineMemory(path=path, embedder=embedder)
-    for routine in suite.routines:
+    for routine in load_suite().routines:
         routines.teach(routine.name, routine.program, routine.request, user=routine.user)
-    return HelperContext(chat_model=FakeListChatModel(responses=responses), mode="eval", routines=routines,
-                         examples=ExampleMemory(path=path, embedder=embedder), corrections=CorrectionMemory(path=path, embedder=embedder))
+    return Memories(ExampleMemory(path=path, embedder=embedder), CorrectionMemory(path=path, embedder=embedder), routines)
 
 
-def test_unchanged_recall_reuses_the_routine_and_succeeds(tmp_path: Path) -> None:
+def _agent(tmp_path: Path, responses: list[str], fast_path: bool) -> HelperAgent:
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_path, correction=False)
+    return HelperAgent(FakeListChatModel(responses=responses), _memories(tmp_path), config)
+
+
+def _fence(program: str) -> str:
+    return f"```python\n{program}\n```"
+
+
+def test_without_the_fast_path_every_request_goes_to_the_llm(tmp_path: Path) -> None:
     suite = load_suite()
-    context = _context(tmp_path, ["this must not be used"])
-    original = [r for r in suite.requests if r.category == "original"]
-    reused = 0
-    for req in original:
+    for n, req in enumerate([r for r in suite.requests if r.category == "original"][:2]):
         routine = suite.routine(req.routine)
-        program, log = plan_program(context, req.text, user=routine.user)
-        if any(line.startswith("plan: recalled routine") for line in log):
-            reused += 1
-            assert program.strip() == routine.program.strip()
-            assert score_program(req, program).success
-    assert reused >= len(original) // 2
-    assert context.usage.n_calls == len(original) - reused
+        agent = _agent(tmp_path / str(n), [_fence(routine.program)], fast_path=False)
+        score = run_suite(agent, [req], suite=suite).scores[0]
+        assert score.llm_calls >= 1  # the plan, even for an unchanged recall
+        assert score.program.strip() == routine.program.strip() and score.success
 
 
-def test_a_modified_request_asks_the_llm_with_the_routine_as_first_example(tmp_path: Path) -> None:
+def test_fast_path_reuses_a_routine_only_for_an_exact_invocation(tmp_path: Path) -> None:
+    suite = load_suite()
+    routine = suite.routines[0]
+    original = next(r for r in suite.requests if r.routine == routine.name and r.category == "original")
+    exact = original.model_copy(update={"text": f"Do {routine.name}"})
+    agent = _agent(tmp_path, ["this must not be used"], fast_path=True)
+    result = run_suite(agent, [exact], suite=suite)
+    assert result.scores[0].llm_calls == 0 and result.scores[0].success
+    assert result.scores[0].program.strip() == routine.program.strip()
+
+
+def test_a_modified_request_is_adapted_by_the_llm_from_the_routine(tmp_path: Path) -> None:
     suite = load_suite()
     req = next(r for r in suite.requests if r.category == "one")
-    routine = suite.routine(req.routine)
-    context = _context(tmp_path, ["```python\n" + req.program + "\n```"])
-    program, log = plan_program(context, req.text, user=routine.user)
-    assert "plan: attempt 1" in log and context.usage.n_calls == 1
-    assert score_program(req, program).success
+    agent = _agent(tmp_path, [_fence(req.program)], fast_path=True)
+    result = run_suite(agent, [req], suite=suite)
+    score = result.scores[0]
+    assert score.llm_calls == 1 and score.success

@@ -16,19 +16,18 @@ from rich.table import Table
 console = Console()
 
 
-def _context(llm: str, mode: str, task: Any = None, feedback: int = 1, tags: list[str] | None = None) -> Any:
-    from helper_agent.graphs.helper import HelperConfig, HelperContext
+def _chat_model(llm: str) -> Any:
     from helper_agent.llm import LLMUnavailable, make_chat_model
 
     try:
-        chat = make_chat_model(llm)
+        return make_chat_model(llm)
     except LLMUnavailable as exc:
         console.print(f"[red]cannot load the chat model:[/red] {exc}")
         raise typer.Exit(2) from None
-    return HelperContext(chat_model=chat, mode=mode, task=task, config=HelperConfig(feedback_rounds=feedback), tags=tags or [])
 
 
 def _print_trace(state: dict[str, Any]) -> None:
+    """The whole episode's subgoals so far (every execute segment: plan, corrections, replans)."""
     table = Table(title="subgoals")
     table.add_column("#", justify="right")
     table.add_column("subgoal")
@@ -50,71 +49,48 @@ def run(
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.graphs.helper import build_graph
-    from helper_agent.teach import check_task
-    from helper_agent.world.generator import generate_scene
-    from helper_agent.world.metadata import export_state
-
-    task = None
-    if instance is not None:
-        world, request, task = _from_instance(instance)
-    else:
-        if not request.strip():
-            raise typer.BadParameter("give a request, or --instance FILE")
-        world = export_state(generate_scene(scene, room))
-    context = _context(llm, "eval" if task is not None else "run", task, feedback=1 if task is not None else 0, tags=["run"])
-    out.mkdir(parents=True, exist_ok=True)
-    before = SymbolicEnv()
-    before.reset(world)
-    before.render(out / "before.png")
-    console.print(Panel(request, title="request"))
-    state = build_graph().invoke({"request": request, "world": world, "log": []},
-                                 config={"run_name": "helper run", "tags": ["run"]}, context=context)
-    console.print(Syntax(state.get("program", ""), "python", theme="ansi_dark", line_numbers=True))
-    _print_trace(state)
-    for line in state.get("log", []):
-        console.print(f"[dim]{line}[/dim]")
-    env = SymbolicEnv()
-    env.reset(state["world"])
-    picture = env.render(out / "after.png")
-    if task is not None:
-        progress = check_task(task, env.objects_metadata())
-        verdict = "[green]task done[/green]" if progress.success else "[red]task not done[/red]"
-        console.print(f"checker: {verdict}, goal conditions {progress.goal_conditions_satisfied}/{progress.goal_conditions_total}")
-    usage = context.usage.summary()
-    console.print(f"steps {state.get('steps', 0)}, failed actions {state.get('failures', 0)}, outcome {state.get('outcome')}")
-    console.print(f"LLM: {usage['llm_calls']} calls, {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, "
-                  f"{usage['llm_seconds']} s ({usage['seconds_per_call']} s/call)")
-    console.print(f"pictures: {out / 'before.png'}  {picture}")
-
-
-def _from_instance(path: Path) -> tuple[dict[str, Any], str, Any]:
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.benchmark import state_from_game
-    from helper_agent.evals.dialogue import instruction_text
-    from helper_agent.teach import default_registry
+    from helper_agent.evals.agents import EpisodeSetup, HelperAgent, Memories
+    from helper_agent.evals.harness import run_instance
+    from helper_agent.graphs.helper import HelperConfig
     from helper_agent.teach.errors import TeachFormatError
-    from helper_agent.teach.evaluation import edh_check_task
-    from helper_agent.teach.formats import read_edh_instance, read_game, read_tfd_instance
-    from helper_agent.world.metadata import export_state
+    from helper_agent.teach.instances import load_instance
 
-    edh = ".edh" in path.name
-    try:
-        inst = read_edh_instance(path) if edh else read_tfd_instance(path)
-        game = read_game(path.parent.parent.parent / "games" / path.parent.name / f"{inst.game_id}.game.json")
-    except (TeachFormatError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
     env = SymbolicEnv()
-    env.reset(state_from_game(game))
-    if edh:
-        for action in inst.driver_action_history:
-            try:
-                env.step(action.action_name, action.oid)
-            except ValueError:
-                continue
-    task = edh_check_task(inst) if edh else default_registry().task_from_game_task(game.task)
-    return export_state(env.state), instruction_text(inst.dialog()), task
+    loaded = None
+    if instance is not None:
+        try:
+            loaded = load_instance(instance)
+        except (TeachFormatError, FileNotFoundError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+        loaded.start(env)
+        request = loaded.dialogue
+    elif not request.strip():
+        raise typer.BadParameter("give a request, or --instance FILE")
+    else:
+        env.reset(scene, room_type=room)
+    # Feedback comes from the checker when the task is known; a plain request has nobody to ask.
+    agent = HelperAgent(_chat_model(llm), Memories.at(), HelperConfig(feedback_rounds=1 if loaded else 0))
+    out.mkdir(parents=True, exist_ok=True)
+    env.render(out / "before.png")
+    console.print(Panel(request, title="request"))
+    if loaded is not None:
+        record, result = run_instance(loaded, agent, env, tags=["run"])
+    else:
+        record, result = None, agent.run(EpisodeSetup(env=env, request=request, tags=["run"]))
+    console.print(Syntax(result.program, "python", theme="ansi_dark", line_numbers=True))
+    _print_trace({"execution": {"trace": result.trace}})
+    for line in result.log:
+        console.print(f"[dim]{line}[/dim]")
+    picture = env.render(out / "after.png")
+    if record is not None:
+        verdict = "[green]task done[/green]" if record["success"] else "[red]task not done[/red]"
+        console.print(f"checker: {verdict}, goal conditions {record['completed_goal_conditions']}/{record['total_goal_conditions']}")
+    usage = result.usage
+    console.print(f"steps {env.steps}, failed actions {env.failures}, outcome {result.outcome}")
+    console.print(f"LLM: {usage.get('llm_calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt + "
+                  f"{usage.get('completion_tokens', 0)} completion tokens, {usage.get('llm_seconds', 0)} s")
+    console.print(f"pictures: {out / 'before.png'}  {picture}")
 
 
 # ------------------------------------------------------------------------------------------ chat
@@ -130,19 +106,26 @@ def chat(
     home: Path | None = typer.Option(None, help="Folder for checkpoints and memory (default: HELPER_HOME or .helper)."),
 ) -> None:
     """A chat with a persistent household: each request runs the HELPER graph; state survives restarts."""
+    import sqlite3
+
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
     from helper_agent.config import get_settings
-    from helper_agent.graphs.helper import FEEDBACK_QUESTION, build_graph
-    from helper_agent.world.generator import generate_scene
-    from helper_agent.world.metadata import export_state
+    from helper_agent.envs.symbolic import SymbolicEnv
+    from helper_agent.evals.agents import Memories
+    from helper_agent.graphs.helper import FEEDBACK_QUESTION, HelperConfig, HelperContext, build_graph
 
     settings = get_settings()
     home = home or settings.home
     home.mkdir(parents=True, exist_ok=True)
-    context = _context(llm, "chat", tags=["chat", f"user:{user}"])
-    _use_memory_home(context, home)
+    memories = Memories.at(str(home / "memory"))
+    env = SymbolicEnv()
+    # A person answers the feedback question (no feedback source); the household goes into every
+    # checkpoint, so a chat killed mid-task resumes in the household it left.
+    context = HelperContext(env=env, chat_model=_chat_model(llm), examples=memories.examples,
+                            corrections=memories.corrections, routines=memories.routines,
+                            config=HelperConfig(feedback_rounds=1), keep_snapshots=True, tags=["chat", f"user:{user}"])
     config = {"configurable": {"thread_id": thread or f"household:{user}"}, "run_name": "helper chat", "tags": ["chat"]}
     lines = iter(sys.stdin.readline, "") if not sys.stdin.isatty() else None
 
@@ -159,10 +142,9 @@ def chat(
         console.print(line.rstrip("\n"))
         return line.rstrip("\n")
 
-    import sqlite3
-
     connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
     graph = build_graph(SqliteSaver(connection))
+
     def stream(payload: Any) -> None:
         """Run the graph, printing each node's log lines as it finishes (so progress shows)."""
         for chunk in graph.stream(payload, config, context=context, stream_mode="updates", durability="sync"):
@@ -186,6 +168,10 @@ def chat(
         console.print(f"[bold]{graph.get_state(config).values.get('outcome', '')}[/bold]")
 
     snapshot = graph.get_state(config)
+    if snapshot.values.get("world"):
+        env.restore(snapshot.values["world"])
+    else:
+        env.reset(scene, room_type=room)
     if snapshot.next:
         console.print("[yellow]resuming the request that was interrupted[/yellow]")
         pending = any(task.interrupts for task in snapshot.tasks)
@@ -203,49 +189,27 @@ def chat(
         text = text.strip()
         if not text:
             continue
-        values = graph.get_state(config).values
         if text == "/state":
-            _print_state(values)
+            _print_state(env)
             continue
         if text == "/map":
-            _print_map(values, home)
+            console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
             continue
         if text == "/routines":
-            _print_routines(context, user)
+            _print_routines(memories.routines, user)
             continue
         if text.startswith("/"):
             console.print(HELP)
             continue
-        payload: dict[str, Any] = {"request": text, "user": user, "log": []}
-        if not values.get("world"):
-            payload["world"] = export_state(generate_scene(scene, room))
-        drive(payload)
+        drive({"request": text, "user": user})
     connection.close()
 
 
-def _use_memory_home(context: Any, home: Path) -> None:
-    from helper_agent.memory.corrections import CorrectionMemory
-    from helper_agent.memory.examples import ExampleMemory
-    from helper_agent.memory.routines import RoutineMemory
-
-    path = home / "memory"
-    context.examples = ExampleMemory(path=path)
-    context.corrections = CorrectionMemory(path=path)
-    context.routines = RoutineMemory(path=path)
-
-
-def _print_state(values: dict[str, Any]) -> None:
-    from helper_agent.envs.symbolic import SymbolicEnv
-
-    if not values.get("world"):
-        console.print("no household yet: make a request first")
-        return
-    env = SymbolicEnv()
-    env.reset(values["world"])
+def _print_state(env: Any) -> None:
     state = env.state
     held = state.objects[state.held_id].object_type if state.held_id else "nothing"
     console.print(f"{state.scene_name}: agent at cell {state.agent.cell}, facing {state.agent.rotation}, holding {held}; "
-                  f"{values.get('steps', 0)} steps so far")
+                  f"{env.steps} steps so far")
     changed = [o for o in state.objects.values() if o.is_toggled or o.is_open or o.simbot_is_cooked or o.is_filled_with_liquid]
     for obj in changed[:20]:
         flags = [n for n, v in (("on", obj.is_toggled), ("open", obj.is_open), ("cooked", obj.simbot_is_cooked),
@@ -253,20 +217,9 @@ def _print_state(values: dict[str, Any]) -> None:
         console.print(f"  {obj.object_type}: {', '.join(flags)}")
 
 
-def _print_map(values: dict[str, Any], home: Path) -> None:
-    from helper_agent.envs.symbolic import SymbolicEnv
-
-    if not values.get("world"):
-        console.print("no household yet")
-        return
-    env = SymbolicEnv()
-    env.reset(values["world"])
-    console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
-
-
-def _print_routines(context: Any, user: str) -> None:
-    routines = context.routines.routines(user=user)
-    if not routines:
+def _print_routines(routines: Any, user: str) -> None:
+    found = routines.routines(user=user)
+    if not found:
         console.print("no routines yet; teach one with 'Perform the <name>: <what to do>'")
-    for r in routines:
+    for r in found:
         console.print(Panel(Syntax(r.program, "python", theme="ansi_dark"), title=f"{r.name} (v{getattr(r, 'version', '?')})"))

@@ -143,54 +143,62 @@ def personalization(
     out: Path = typer.Option(Path("runs/personalization"), help="Folder for results.json and the routines memory."),
     planner: str = typer.Option("helper", help="helper (the agent), gold or unmodified (baselines)."),
     limit: int | None = typer.Option(None, help="Score the first N requests only."),
+    fast_recall: bool = typer.Option(False, "--fast-recall", help="Reuse a routine without the LLM when the request is exactly its name or its original request (off: the LLM sees every request)."),
+    write_seeds: bool = typer.Option(False, "--write-seeds", help="Maintenance: recompute and record every request's scene seed, then stop."),
 ) -> None:
     """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
     import json
 
+    from helper_agent.evals.agents import HelperAgent, Memories, ProgramAgent
     from helper_agent.evals.personalization import load_suite, run_suite, table3
+    from helper_agent.evals.personalization import write_seeds as record_seeds
+    from helper_agent.graphs.helper import HelperConfig
 
+    if write_seeds:
+        for rid, (old, new) in record_seeds().items():
+            console.print(f"{rid}: seed {old} -> {new}")
+        return
     suite = load_suite()
     requests = list(suite.requests)[:limit] if limit else list(suite.requests)
     out.mkdir(parents=True, exist_ok=True)
     if planner == "gold":
         console.print("[yellow]gold planner: an ORACLE (each request's gold adapted program)[/yellow]")
-
-        def plan(req, routine):  # noqa: ANN001, ANN202
-            return req.program
+        agent = ProgramAgent("gold", lambda setup: suite.request(setup.instance_id).program, oracle=True)
     elif planner == "unmodified":
-
-        def plan(req, routine):  # noqa: ANN001, ANN202
-            return routine.program
+        agent = ProgramAgent("unmodified", lambda setup: suite.routine(suite.request(setup.instance_id).routine).program)
     elif planner == "helper":
-        from helper_agent.graphs.helper import HelperContext
-        from helper_agent.graphs.helper.planning import plan_program
-        from helper_agent.llm import make_chat_model
-        from helper_agent.memory.corrections import CorrectionMemory
-        from helper_agent.memory.examples import ExampleMemory
-        from helper_agent.memory.routines import RoutineMemory
-
-        memory = out / "memory"
-        routines = RoutineMemory(path=memory)
+        memories = Memories.at(str(out / "memory"))
         for routine in suite.routines:  # each user teaches their routine first
-            if routines.latest(routine.name, user=routine.user) is None:
-                routines.teach(routine.name, routine.program, routine.request, user=routine.user)
-        context = HelperContext(chat_model=make_chat_model(llm), examples=ExampleMemory(path=memory),
-                                corrections=CorrectionMemory(path=memory), routines=routines, mode="eval", tags=["personalization"])
-
-        def plan(req, routine):  # noqa: ANN001, ANN202
-            program, _ = plan_program(context, req.text, user=routine.user)
-            return program
+            if memories.routines.latest(routine.name, user=routine.user) is None:
+                memories.routines.teach(routine.name, routine.program, routine.request, user=routine.user)
+        # No feedback: Table 3 scores the adapted program the request produces, acted out once.
+        config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_recall)
+        agent = HelperAgent(_chat_model(llm), memories, config)
     else:
         raise typer.BadParameter("--planner takes helper, gold or unmodified")
-    with Progress(TextColumn("personalization"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+    with Progress(TextColumn("personalization"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console) as bar:
         task = bar.add_task("requests", total=len(requests))
-        result = run_suite(plan, requests, progress=lambda done, total, score: bar.update(task, completed=done))
+        result = run_suite(agent, requests, progress=lambda done, total, score: bar.update(task, completed=done), suite=suite)
     rates = table3(result)
     table = Table(title=f"Personalization (HELPER Table 3), planner {planner}{' ORACLE' if planner == 'gold' else ''}")
     for key in rates:
         table.add_column(key)
-    table.add_row(*[f"{100 * v:.1f}" if isinstance(v, float) and v <= 1 else str(v) for v in rates.values()])
+    table.add_column("LLM calls/request")
+    calls = sum(s.llm_calls for s in result.scores) / max(len(result.scores), 1)
+    table.add_row(*[f"{100 * v:.1f}" for v in rates.values()], f"{calls:.2f}")
     console.print(table)
-    (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "table3": rates,
+    (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "fast_recall": fast_recall, "table3": rates,
+                                                   "llm_calls_per_request": calls,
                                                    "scores": [s.model_dump() for s in result.scores]}, indent=1, default=str))
     console.print(f"results: {out / 'results.json'}")
+
+
+def _chat_model(llm: str):  # noqa: ANN202
+    from helper_agent.llm import LLMUnavailable, make_chat_model
+
+    try:
+        return make_chat_model(llm)
+    except LLMUnavailable as exc:
+        console.print(f"[red]cannot load the chat model:[/red] {exc}")
+        raise typer.Exit(2) from None

@@ -95,6 +95,31 @@ class Environment(Protocol):
 
     def metadata(self) -> dict[str, Any]: ...
 
+    def objects_metadata(self) -> list[dict[str, Any]]: ...
+
     def navigation_grid(self) -> NavigationGrid: ...
 
     def render(self, path: str | Path) -> Path: ...
+
+
+class SnapshotUnsupported(RuntimeError):
+    """This environment cannot save and restore its whole state."""
+
+
+@runtime_checkable
+class Snapshotting(Protocol):
+    """An environment that can save its whole state as JSON-friendly data and go back to it.
+
+    A chat that stops at an `interrupt` and resumes in a new process needs this: the household goes
+    into the checkpoint as a snapshot and the next process restores it. `restore(snapshot())`
+    leaves the environment as it was, counters included.
+    """
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def restore(self, snapshot: dict[str, Any]) -> None: ...
+
+
+def can_snapshot(env: Any) -> bool:
+    """Whether `env` saves and restores its state exactly (`supports_snapshot` may say no)."""
+    return isinstance(env, Snapshotting) and bool(getattr(env, "supports_snapshot", True))

@@ -126,6 +126,19 @@ class SymbolicEnv:
         blocked = frozenset((int(i), int(j)) for i, j in zip(*state.blocked.nonzero(), strict=True))
         return NavigationGrid(state.width, state.depth, state.origin, GRID_SIZE, blocked)
 
+    # ------------------------------------------------------------------ snapshots
+    supports_snapshot = True
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole household (exported metadata with the grid) and the episode counters."""
+        return {"world": export_state(self.state, self.catalog), "steps": self.steps, "failures": self.failures}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Go back to a snapshot; the action history restarts (it is not part of the state)."""
+        self.reset(snapshot["world"])
+        self.steps = int(snapshot.get("steps", 0))
+        self.failures = int(snapshot.get("failures", 0))
+
     def render(self, path: str | Path) -> Path:
         from helper_agent.world.render import render_top_down
 

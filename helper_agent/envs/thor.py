@@ -657,6 +657,23 @@ class ThorEnv:
         """A copy of the objects' metadata (AI2-THOR's own fields; no TEACh custom properties)."""
         return copy.deepcopy(self._objects())
 
+    # ------------------------------------------------------------------ snapshots
+    # AI2-THOR has no exact save/restore: a snapshot is the metadata, and restoring it reloads the
+    # floor plan and re-applies poses and states best effort (`reset`'s docstring says what is not
+    # restored; `restore_report` says what failed). So a chat on THOR that is killed resumes in a
+    # household that may differ from the one it left; `can_snapshot` reports this as unsupported.
+    supports_snapshot = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """The last event's metadata (objects and agent) and the episode counters."""
+        return {"world": self.metadata(), "steps": self.steps, "failures": self.failures}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Best-effort restore (see `reset`); `restore_report` lists what could not be restored."""
+        self.reset(snapshot["world"])
+        self.steps = int(snapshot.get("steps", 0))
+        self.failures = int(snapshot.get("failures", 0))
+
     def navigation_grid(self) -> NavigationGrid:
         """The grid of ``GetReachablePositions`` (cached per scene): reachable cells are free.
 

@@ -42,6 +42,7 @@ from helper_agent.teach.formats import (
     TfdInstance,
     write_record,
 )
+from helper_agent.teach.instances import initial_state as state_from_game  # noqa: F401 - re-exported
 from helper_agent.world.metadata import export_state
 
 SPLIT_SIZES = {"train": 500, "valid_seen": 200, "valid_unseen": 200}
@@ -327,22 +328,3 @@ def generate_benchmark(
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return summaries
-
-
-def state_from_game(game: Game) -> dict[str, Any]:
-    """The symbolic environment's state for a game's initial state (objects and driver pose).
-
-    Our own games carry the floor grid; for real TEACh games the grid is rebuilt from the objects.
-    """
-    episode = game.episode
-    if episode.initial_state is None:
-        raise ValueError(f"game {game.game_id} has no initial_state")
-    driver = next((a for a in episode.initial_state.agents if a.get("agent_id") == DRIVER_ID or a.get("name") == "Driver"), None)
-    extra = (game.model_extra or {}).get("helper_agent") or {}
-    state: dict[str, Any] = {"objects": episode.initial_state.objects_with_custom_metadata(), "sceneName": episode.world}
-    if driver and "position" in driver:
-        state["agent"] = driver
-    if "grid" in extra:
-        state["grid"] = extra["grid"]
-    state["roomType"] = episode.world_type
-    return state

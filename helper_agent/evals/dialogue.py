@@ -22,11 +22,12 @@ import itertools
 import json
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
 from helper_agent.evals.families import FamilyInstance
+from helper_agent.teach.instances import instruction_text
 
 __all__ = [
     "PHRASINGS",
@@ -256,11 +257,6 @@ def request_sentences(instance: FamilyInstance, phrasing: str = "seen") -> set[s
         for steps in request_templates(instance.family, phrasing):
             out.update(_render(step, values) for step in steps)
     return out
-
-
-def instruction_text(turns: Iterable[Turn]) -> str:
-    """Flatten turns into the one string the planner sees: "<Driver> hi ... <Commander> make coffee"."""
-    return " ".join(f"<{speaker}> {utterance}" for speaker, utterance in turns)
 
 
 # --------------------------------------------------------------------------- the writer

@@ -20,8 +20,7 @@ many of X for every "all X" goal (Clean All X, Put All X On/In Y), plus the spec
 wants clean (every condition ``isDirty: 0`` in the goal's task tree, plus `scene.make_dirty`),
 satisfies none of the goal's tasks. The seed the rule chose is recorded in the data
 (`scene.seed`); `find_seed` recomputes it and the tests check that the two agree
-(`python -m helper_agent.evals.personalization --write-seeds` rewrites them after a change to the
-world generator).
+(`helper eval personalization --write-seeds` rewrites them after a change to the world generator).
 
     suite = load_suite()
     result = run_suite(lambda req, routine: my_planner(req.text, routine.program))
@@ -30,7 +29,6 @@ world generator).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections import Counter
@@ -42,9 +40,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, ProgramAgent
 from helper_agent.program import CompiledProgram, ProgramError, SubgoalKind, compile_program
 from helper_agent.teach import SubtaskComponent, Task, TaskDefinitionError, check_task, default_registry
-from helper_agent.tools.executor import Executor, ExecutorConfig
+from helper_agent.tools.executor import ExecutorConfig
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_objects
@@ -541,6 +540,8 @@ class RequestScore(BaseModel):
     seed: int | None = None
     seconds: float = 0.0
     program: str = ""
+    llm_calls: int = 0
+    llm_seconds: float = 0.0
 
     @property
     def goal_condition_rate(self) -> float:
@@ -575,24 +576,29 @@ def score_program(
     config: ExecutorConfig | None = None,
 ) -> RequestScore:
     """Compile and execute `program` in the request's scene, then check every goal task."""
+    agent = ProgramAgent("program", lambda setup: program, config=config)
+    return score_agent(req, agent, state=state)
+
+
+def score_agent(
+    req: PersonalizationRequest,
+    agent: Agent,
+    *,
+    user: str | None = None,
+    state: WorldState | None = None,
+) -> RequestScore:
+    """Let `agent` act on the request in its scene (through the episode harness's protocol), then
+    check every goal task. An exception in the agent is a recorded failure (status "error")."""
     start = time.perf_counter()
     state = state if state is not None else prepare_request(req)
     env = SymbolicEnv()
     env.reset(state)
-    status, error = "", None
-    steps = failures = 0
+    setup = EpisodeSetup(env=env, request=req.text, instance_id=req.id, user=user, tags=["personalization"],
+                         metadata={"routine": req.routine, "category": req.category})
     try:
-        compiled = compile_program(program)
-    except ProgramError as exc:
-        compiled, status, error = None, "program_error", str(exc)
-    if compiled is not None:
-        try:
-            execution = Executor(env, config=config).run(compiled.subgoals)
-            status, steps, failures = execution.status, execution.steps, execution.failures
-            error = execution.error or None
-        except Exception as exc:  # noqa: BLE001 - an execution failure is a recorded failure, not an exception
-            status, error = "error", f"{type(exc).__name__}: {exc}"
-            steps, failures = env.steps, env.failures
+        result = agent.run(setup)
+    except Exception as exc:  # noqa: BLE001 - an agent's failure is a recorded failure, not an exception
+        result = AgentResult(outcome="error", error=f"{type(exc).__name__}: {exc}")
     goals = _goal_results(req, env.objects_metadata())
     return RequestScore(
         request_id=req.id,
@@ -602,13 +608,15 @@ def score_program(
         goal_conditions_satisfied=sum(g.goal_conditions_satisfied for g in goals),
         goal_conditions_total=sum(g.goal_conditions_total for g in goals),
         goals=goals,
-        status=status,
-        steps=steps,
-        failures=failures,
-        error=error,
+        status=result.outcome,
+        steps=env.steps,
+        failures=env.failures,
+        error=result.error,
         seed=getattr(state, "seed", None),
         seconds=round(time.perf_counter() - start, 4),
-        program=program,
+        program=result.program,
+        llm_calls=int(result.usage.get("llm_calls", 0)),
+        llm_seconds=float(result.usage.get("llm_seconds", 0.0)),
     )
 
 
@@ -647,7 +655,7 @@ def routine_planner(req: PersonalizationRequest, routine: Routine) -> str:
 
 
 def run_suite(
-    planner: Planner,
+    planner: Planner | Agent,
     requests: Sequence[PersonalizationRequest] | None = None,
     progress: Progress | None = None,
     *,
@@ -656,17 +664,21 @@ def run_suite(
 ) -> SuiteResult:
     """Score `planner` on `requests` (default: every request of `suite`, default the packaged one).
 
-    The planner gets the request and its routine (as recalled) and returns program text. An
-    exception the planner raises propagates; a bad program or failed execution is a failed score.
-    `progress(done, total, score)` is called after each request.
+    `planner` is an agent (handed each request's scene and text, as the routine's user) or a
+    function given the request and its routine that returns program text, which the executor runs.
+    A bad program or failed execution is a failed score. `progress(done, total, score)` is called
+    after each request.
     """
     suite = suite or load_suite()
     todo = list(suite.requests if requests is None else requests)
     start = time.perf_counter()
     scores: list[RequestScore] = []
     for i, req in enumerate(todo):
-        program = planner(req, suite.routine(req.routine))
-        score = score_program(req, program, config=config)
+        routine = suite.routine(req.routine)
+        if isinstance(planner, Agent):
+            score = score_agent(req, planner, user=routine.user)
+        else:
+            score = score_program(req, planner(req, routine), config=config)
         scores.append(score)
         if progress is not None:
             progress(i + 1, len(todo), score)
@@ -682,7 +694,7 @@ def table3(result: SuiteResult) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Maintenance: `python -m helper_agent.evals.personalization [--planner gold|routine] [--write-seeds]`
+# Maintenance: `helper eval personalization --write-seeds` after a change to the world generator
 
 
 def write_seeds(path: str | Path | None = None) -> dict[str, tuple[int | None, int]]:
@@ -699,39 +711,3 @@ def write_seeds(path: str | Path | None = None) -> dict[str, tuple[int | None, i
     if changed:
         file.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return changed
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m helper_agent.evals.personalization", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--suite", default=None, help="suite file (default: the packaged one)")
-    parser.add_argument("--planner", choices=("gold", "routine"), default="gold")
-    parser.add_argument(
-        "--write-seeds", action="store_true", help="recompute and record every request's seed"
-    )
-    args = parser.parse_args(argv)
-    if args.write_seeds:
-        for rid, (old, new) in write_seeds(args.suite).items():
-            print(f"{rid}: seed {old} -> {new}")
-        return 0
-    suite = load_suite(args.suite)
-    planner = gold_planner if args.planner == "gold" else routine_planner
-
-    def show(done: int, total: int, s: RequestScore) -> None:
-        mark = "ok  " if s.success else "FAIL"
-        detail = "" if s.success else f"  [{s.status}] {s.error or ''}"
-        print(
-            f"{done:>3}/{total} {mark} {s.request_id:<24} GC {s.goal_conditions_satisfied}/{s.goal_conditions_total}"
-            f" steps {s.steps}{detail}"
-        )
-
-    result = run_suite(planner, progress=show, suite=suite)
-    for key, rate in table3(result).items():
-        print(f"{TABLE3_LABELS[key]:<14} {rate:6.1%}")
-    print(f"{result.seconds:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

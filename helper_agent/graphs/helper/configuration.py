@@ -26,6 +26,9 @@ class HelperConfig:
     max_steps: int = 1000
     max_failures: int = 30
     routine_min_score: float = 0.6
+    # Reuse a recalled routine without the LLM when the request is exactly its name or its original
+    # request (`requests.is_unchanged_recall`); otherwise the LLM adapts the routine to the request.
+    routine_fast_path: bool = True
     seed: int = 0
 
     @classmethod

@@ -1,39 +1,66 @@
-"""Run-scoped dependencies of the HELPER graph (LangGraph's `context`): the chat model, the memories,
-the failure diagnoser, the class mapper, and, in evaluations, the TEACh task that gives feedback.
+"""Run-scoped dependencies of the HELPER graph (LangGraph's runtime `context`).
 
-Nothing here is checkpointed; a resumed chat gets a fresh context. Missing parts are built lazily
-from the settings (`HELPER_LLM`, `HELPER_HOME`), so the graph also runs under the LangGraph server.
+The caller hands the graph everything it acts with: the live environment, the chat model, the
+memories and, in an evaluation, the feedback source (a function that answers "Is the task
+completed?" from outside the agent; a person answers through `interrupt` when it is None). The
+agent never builds its world and never scores itself.
+
+Nothing here is checkpointed; a resumed chat gets a fresh context. The chat model and memories
+have defaults built from the settings on first use, so the graph also runs under the LangGraph
+server; the environment has none and must be given.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
+from langchain_core.language_models import BaseChatModel
 
+from helper_agent.envs.base import Environment
+from helper_agent.graphs.helper.class_mapping import EmbeddingClassMapper
 from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.llm import UsageRecorder
+from helper_agent.memory.corrections import CorrectionMemory
+from helper_agent.memory.examples import ExampleMemory
+from helper_agent.memory.routines import RoutineMemory
+from helper_agent.perception.diagnosis import FailureDiagnoser, TextDiagnoser
+from helper_agent.program.classes import ClassMapper
+
+FeedbackSource = Callable[[], str]
+"""Answers the feedback question after execution: "" when nothing is missing, else what is."""
+
+
+class MissingEnvironment(RuntimeError):
+    """The graph was invoked without an environment in its context."""
 
 
 @dataclass
 class HelperContext:
-    chat_model: Any = None
-    examples: Any = None  # memory of language-program examples
-    corrections: Any = None  # memory of correction examples
-    routines: Any = None  # per-user routines
-    diagnoser: Any = None
-    class_mapper: Any = None
+    env: Environment | None = None  # the environment the agent acts on (required)
+    chat_model: BaseChatModel | None = None
+    examples: ExampleMemory | None = None  # language-program examples
+    corrections: CorrectionMemory | None = None  # correction examples
+    routines: RoutineMemory | None = None  # per-user routines
+    feedback: FeedbackSource | None = None  # None: ask a person through `interrupt`
     config: HelperConfig = field(default_factory=HelperConfig)
-    mode: str = "chat"  # "chat": a person answers the feedback question; "eval": the checker does
-    task: Any = None  # teach.Task checked for feedback in evaluations
+    # Write the environment's snapshot into the state after every node that acts, so a
+    # checkpointed chat can resume in a new process. Evaluations leave it off: the household
+    # stays out of the state and out of traces.
+    keep_snapshots: bool = False
+    diagnoser: FailureDiagnoser | None = None
+    class_mapper: ClassMapper | None = None
     usage: UsageRecorder = field(default_factory=UsageRecorder)
     tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, str] = field(default_factory=dict)
 
-    # ------------------------------------------------------------------ lazy defaults
-    def chat(self) -> Any:
+    # ------------------------------------------------------------------ parts, with defaults
+    def environment(self) -> Environment:
+        if self.env is None:
+            raise MissingEnvironment("the HELPER graph needs an environment: pass HelperContext(env=...)")
+        return self.env
+
+    def chat(self) -> BaseChatModel:
         if self.chat_model is None:
             from helper_agent.config import get_settings
             from helper_agent.llm import make_chat_model
@@ -41,67 +68,27 @@ class HelperContext:
             self.chat_model = make_chat_model(get_settings().llm, temperature=get_settings().temperature)
         return self.chat_model
 
-    def example_memory(self) -> Any:
+    def example_memory(self) -> ExampleMemory:
         if self.examples is None:
-            from helper_agent.memory.examples import ExampleMemory
-
             self.examples = ExampleMemory()
         return self.examples
 
-    def correction_memory(self) -> Any:
+    def correction_memory(self) -> CorrectionMemory:
         if self.corrections is None:
-            from helper_agent.memory.corrections import CorrectionMemory
-
             self.corrections = CorrectionMemory()
         return self.corrections
 
-    def routine_memory(self) -> Any:
+    def routine_memory(self) -> RoutineMemory:
         if self.routines is None:
-            from helper_agent.memory.routines import RoutineMemory
-
             self.routines = RoutineMemory()
         return self.routines
 
-    def failure_diagnoser(self) -> Any:
+    def failure_diagnoser(self) -> FailureDiagnoser:
         if self.diagnoser is None:
-            from helper_agent.perception.diagnosis import TextDiagnoser
-
             self.diagnoser = TextDiagnoser(self.example_memory().embedder.embed)
         return self.diagnoser
 
-    def mapper(self) -> Any:
+    def mapper(self) -> ClassMapper:
         if self.class_mapper is None:
             self.class_mapper = EmbeddingClassMapper(self.example_memory().embedder)
         return self.class_mapper
-
-
-def _words(name: str) -> str:
-    return re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").lower()
-
-
-class EmbeddingClassMapper:
-    """Maps an object class the API does not know to the closest catalog class.
-
-    Lexical matches first (exact, synonyms, plurals: the program layer's mapper), then cosine
-    similarity of sentence embeddings of the class names written as words ("coffee mug" -> Mug).
-    """
-
-    def __init__(self, embedder: Any, names: list[str] | None = None) -> None:
-        from helper_agent.program.classes import LexicalClassMapper
-        from helper_agent.world.catalog import load_catalog
-
-        self.names = sorted(names or load_catalog().names())
-        self.lexical = LexicalClassMapper(self.names)
-        self.embedder = embedder
-        self._matrix: np.ndarray | None = None
-
-    def __call__(self, name: str) -> tuple[str, float]:
-        found, score = self.lexical(name)
-        if score >= 0.85:
-            return found, score
-        if self._matrix is None:
-            self._matrix = np.asarray(self.embedder.embed([_words(n) for n in self.names]), dtype=np.float32)
-        vector = np.asarray(self.embedder.embed([_words(name)]), dtype=np.float32)[0]
-        scores = self._matrix @ vector
-        best = int(np.argmax(scores))
-        return self.names[best], float(scores[best])

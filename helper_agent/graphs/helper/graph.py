@@ -7,8 +7,9 @@
                                             '--(limits)--> finish -> END
                  ask_feedback --(more to do)--> replan -> validate
 
-`graph` (no checkpointer) is what `langgraph.json` serves; `build_graph(checkpointer)` is used by
-the CLI with a SQLite checkpointer so chats survive restarts.
+The caller gives a `HelperInput` (request, user) and a `HelperContext` with the environment to act
+on. `build_graph(checkpointer)` is used by the CLI with a SQLite checkpointer so chats survive
+restarts.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from langgraph.graph import END, START, StateGraph
 from helper_agent.graphs.helper import nodes
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.nodes import FEEDBACK_QUESTION
-from helper_agent.graphs.helper.state import HelperState
+from helper_agent.graphs.helper.state import HelperInput, HelperState
 
 __all__ = ["FEEDBACK_QUESTION", "build_graph", "graph"]
 
 
 def build_graph(checkpointer: Any = None) -> Any:
-    builder = StateGraph(HelperState, context_schema=HelperContext)
+    builder = StateGraph(HelperState, context_schema=HelperContext, input_schema=HelperInput)
     builder.add_node("retrieve", nodes.retrieve)
     builder.add_node("plan", nodes.plan)
     builder.add_node("validate", nodes.validate)

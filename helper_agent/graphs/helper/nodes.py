@@ -1,20 +1,20 @@
 """The HELPER graph's nodes, one function each, and the routing functions between them.
 
-Each node reads the state, does one job, and returns the keys it changed. The environment and the
-executor are rebuilt from `state["world"]` in the nodes that act, and the world is written back,
-so every step is checkpointed with the household it left behind.
+Each node reads the state, does one job, and returns the keys it changed. The nodes that act
+(`execute`, `locate`) act on the environment of the runtime context; the program is compiled once
+in `validate` (and a corrective program once in `correct`) and the subgoals travel in the state.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
@@ -22,30 +22,16 @@ from helper_agent.graphs.helper.prompts import (
     planner_messages,
     replanner_messages,
 )
-from helper_agent.graphs.helper.state import HelperState
+from helper_agent.graphs.helper.requests import is_unchanged_recall, satisfied, teach_request
+from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.subgoals import ObjectRef
-from helper_agent.tools.executor import ExecutionResult, Executor, ExecutorConfig, Prechecks
-from helper_agent.world.metadata import export_state
+from helper_agent.tools.executor import EpisodeLimit, ExecutionResult, Executor, ExecutorConfig, Prechecks
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
-_TEACH = re.compile(r"^\s*(?:please\s+)?(?:perform|do|run|make|call this)\s+(?P<name>(?:the\s+)?[\w'’ -]{2,60}?)\s*:\s*(?P<body>.+)$", re.I | re.S)
-_AFFIRMATIVE = re.compile(
-    r"^\s*(yes|yep|yeah|y|ok|okay|sure|perfect|great|good|looks good|all good|done|thanks|thank you|that's it|"
-    r"that's all|nothing|no thanks|nope|no)\b",
-    re.I,
-)
-_OBJECTION = re.compile(r"\b(but|miss|missed|forgot|didn't|did not|not|also|still|except|wrong|instead|need|needs|should)\b", re.I)
+LIMITS = ("step_limit", "failure_limit")
 
-
-def satisfied(answer: str) -> bool:
-    """Whether a person's answer to the feedback question means "nothing more to do"."""
-    text = answer.strip()
-    if not text:
-        return True
-    if re.fullmatch(r"\s*(no|nope|no thanks|no thank you)[\s.!]*", text, re.I):
-        return True  # "Did I miss anything?" - "No."
-    return bool(_AFFIRMATIVE.match(text)) and not _OBJECTION.search(text) and not re.match(r"\s*no\b.*\w+.*\w", text, re.I)
+__all__ = ["FEEDBACK_QUESTION", "satisfied"]
 
 
 def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
@@ -59,7 +45,7 @@ def _llm_config(ctx: HelperContext, config: RunnableConfig, name: str) -> dict[s
     return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
 
 
-def _ask(ctx: HelperContext, config: RunnableConfig, messages: list, name: str) -> str:
+def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str) -> str:
     from helper_agent.llm import invoke_with_retry
 
     reply = invoke_with_retry(ctx.chat(), messages, config=_llm_config(ctx, config, name))
@@ -71,15 +57,7 @@ def _ask(ctx: HelperContext, config: RunnableConfig, messages: list, name: str) 
     return text
 
 
-def _env(state: HelperState) -> SymbolicEnv:
-    env = SymbolicEnv()
-    env.reset(state.get("world") or 0)
-    env.steps = int(state.get("steps", 0))
-    env.failures = int(state.get("failures", 0))
-    return env
-
-
-def _executor(env: SymbolicEnv, ctx: HelperContext, state: HelperState) -> Executor:
+def _executor(ctx: HelperContext, state: HelperState) -> Executor:
     config = ExecutorConfig(
         prechecks=Prechecks() if ctx.config.prechecks else Prechecks.off(),
         max_steps=ctx.config.max_steps,
@@ -87,16 +65,16 @@ def _executor(env: SymbolicEnv, ctx: HelperContext, state: HelperState) -> Execu
         search_unseen=False,
         seed=ctx.config.seed,
     )
-    return Executor(env, config=config, diagnoser=ctx.failure_diagnoser(), bindings=state.get("bindings") or {})
+    return Executor(ctx.environment(), config=config, diagnoser=ctx.failure_diagnoser(), bindings=state.get("bindings") or {})
 
 
-def _saved(env: SymbolicEnv, executor: Executor) -> dict[str, Any]:
-    return {
-        "world": export_state(env.state),
-        "steps": env.steps,
-        "failures": env.failures,
-        "bindings": dict(executor.bindings),
-    }
+def _acted(ctx: HelperContext, executor: Executor) -> dict[str, Any]:
+    """What a node that acted writes back: the bindings and, for checkpointed chats, the household."""
+    update: dict[str, Any] = {"bindings": dict(executor.bindings)}
+    env = ctx.environment()
+    if ctx.keep_snapshots and isinstance(env, Snapshotting):
+        update["world"] = env.snapshot()
+    return update
 
 
 # ---------------------------------------------------------------------------------- nodes
@@ -105,9 +83,10 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     ctx = _ctx(runtime)
     request = state["request"]
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
-                              "feedback_rounds": 0, "resume_index": 0, "correction_program": None, "feedback": ""}
-    teach = _TEACH.match(request)
-    update["teach_name"] = _routine_name(teach.group("name")) if teach else None
+                              "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
+                              "subgoals": [], "bindings": {}, "execution": {}, "outcome": ""}
+    teach = teach_request(request)
+    update["teach_name"] = teach.name if teach else None
     memory = ctx.example_memory()
     if ctx.config.memory_augmented:
         hits = memory.retrieve(request, k=ctx.config.k)
@@ -134,79 +113,66 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     return {**update, "log": [f"retrieve: examples {names}{routine}"]}
 
 
-def _routine_name(raw: str) -> str:
-    return re.sub(r"\s+", " ", raw.strip().strip("'’\"")).lower()
-
-
-_MODIFICATION = re.compile(
-    r"\b(but|instead|except|without|with|plus|also|too|as well|add|extra|another|more|less|only|just|swap|replace|"
-    r"change|then|and|double|twice|two|three|four|one|\d+)\b",
-    re.I,
-)
-
-
-def _plain_recall(request: str, routine: dict[str, Any]) -> bool:
-    """True when the request only asks for the routine ("Do the Mary cleaning"), with no changes.
-
-    A request with words that introduce a change ("but", "instead", "with", "also", "and",
-    numbers...) outside the routine's own name goes to the LLM with the routine as its example.
-    """
-    text = request.lower()
-    for word in routine["name"].lower().split():
-        text = re.sub(rf"\b{re.escape(word)}\b", " ", text)
-    return _MODIFICATION.search(text) is None
-
-
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
-    """Write the program: reuse a recalled routine as is, or ask the LLM (adapting the routine)."""
+    """Write the program: the LLM adapts a recalled routine to the request (or reuses it as is
+    when the request asks for nothing but the routine), else writes one from the examples."""
     ctx = _ctx(runtime)
     routine = state.get("routine")
     attempts = int(state.get("plan_attempts", 0)) + 1
-    if routine and not state.get("plan_error") and _plain_recall(state["request"], routine):
+    if (routine and ctx.config.routine_fast_path and not state.get("plan_error")
+            and is_unchanged_recall(state["request"], routine["name"], routine.get("request") or "")):
         return {"program": routine["program"], "plan_attempts": attempts, "log": [f"plan: recalled routine '{routine['name']}'"]}
     examples = list(state.get("examples") or [])
     if routine:
         examples = [{"dialogue": routine["request"] or routine["name"], "program": routine["program"]}, *examples]
     messages = planner_messages(state["request"], examples, state.get("plan_error", ""), state.get("program", ""))
     text = _ask(ctx, config, messages, "plan")
-    return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}"]}
+    adapting = f" adapting routine '{routine['name']}'" if routine else ""
+    return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}{adapting}"]}
 
 
 def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Parse and compile the program; a rejection is kept as the message for the next attempt."""
+    """Parse and compile the program once; a rejection is kept as the message for the next attempt."""
     ctx = _ctx(runtime)
     try:
         compiled = compile_program(state.get("program", ""), class_mapper=ctx.mapper())
     except ProgramError as err:
-        return {"plan_error": str(err), "log": [f"validate: rejected: {err}"]}
+        return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
     notes = f" ({'; '.join(compiled.notes)})" if compiled.notes else ""
-    return {"plan_error": "", "program": compiled.source, "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
+    return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
+            "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
 
 
 def execute(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """Run a pending corrective program, then the plan from where it stopped."""
     ctx = _ctx(runtime)
-    env = _env(state)
-    executor = _executor(env, ctx, state)
+    executor = _executor(ctx, state)
     log: list[str] = []
-    pending = state.get("correction_program")
+    trace = list((state.get("execution") or {}).get("trace") or [])
+    pending = state.get("correction_subgoals")
     if pending:
-        correction = executor.run(compile_program(pending, class_mapper=ctx.mapper()).subgoals)
+        correction = executor.run(subgoals_from_data(pending))
+        trace += _trace(correction)
         log.append(f"execute: correction {correction.status}")
-        if correction.status in ("step_limit", "failure_limit"):
-            return {**_saved(env, executor), "correction_program": None, "execution": _summary(correction, None),
-                    "log": log}
-    subgoals = compile_program(state["program"], class_mapper=ctx.mapper()).subgoals
+        if correction.status in LIMITS:
+            return {**_acted(ctx, executor), "correction_subgoals": None,
+                    "execution": _summary(correction, trace), "log": log}
+    subgoals = subgoals_from_data(state.get("subgoals") or [])
     start = int(state.get("resume_index", 0))
     result = executor.run(subgoals, start=start)
-    summary = _summary(result, subgoals)
+    trace += _trace(result)
+    env = ctx.environment()
     log.append(f"execute: {result.status} after {result.completed}/{len(subgoals)} subgoals, {env.steps} steps"
                + (f": {result.error}" if result.error else ""))
-    return {**_saved(env, executor), "correction_program": None, "execution": summary,
+    return {**_acted(ctx, executor), "correction_subgoals": None, "execution": _summary(result, trace),
             "resume_index": result.completed, "log": log}
 
 
-def _summary(result: ExecutionResult, subgoals: list | None) -> dict[str, Any]:
+def _trace(result: ExecutionResult) -> list[list[Any]]:
+    return [[t.subgoal, t.status, len(t.actions)] for t in result.trace]
+
+
+def _summary(result: ExecutionResult, trace: list[list[Any]]) -> dict[str, Any]:
     return {
         "status": result.status,
         "error": result.error,
@@ -215,7 +181,7 @@ def _summary(result: ExecutionResult, subgoals: list | None) -> dict[str, Any]:
         "missing": result.missing,
         "missing_key": result.missing_key,
         "completed": result.completed,
-        "trace": [[t.subgoal, t.status, len(t.actions)] for t in result.trace],
+        "trace": trace,
     }
 
 
@@ -224,39 +190,22 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     from helper_agent.tools.locator import LLMLocator, RandomLocator
 
     ctx = _ctx(runtime)
-    env = _env(state)
-    executor = _executor(env, ctx, state)
+    executor = _executor(ctx, state)
     missing = state["execution"].get("missing") or ""
     if ctx.config.locator == "llm":
-        chat = ctx.chat()
-        locator: Any = LLMLocator(_ConfiguredChat(chat, _llm_config(ctx, config, "locate")), dialogue=state["request"])
+        locator: Any = LLMLocator(ctx.chat().with_config(_llm_config(ctx, config, "locate")), dialogue=state["request"])
     else:
         locator = RandomLocator(ctx.config.seed + int(state.get("locate_attempts", 0)))
-    from helper_agent.tools.executor import EpisodeLimit
-
     try:
         # Search as the program object that needed it, so objects bound to other program objects
         # (the first of two cups) do not count as found.
         key = state["execution"].get("missing_key") or "__locate"
         found = bool(locator(executor, ObjectRef(key, missing)))
     except EpisodeLimit as limit:
-        return {**_saved(env, executor), "execution": {**state["execution"], "status": limit.reason},
+        return {**_acted(ctx, executor), "execution": {**state["execution"], "status": limit.reason},
                 "log": [f"locate: stopped by {limit.reason}"]}
-    return {**_saved(env, executor), "locate_attempts": int(state.get("locate_attempts", 0)) + 1,
+    return {**_acted(ctx, executor), "locate_attempts": int(state.get("locate_attempts", 0)) + 1,
             "log": [f"locate: {missing} {'found' if found else 'not found'}"]}
-
-
-class _ConfiguredChat:
-    """A chat model with a fixed run config, for code that calls `invoke(prompt)` only."""
-
-    def __init__(self, chat: Any, config: dict[str, Any]) -> None:
-        self.chat = chat
-        self.config = config
-
-    def invoke(self, prompt: Any) -> Any:
-        from helper_agent.llm import invoke_with_retry
-
-        return invoke_with_retry(self.chat, prompt, config=self.config)
 
 
 def correct(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -272,21 +221,22 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct")
     corrections = int(state.get("corrections", 0)) + 1
     try:
-        program = compile_program(text, class_mapper=ctx.mapper()).source
+        compiled = compile_program(text, class_mapper=ctx.mapper())
     except ProgramError as err:
-        return {"corrections": corrections, "correction_program": None,
+        return {"corrections": corrections, "correction_subgoals": None,
                 "log": [f"correct: corrective program rejected ({err}); retrying the failed step"]}
-    why = explanation_of(program)
-    return {"corrections": corrections, "correction_program": program,
+    why = explanation_of(compiled.source)
+    return {"corrections": corrections, "correction_subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"correct: {why or 'corrective program'} (examples {', '.join(h.id for h in hits)})"]}
 
 
 def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Ask whether the task is done: a person answers in chat (interrupt), the checker in evaluations."""
+    """Ask whether the task is done: the context's feedback source answers (an evaluation hands
+    the graph one), else a person through `interrupt`."""
     ctx = _ctx(runtime)
     rounds = int(state.get("feedback_rounds", 0))
-    if ctx.mode == "eval":
-        feedback = _checker_feedback(state, ctx)
+    if ctx.feedback is not None:
+        feedback = ctx.feedback().strip()
     else:
         answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
                             "execution": state.get("execution", {})})
@@ -294,15 +244,6 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[st
         feedback = "" if satisfied(text) else text
     return {"feedback": feedback, "feedback_rounds": rounds + 1,
             "log": [f"feedback: {feedback or 'satisfied'}"]}
-
-
-def _checker_feedback(state: HelperState, ctx: HelperContext) -> str:
-    if ctx.task is None:
-        return ""
-    from helper_agent.teach import check_task, feedback_from_progress
-
-    env = _env(state)
-    return feedback_from_progress(check_task(ctx.task, env.objects_metadata()))
 
 
 def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -315,8 +256,11 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
 
 
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Store a confirmed success as the user's routine when the request named one."""
+    """The person is satisfied. It is a success only if the execution also finished by the agent's
+    own account; only then is a routine the request named stored for the user."""
     ctx = _ctx(runtime)
+    if (state.get("execution") or {}).get("status") != "done":
+        return {"outcome": "incomplete", "log": ["memorize: the execution did not finish; nothing stored"]}
     name = state.get("teach_name")
     user = state.get("user")
     if not name or not user:
@@ -329,7 +273,7 @@ def finish(state: HelperState) -> dict[str, Any]:
     execution = state.get("execution") or {}
     if state.get("plan_error"):
         outcome = "invalid_program"
-    elif execution.get("status") in ("step_limit", "failure_limit"):
+    elif execution.get("status") in LIMITS:
         outcome = execution["status"]
     elif execution.get("status") == "done" and not state.get("feedback"):
         outcome = "done"
@@ -350,7 +294,7 @@ def after_execute(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     status = state["execution"]["status"]
     if status == "done":
         return "ask_feedback" if ctx.config.feedback_rounds > 0 else "finish"
-    if status in ("step_limit", "failure_limit"):
+    if status in LIMITS:
         return "finish"
     if status == "not_found" and int(state.get("locate_attempts", 0)) < ctx.config.max_locate_attempts:
         return "locate"
@@ -360,7 +304,7 @@ def after_execute(state: HelperState, runtime: Runtime[HelperContext]) -> str:
 
 
 def after_locate(state: HelperState) -> str:
-    return "finish" if state["execution"]["status"] in ("step_limit", "failure_limit") else "execute"
+    return "finish" if state["execution"]["status"] in LIMITS else "execute"
 
 
 def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:

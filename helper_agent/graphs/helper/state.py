@@ -1,13 +1,26 @@
 """The HELPER graph's state: plain JSON-friendly values, so the SQLite checkpointer can keep it.
 
-The household itself (`world`) is kept as an exported state, so a chat resumed after a restart
-finds the same rooms; the environment and executor are rebuilt from it in each node.
+The household is not here: the environment is injected through the runtime context and nodes act
+on it live. Only where a checkpoint must carry the household (a chat that stops at an `interrupt`
+and resumes in a new process) do the acting nodes write the environment's snapshot into `world`.
+
+The program is compiled once, in `validate`, and travels as `subgoals` (plain dicts, see
+`subgoals_to_data`); `execute` runs them without parsing the program again.
 """
 
 from __future__ import annotations
 
 import operator
 from typing import Annotated, Any, TypedDict
+
+from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
+
+
+class HelperInput(TypedDict, total=False):
+    """What a caller gives the graph: the request (a dialogue or a chat message) and who asks."""
+
+    request: str
+    user: str | None
 
 
 class ExecutionSummary(TypedDict, total=False):
@@ -18,28 +31,54 @@ class ExecutionSummary(TypedDict, total=False):
     missing: str | None
     missing_key: str | None
     completed: int
-    trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run
+    trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run, whole episode
 
 
 class HelperState(TypedDict, total=False):
-    request: str  # the dialogue or chat message
+    request: str
     user: str | None
-    world: dict[str, Any] | None  # the household, as exported metadata with the grid
     examples: list[dict[str, Any]]
-    routine: dict[str, Any] | None  # a recalled routine: name, program, score
-    teach_name: str | None  # the routine this request teaches, when it names one
-    program: str
+    routine: dict[str, Any] | None  # a recalled routine: name, program, request, score
+    teach_name: str | None  # the routine this request teaches, when it names one explicitly
+    program: str  # the last program written (validated source once `plan_error` is empty)
+    subgoals: list[dict[str, Any]]  # the validated program, compiled once
     plan_error: str
     plan_attempts: int
     bindings: dict[str, str]
     resume_index: int
-    correction_program: str | None
+    correction_subgoals: list[dict[str, Any]] | None  # a corrective program waiting to run
     execution: ExecutionSummary
     corrections: int
     locate_attempts: int
     feedback: str
     feedback_rounds: int
-    steps: int
-    failures: int
+    world: dict[str, Any] | None  # the environment's snapshot, only when the context asks for it
     outcome: str
     log: Annotated[list[str], operator.add]
+
+
+# ------------------------------------------------------------------------ subgoals as plain data
+def _ref_to_data(ref: ObjectRef | None) -> dict[str, Any] | None:
+    if ref is None:
+        return None
+    return {"instance_key": ref.instance_key, "object_class": ref.object_class, "landmark": ref.landmark,
+            "attributes": list(ref.attributes), "requested_class": ref.requested_class}
+
+
+def _ref_from_data(data: dict[str, Any] | None) -> ObjectRef | None:
+    if data is None:
+        return None
+    return ObjectRef(data["instance_key"], data["object_class"], data.get("landmark"),
+                     tuple(data.get("attributes") or ()), data.get("requested_class"))
+
+
+def subgoals_to_data(subgoals: list[Subgoal]) -> list[dict[str, Any]]:
+    """Compiled subgoals as JSON-friendly dicts (what the checkpointer stores)."""
+    return [{"kind": s.kind.value, "target": _ref_to_data(s.target), "receptacle": _ref_to_data(s.receptacle),
+             "line": s.line, "note": s.note, "extra": dict(s.extra)} for s in subgoals]
+
+
+def subgoals_from_data(data: list[dict[str, Any]]) -> list[Subgoal]:
+    """The inverse of `subgoals_to_data`."""
+    return [Subgoal(SubgoalKind(d["kind"]), _ref_from_data(d.get("target")), _ref_from_data(d.get("receptacle")),
+                    int(d.get("line", 0)), d.get("note", ""), dict(d.get("extra") or {})) for d in data]

@@ -1,0 +1,86 @@
+"""The one episode harness: any agent, any environment, scored by `teach/`.
+
+    instance file --teach.load_instance--> initial state, dialogue, task (EDH: history replayed)
+        --> agent.run(setup) on the environment --> final objects --> TEACh metrics --> one record
+
+The evaluation runner, `helper run --instance` and the personalization suite go through here.
+The agent is handed the checker's unmet conditions as a sentence when it asks for feedback, never
+the checker itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from helper_agent.envs.base import Environment
+from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, Reference
+from helper_agent.teach import check_task, feedback_from_progress
+from helper_agent.teach.evaluation import score_edh_episode, score_tfd_episode
+from helper_agent.teach.instances import NON_WORLD_ACTIONS, LoadedInstance
+from helper_agent.teach.tasks import Task
+
+STEP_LIMIT = 1000
+FAILURE_LIMIT = 30
+
+
+def checker_feedback(task: Task, env: Environment) -> Callable[[], str]:
+    """A feedback source for evaluations: the task's unmet conditions, as HELPER's sentence."""
+    return lambda: feedback_from_progress(check_task(task, env.objects_metadata()))
+
+
+def reference_of(loaded: LoadedInstance) -> Reference:
+    future = [(a.action_name, a.oid) for a in getattr(loaded.instance, "driver_actions_future", [])
+              if a.action_name not in NON_WORLD_ACTIONS]
+    return Reference(gold_program=loaded.gold_program if loaded.mode == "tfd" else None, future_actions=future)
+
+
+def run_instance(
+    loaded: LoadedInstance,
+    agent: Agent,
+    env: Environment,
+    *,
+    feedback: bool = True,
+    tags: list[str] | None = None,
+    metadata: dict[str, str] | None = None,
+) -> tuple[dict[str, Any], AgentResult]:
+    """Start `env` at the instance, let `agent` act, and score the final state.
+
+    Returns the TEACh-style record (metrics plus what the agent reported) and the agent's result.
+    """
+    loaded.start(env)
+    initial_objects = env.objects_metadata()
+    setup = EpisodeSetup(
+        env=env,
+        request=loaded.dialogue,
+        instance_id=loaded.instance_id,
+        feedback=checker_feedback(loaded.task, env) if feedback else None,
+        tags=list(tags or []),
+        metadata={"instance_id": loaded.instance_id, "task": loaded.task_name, **(metadata or {})},
+        reference=reference_of(loaded) if agent.oracle else None,
+    )
+    result = agent.run(setup)
+    final_objects = env.objects_metadata()
+    steps, failures = env.steps, env.failures
+    kwargs: dict[str, Any] = {"task_name": loaded.task_name, "num_api_fails": failures}
+    if loaded.mode == "tfd":
+        metrics, _ = score_tfd_episode(loaded.instance, loaded.task, initial_objects, final_objects, steps, **kwargs)  # type: ignore[arg-type]
+    else:
+        metrics, _ = score_edh_episode(loaded.instance, final_objects, steps, **kwargs)  # type: ignore[arg-type]
+    record = metrics.to_teach_dict()
+    ended_by = "step_limit" if steps >= STEP_LIMIT else "failure_limit" if failures >= FAILURE_LIMIT else "done"
+    usage = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0, **result.usage}
+    usage.pop("seconds_per_call", None)
+    record.update({
+        "task_name": loaded.task_name,
+        "family": loaded.family,
+        "ended_by": ended_by,
+        "outcome": result.outcome,
+        "steps": steps,
+        "failures": failures,
+        "program": result.program,
+        "log": result.log,
+        "agent": agent.name,
+        **usage,
+    })
+    return record, result
