@@ -74,27 +74,21 @@ def instance_paths(spec: EvalSpec) -> list[Path]:
 
 
 def _instance_id(path: Path) -> str:
-    name = path.name
-    return name[: -len(".json")] if name.endswith(".json") else name
+    from helper_agent.teach.instances import instance_id_of
+
+    return instance_id_of(path)
 
 
 # ------------------------------------------------------------------------------------ one episode
 _worker_cache: dict[str, Any] = {}
 
 
-def _memories(spec: EvalSpec) -> dict[str, Any]:
+def _memories(spec: EvalSpec) -> Any:
     key = f"memories:{spec.memory_dir}"
     if key not in _worker_cache:
-        from helper_agent.memory.corrections import CorrectionMemory
-        from helper_agent.memory.examples import ExampleMemory
-        from helper_agent.memory.routines import RoutineMemory
+        from helper_agent.evals.agents import Memories
 
-        path = spec.memory_dir or str(Path(spec.out) / "memory")
-        _worker_cache[key] = {
-            "examples": ExampleMemory(path=path),
-            "corrections": CorrectionMemory(path=path),
-            "routines": RoutineMemory(path=path),
-        }
+        _worker_cache[key] = Memories.at(spec.memory_dir or str(Path(spec.out) / "memory"))
     return _worker_cache[key]
 
 
@@ -107,9 +101,32 @@ def _chat(spec: EvalSpec) -> Any:
     return _worker_cache[key]
 
 
+def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
+    """The agent a spec names (cached per worker process: models and memories load once)."""
+    key = f"agent:{spec.planner}:{spec.ablate}:{spec.feedback}:{spec.seed}:{id(chat_model) if chat_model else spec.llm}"
+    if key not in _worker_cache:
+        from helper_agent.evals.agents import GoldAgent, HelperAgent, OracleGraphAgent
+        from helper_agent.graphs.helper import HelperConfig
+
+        config = HelperConfig.ablated(spec.ablate, spec.feedback)
+        config.seed = spec.seed
+        if spec.planner == "gold":
+            agent: Any = GoldAgent()
+        elif spec.planner == "oracle-graph":
+            agent = OracleGraphAgent(_memories(spec), config)
+        elif spec.planner == "helper":
+            agent = HelperAgent(chat_model or _chat(spec), _memories(spec), config)
+        else:
+            raise ValueError(f"unknown planner {spec.planner!r}")
+        _worker_cache[key] = agent
+    return _worker_cache[key]
+
+
 def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, Any]:
-    """Run and score one instance; never raises: an error becomes an error record."""
-    from helper_agent.teach.formats import read_edh_instance, read_tfd_instance
+    """Run and score one instance through the harness; never raises: an error becomes an error record."""
+    from helper_agent.envs.symbolic import SymbolicEnv
+    from helper_agent.evals.harness import run_instance
+    from helper_agent.teach.instances import load_instance
     from helper_agent.teach.metrics import failed_episode
 
     started = time.perf_counter()
@@ -117,11 +134,12 @@ def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, 
     game_id = instance_id.split(".")[0]
     task_name = None
     try:
-        instance = read_tfd_instance(path) if spec.mode == "tfd" else read_edh_instance(path)
-        instance_id = instance.instance_id or instance_id
-        game_id = instance.game_id
-        record = _run_instance(spec, Path(path), instance, chat_model)
-        task_name = record.get("task_name")
+        loaded = load_instance(path, spec.mode)
+        instance_id, game_id, task_name = loaded.instance_id, loaded.game_id, loaded.task_name
+        agent = make_agent(spec, chat_model)
+        tags = [spec.mode, spec.split, spec.planner, *(["ablate:" + spec.ablate] if spec.ablate else [])]
+        record, _ = run_instance(loaded, agent, SymbolicEnv(), tags=tags,
+                                 metadata={"split": spec.split, "ablation": spec.ablate or "none"})
     except Exception as exc:  # noqa: BLE001 - one episode's error must not stop the run
         record = failed_episode(instance_id, game_id, task_name).to_teach_dict()
         record.update({"ended_by": "error", "error_message": f"{type(exc).__name__}: {exc}",
@@ -130,131 +148,6 @@ def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, 
     record["planner"] = spec.planner
     record["oracle"] = spec.planner in ORACLE_PLANNERS
     return record
-
-
-def _run_instance(spec: EvalSpec, path: Path, instance: Any, chat_model: Any) -> dict[str, Any]:
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.benchmark import state_from_game
-    from helper_agent.evals.dialogue import instruction_text
-    from helper_agent.teach import default_registry
-    from helper_agent.teach.evaluation import edh_check_task, score_edh_episode, score_tfd_episode
-    from helper_agent.teach.formats import read_game
-
-    split_dir = path.parent
-    data_root = split_dir.parent.parent
-    game = read_game(data_root / "games" / split_dir.name / f"{instance.game_id}.game.json")
-    extra = instance.model_extra or {}
-    game_extra = game.model_extra or {}
-    if spec.mode == "tfd":
-        task = default_registry().task_from_game_task(game.task)
-    else:
-        task = edh_check_task(instance)
-    task_name = game.task.task_name
-    env = SymbolicEnv()
-    env.reset(state_from_game(game))
-    if spec.mode == "edh":
-        for action in instance.driver_action_history:
-            if action.action_name in ("Text", "Speech", "Beep", "Navigation"):
-                continue
-            try:
-                env.step(action.action_name, action.oid)
-            except ValueError:
-                continue  # an action our world cannot replay (unknown object): skip it
-        env.steps = env.failures = 0  # the history is given, not the agent's trajectory
-    initial_objects = env.objects_metadata()
-    start_state = env.state
-    dialogue = instruction_text(instance.dialog(cleaned=True))
-    gold_program = (extra.get("helper_agent") or {}).get("gold_program") or (game_extra.get("helper_agent") or {}).get("gold_program")
-    usage: dict[str, Any] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0}
-    outcome = ""
-    program = ""
-    log: list[str] = []
-
-    if spec.planner == "gold":
-        program = gold_program or ""
-        if spec.mode == "tfd":
-            if not program:
-                raise ValueError(f"{path}: no gold program (the gold planner needs the built-in benchmark)")
-            from helper_agent.program import compile_program
-            from helper_agent.tools.executor import Executor
-
-            result = Executor(env).run(compile_program(program).subgoals)
-            outcome = result.status
-        else:
-            for action in instance.driver_actions_future:
-                env.step(action.action_name, action.oid)
-            outcome = "replayed"
-        final_objects = env.objects_metadata()
-        steps, failures = env.steps, env.failures
-    else:
-        from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-        from helper_agent.world.metadata import export_state
-
-        if spec.planner == "oracle-graph":
-            if not gold_program:
-                raise ValueError(f"{path}: no gold program for the oracle planner")
-            chat = OracleChatModel(program=gold_program)
-        else:
-            chat = chat_model or _chat(spec)
-        memories = _memories(spec)
-        config = HelperConfig.ablated(spec.ablate, spec.feedback)
-        config.seed = spec.seed
-        context = HelperContext(
-            chat_model=chat,
-            mode="eval",
-            task=task,
-            config=config,
-            tags=[spec.mode, spec.split, spec.planner, *(["ablate:" + spec.ablate] if spec.ablate else [])],
-            metadata={"instance_id": instance.instance_id, "task": task_name, "split": spec.split, "ablation": spec.ablate or "none"},
-            **memories,
-        )
-        graph = _worker_cache.setdefault("graph", build_graph())
-        state = graph.invoke(
-            {"request": dialogue, "world": export_state(start_state), "log": []},
-            config={"run_name": f"helper:{instance.instance_id}", "tags": context.tags, "metadata": context.metadata,
-                    "recursion_limit": 100},
-            context=context,
-        )
-        env = SymbolicEnv()
-        env.reset(state["world"])
-        final_objects = env.objects_metadata()
-        steps, failures = int(state.get("steps", 0)), int(state.get("failures", 0))
-        usage = context.usage.summary()
-        outcome = state.get("outcome", "")
-        program = state.get("program", "")
-        log = list(state.get("log", []))
-
-    kwargs = {"task_name": task_name, "num_api_fails": failures}
-    if spec.mode == "tfd":
-        metrics, progress = score_tfd_episode(instance, task, initial_objects, final_objects, steps, **kwargs)
-    else:
-        metrics, progress = score_edh_episode(instance, final_objects, steps, **kwargs)
-    record = metrics.to_teach_dict()
-    ended_by = "step_limit" if steps >= 1000 else "failure_limit" if failures >= 30 else "done"
-    record.update({
-        "task_name": task_name,
-        "family": (extra.get("helper_agent") or {}).get("family") or (game_extra.get("helper_agent") or {}).get("family"),
-        "ended_by": ended_by,
-        "outcome": outcome,
-        "steps": steps,
-        "failures": failures,
-        "program": program,
-        "log": log,
-        **usage,
-    })
-    return record
-
-
-class OracleChatModel:
-    """A chat-model double that answers every call with the instance's gold program (an oracle)."""
-
-    def __init__(self, program: str) -> None:
-        self.program = program
-
-    def invoke(self, messages: Any, config: Any = None) -> Any:
-        from langchain_core.messages import AIMessage
-
-        return AIMessage(content=f"```python\n{self.program}\n```", usage_metadata={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
 
 
 # ------------------------------------------------------------------------------------ a whole run
@@ -340,9 +233,9 @@ def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
     This is the built-in benchmark's memory seeding (train is for that); ids are the instance ids,
     so seeding again rewrites the same records. Returns how many were written.
     """
-    from helper_agent.evals.dialogue import instruction_text
     from helper_agent.memory.examples import ProgramExample
     from helper_agent.teach.formats import TeachDataset
+    from helper_agent.teach.instances import instruction_text
 
     dataset = TeachDataset(spec.data)
     records = []
@@ -353,6 +246,6 @@ def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
                                           dialogue=instruction_text(instance.dialog()), program=extra["gold_program"]))
     if not records:
         raise ValueError(f"{spec.data}: split {split!r} has no TfD instances with gold programs to seed memory from")
-    memory = _memories(spec)["examples"]
+    memory = _memories(spec).examples
     memory.add(records)
     return len(records)
