@@ -20,6 +20,13 @@ class Settings(BaseSettings):
     home: Path = Field(default=Path(".helper"), description="Folder for memories, checkpoints and outputs.")
     llm: str = Field(default="local", description="Chat model spec: local, local:1.5b, openai:gpt-4o, or a base URL.")
     temperature: float = 0.0
+    llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
+    llm_retries: int = Field(
+        default=2, ge=0, description="Retries of an LLM call after a timeout, connection error, 429 or 5xx."
+    )
+    llm_budget_seconds: float | None = Field(
+        default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
+    )
     max_steps: int = Field(default=1000, description="TEACh's step limit per episode.")
     max_failures: int = Field(default=30, description="TEACh's failed-action limit per episode.")
     chroma_host: str | None = Field(default=None, description="Chroma server host; embedded store when unset.")

@@ -9,20 +9,29 @@
 - any `init_chat_model` spec, e.g. `openai:gpt-4o` or `anthropic:claude-...` (the provider package
   must be installed and its API key set).
 - an OpenAI-compatible server by base URL: `http://localhost:8000/v1` (vLLM, Ollama at
-  `http://localhost:11434/v1`, llama.cpp's `llama-server`), optionally `URL#model-name`.
+  `http://localhost:11434/v1`, llama.cpp's `llama-server`, `python -m llama_cpp.server`), optionally
+  `URL#model-name`. The token cap goes out as `max_tokens`, the field these servers read (ChatOpenAI
+  sends `max_completion_tokens`, which llama-cpp-python's server ignores).
 
-Temperature is 0 by default. Transient errors are retried with exponential backoff. `UsageRecorder`
-is a LangChain callback that counts calls, prompt and completion tokens and seconds per call.
+Temperature is 0 by default. `invoke_with_retry` is the one retry layer: the clients it builds make a
+single attempt (`max_retries=0`), each request bounded by `HELPER_LLM_TIMEOUT` seconds, and it retries
+transient failures (timeouts, connection errors, 429, 5xx) `HELPER_LLM_RETRIES` times with exponential
+backoff. Every failure ends as an `LLMError`: `LLMUnavailable` (no answer after the retries),
+`LLMBadResponse` (an answer that is not a usable chat completion) or `LLMBudgetExceeded` (the
+episode's `LLMBudget` is spent). `UsageRecorder` is a LangChain callback that counts calls, prompt and
+completion tokens and seconds per call.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +43,103 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
 
 
-class LLMUnavailable(RuntimeError):
-    """The requested model cannot be used here; the message says why and what to install or set."""
+class LLMError(RuntimeError):
+    """The base of every error a chat-model call made through this module ends with."""
+
+
+class LLMUnavailable(LLMError):
+    """The requested model cannot be used here, or its server did not answer after every retry; the
+    message says why and what to install or set."""
+
+
+class LLMBadResponse(LLMError):
+    """The server answered, but not with a usable chat completion: not JSON, no choices, an empty
+    message. Not retried: a server that answers like that will answer like that again."""
+
+
+class LLMBudgetExceeded(LLMError):
+    """The episode's LLM time budget (`LLMBudget`) is spent; no further call is started."""
+
+
+MAX_REPLY_CHARS = 65_536
+"""Replies from a server longer than this are cut here and marked `finish_reason="length"`. A reply
+within the token cap is far shorter (384 tokens are a few KB); only a server that ignores the cap
+sends more."""
+
+
+# ------------------------------------------------------------------------------ time budget
+class LLMBudget:
+    """The LLM wall-clock seconds one episode may use, shared by every call made under it.
+
+    `invoke_with_retry` uses the budget passed to it, else the one active in the current context:
+    it starts no call once the budget is spent (`LLMBudgetExceeded`), caps the timeout of each
+    request to an OpenAI-compatible server at what is left, sleeps no backoff past it, and charges
+    each call's time (retries and backoff included). A call to an in-process model cannot be
+    interrupted, so it may overrun the budget by one call.
+
+        budget = LLMBudget(300)      # None: no limit, only accounting
+        with budget:                 # active for the LLM calls of this context, LangGraph nodes included
+            agent.run(setup)
+        budget.spent, budget.exceeded
+    """
+
+    def __init__(self, seconds: float | None) -> None:
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"an LLM budget must be a positive number of seconds or None, not {seconds!r}")
+        self.seconds = seconds
+        self._spent = 0.0
+        self._lock = threading.Lock()
+        self._tokens = threading.local()
+
+    @classmethod
+    def from_settings(cls) -> LLMBudget:
+        """A budget of `HELPER_LLM_BUDGET_SECONDS` (unset: no limit)."""
+        from helper_agent.config import get_settings
+
+        return cls(get_settings().llm_budget_seconds)
+
+    @property
+    def spent(self) -> float:
+        return self._spent
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left (`math.inf` without a limit; never negative)."""
+        return math.inf if self.seconds is None else max(self.seconds - self._spent, 0.0)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.seconds is not None and self._spent >= self.seconds
+
+    def charge(self, seconds: float) -> None:
+        with self._lock:
+            self._spent += max(seconds, 0.0)
+
+    def check(self) -> None:
+        """Raise `LLMBudgetExceeded` if the budget is spent."""
+        if self.exceeded:
+            raise LLMBudgetExceeded(
+                f"the episode's LLM time budget of {self.seconds:g} s is spent ({self._spent:.1f} s used)"
+            )
+
+    def __enter__(self) -> LLMBudget:
+        stack = self._tokens.__dict__.setdefault("stack", [])
+        stack.append(_active_budget.set(self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _active_budget.reset(self._tokens.stack.pop())
+
+    def __repr__(self) -> str:
+        return f"LLMBudget(seconds={self.seconds!r}, spent={self._spent:.3f})"
+
+
+_active_budget: ContextVar[LLMBudget | None] = ContextVar("helper_llm_budget", default=None)
+
+
+def current_budget() -> LLMBudget | None:
+    """The budget active in this context (`with budget:`), if any."""
+    return _active_budget.get()
 
 
 @dataclass(frozen=True)
@@ -216,8 +320,18 @@ class LlamaCppChatModel(BaseChatModel):
 _local_models: dict[tuple[str, float, int], LlamaCppChatModel] = {}
 
 
-def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 384, retries: int = 3) -> Any:
-    """A chat model from a spec (see the module docstring). Raises `LLMUnavailable` with a reason."""
+def make_chat_model(
+    spec: str = "local",
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 384,
+    timeout: float | None = None,
+) -> Any:
+    """A chat model from a spec (see the module docstring). Raises `LLMUnavailable` with a reason.
+
+    `timeout` (default `HELPER_LLM_TIMEOUT`) bounds each request to a server; remote clients make
+    one attempt per call: retries are `invoke_with_retry`'s.
+    """
     spec = spec.strip()
     if spec == "local" or spec.startswith("local:"):
         size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
@@ -228,58 +342,217 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
             path = assemble_local_model(size)
             _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature, max_tokens=max_tokens)
         return _local_models[key]
+    if timeout is None:
+        from helper_agent.config import get_settings
+
+        timeout = get_settings().llm_timeout
     if spec.startswith(("http://", "https://")):
         base_url, _, model = spec.partition("#")
-        try:
-            from langchain_openai import ChatOpenAI
-        except ImportError:
-            raise LLMUnavailable("an OpenAI-compatible server needs langchain-openai: pip install 'helper-agent[openai]'") from None
-        chat = ChatOpenAI(
+        return openai_compatible_chat_class()(
             base_url=base_url,
             model=model or "default",
             api_key=os.environ.get("OPENAI_API_KEY", "not-needed"),
             temperature=temperature,
             max_tokens=max_tokens,
-            max_retries=retries,
-            timeout=120,
+            max_retries=0,
+            timeout=timeout,
         )
-        return chat
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # pragma: no cover - langchain is a dependency
         raise LLMUnavailable("langchain is not installed") from None
+    extra: dict[str, Any] = {}
+    if spec.partition(":")[0] in _SINGLE_ATTEMPT_PROVIDERS:
+        extra = {"max_retries": 0, "timeout": timeout}
     try:
-        chat = init_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
+        chat = init_chat_model(spec, temperature=temperature, max_tokens=max_tokens, **extra)
     except (ImportError, ValueError) as exc:
         raise LLMUnavailable(f"cannot make a chat model from {spec!r}: {exc}") from None
     return chat
+
+
+_SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
+"""`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
+`max_retries=0`, so that `invoke_with_retry` is the only retry layer. Others keep their defaults."""
+
+_compatible_class: type | None = None
+
+
+def openai_compatible_chat_class() -> type:
+    """The chat-model class for OpenAI-compatible servers (needs langchain-openai).
+
+    It is langchain-openai's `BaseChatOpenAI`, which sends `max_tokens` in the request body (its
+    subclass `ChatOpenAI` renames it `max_completion_tokens`, which llama-cpp-python's server and
+    older vLLM and Ollama releases ignore, so their replies ran to the context limit). Replies that
+    are not chat completions (non-JSON, no choices), or whose message is empty, raise
+    `LLMBadResponse`; a reply longer than `max_reply_chars` is cut with `finish_reason="length"`.
+    """
+    global _compatible_class
+    if _compatible_class is not None:
+        return _compatible_class
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:
+        raise LLMUnavailable("an OpenAI-compatible server needs langchain-openai: pip install 'helper-agent[openai]'") from None
+
+    class OpenAICompatibleChat(BaseChatOpenAI):
+        """A chat model over an OpenAI-compatible server (vLLM, Ollama, llama.cpp's servers)."""
+
+        max_reply_chars: int = MAX_REPLY_CHARS
+
+        @property
+        def _llm_type(self) -> str:
+            return "openai-compatible"
+
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: list[str] | None = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
+            try:
+                result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                # langchain-openai's own checks of the reply (a non-JSON body comes back as text,
+                # missing or null `choices`) and json's decoding errors.
+                raise LLMBadResponse(
+                    f"the server at {self.openai_api_base} did not answer with a chat completion: "
+                    f"{type(exc).__name__}: {_clip(str(exc))}"
+                ) from exc
+            return _checked_reply(result, self.max_reply_chars, self.openai_api_base)
+
+    _compatible_class = OpenAICompatibleChat
+    return _compatible_class
+
+
+def _checked_reply(result: ChatResult, max_chars: int, where: Any) -> ChatResult:
+    if not result.generations:
+        raise LLMBadResponse(f"the server at {where} answered with no choices")
+    generation = result.generations[0]
+    message = generation.message
+    info = dict(generation.generation_info or {})
+    content = message.content
+    if isinstance(content, str) and not content.strip() and not getattr(message, "tool_calls", None):
+        raise LLMBadResponse(
+            f"the server at {where} answered with an empty message (finish_reason={info.get('finish_reason')!r})"
+        )
+    if isinstance(content, str) and len(content) > max_chars:
+        metadata = {**message.response_metadata, "finish_reason": "length", "truncated_from_chars": len(content)}
+        info.update(finish_reason="length", truncated_from_chars=len(content))
+        message = message.model_copy(update={"content": content[:max_chars], "response_metadata": metadata})
+        generation = ChatGeneration(message=message, generation_info=info)
+        result = ChatResult(generations=[generation, *result.generations[1:]], llm_output=result.llm_output)
+    return result
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
 
 
 def invoke_with_retry(
     chat: Any,
     messages: Sequence[BaseMessage] | str,
     *,
-    attempts: int = 3,
+    attempts: int | None = None,
     config: dict | None = None,
     initial_delay: float = 1.0,
+    budget: LLMBudget | None = None,
 ) -> AIMessage:
-    """Invoke a chat model, retrying transient errors (timeouts, connection errors, rate limits)
-    with exponential backoff; a server still unreachable after that raises `LLMUnavailable`."""
+    """Invoke a chat model, the one retry layer for LLM calls.
+
+    Transient errors (timeouts, connection errors, HTTP 408/409/429/5xx) are retried up to
+    `attempts` times in all (default `HELPER_LLM_RETRIES` + 1) with backoff `initial_delay`, doubled
+    each time; a server still failing after that raises `LLMUnavailable`. Other errors are raised at
+    once (`LLMBadResponse` for a reply that is not a usable completion). With a `budget` (default: the
+    `LLMBudget` active in this context) no attempt starts once it is spent (`LLMBudgetExceeded`),
+    requests to OpenAI-compatible servers time out when it runs out, and no backoff sleeps past it.
+
+    Time bound of one call to a server built by `make_chat_model` (A = attempts, t = its timeout,
+    d = `initial_delay`): A*t + d*(2**(A-1) - 1), plus the time the server takes to send a reply once
+    it starts (each read waits at most t). With a budget of B seconds left: about min(that, B).
+    """
+    if attempts is None:
+        from helper_agent.config import get_settings
+
+        attempts = get_settings().llm_retries + 1
+    attempts = max(int(attempts), 1)
+    budget = budget if budget is not None else _active_budget.get()
+    timeout = _request_timeout(chat) if budget is not None and budget.seconds is not None else None
     delay = initial_delay
-    for attempt in range(1, attempts + 1):
-        try:
-            return chat.invoke(messages, config=config)
-        except Exception as exc:  # noqa: BLE001 - classified below
-            if attempt == attempts or not _transient(exc):
-                if _transient(exc):
-                    raise LLMUnavailable(f"the model server did not answer after {attempts} attempts: {exc}") from exc
+    mark = time.monotonic()
+
+    def charge() -> None:
+        nonlocal mark
+        now = time.monotonic()
+        if budget is not None:
+            budget.charge(now - mark)
+        mark = now
+
+    try:
+        for attempt in range(1, attempts + 1):
+            if budget is not None:
+                budget.check()
+            kwargs: dict[str, Any] = {}
+            if timeout is not None and budget is not None and budget.remaining < timeout:
+                kwargs["timeout"] = max(budget.remaining, 0.05)
+            try:
+                return chat.invoke(messages, config=config, **kwargs)
+            except LLMError:
                 raise
-            time.sleep(delay)
-            delay *= 2
+            except Exception as exc:  # noqa: BLE001 - classified below
+                if not _transient(exc):
+                    raise
+                charge()
+                if budget is not None and budget.exceeded:
+                    raise LLMBudgetExceeded(
+                        f"the episode's LLM time budget of {budget.seconds:g} s is spent "
+                        f"({budget.spent:.1f} s used); last error: {type(exc).__name__}: {_clip(str(exc))}"
+                    ) from exc
+                if attempt == attempts:
+                    raise LLMUnavailable(
+                        f"the model server did not answer after {attempts} attempts: "
+                        f"{type(exc).__name__}: {_clip(str(exc))}"
+                    ) from exc
+                if budget is not None and budget.remaining <= delay:
+                    raise LLMBudgetExceeded(
+                        f"the episode's LLM time budget of {budget.seconds:g} s would be spent waiting "
+                        f"{delay:g} s to retry; last error: {type(exc).__name__}: {_clip(str(exc))}"
+                    ) from exc
+                time.sleep(delay)
+                delay *= 2
+    finally:
+        charge()
     raise AssertionError("unreachable")
 
 
+def _request_timeout(chat: Any) -> float | None:
+    """The per-request timeout of an OpenAI-style client (one that takes `timeout=` per call)."""
+    model = chat
+    while hasattr(model, "bound"):  # RunnableBinding: .bind(...), .with_config(...)
+        model = model.bound
+    if not any(c.__name__ == "BaseChatOpenAI" for c in type(model).__mro__):
+        return None
+    value = getattr(model, "request_timeout", None)
+    return float(value) if isinstance(value, int | float) else None
+
+
+_RETRIED_STATUS = (408, 409, 429)
+
+
 def _transient(exc: Exception) -> bool:
+    if isinstance(exc, LLMError):
+        return False
+    try:
+        from langchain_core.exceptions import ModelError
+    except ImportError:  # pragma: no cover - langchain-core < 1.7
+        ModelError = ()  # noqa: N806
+    if ModelError and isinstance(exc, ModelError):
+        return bool(exc.is_retryable)  # rate limit, 5xx, connection, timeout
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        return status in _RETRIED_STATUS or status >= 500
     name = type(exc).__name__.lower()
     text = str(exc).lower()
     return any(k in name for k in ("timeout", "connection", "ratelimit", "apiconnection", "serviceunavailable")) or any(
@@ -301,6 +574,7 @@ class UsageRecorder(BaseCallbackHandler):
     """Counts LLM calls, prompt/completion tokens and seconds per call (from usage metadata)."""
 
     calls: list[CallRecord] = field(default_factory=list)
+    failed_calls: list[CallRecord] = field(default_factory=list)  # attempts that raised (not in `calls`)
     _started: dict[UUID, tuple[float, str]] = field(default_factory=dict)
 
     def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID, **kwargs: Any) -> None:
@@ -308,6 +582,10 @@ class UsageRecorder(BaseCallbackHandler):
 
     def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID, **kwargs: Any) -> None:
         self._started[run_id] = (time.perf_counter(), str(kwargs.get("name") or (serialized or {}).get("name", "")))
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        start, name = self._started.pop(run_id, (time.perf_counter(), ""))
+        self.failed_calls.append(CallRecord(0, 0, time.perf_counter() - start, name))
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         start, name = self._started.pop(run_id, (time.perf_counter(), ""))

@@ -105,3 +105,146 @@ def test_transient_errors_are_retried_then_reported() -> None:
     with pytest.raises(ValueError, match="bad request"):
         invoke_with_retry(broken, "hi", attempts=3, initial_delay=0.0)
     assert broken.calls == 1
+
+
+def test_failures_are_classified_for_retry() -> None:
+    from langchain_core.exceptions import ModelInvalidRequestError, ModelRateLimitError, ModelTimeoutError
+
+    class StatusError(Exception):
+        def __init__(self, status: int) -> None:
+            super().__init__(f"HTTP {status}")
+            self.status_code = status
+
+    assert llm._transient(ModelRateLimitError("429")) and llm._transient(ModelTimeoutError("slow"))
+    assert not llm._transient(ModelInvalidRequestError("400"))
+    assert [llm._transient(StatusError(s)) for s in (400, 401, 404, 408, 429, 500, 503)] == [
+        False, False, False, True, True, True, True,
+    ]
+    assert llm._transient(TimeoutError("timed out")) and not llm._transient(ValueError("bad"))
+    assert not llm._transient(llm.LLMBadResponse("empty"))
+
+
+def test_the_default_attempts_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.config import get_settings
+
+    monkeypatch.setenv("HELPER_LLM_RETRIES", "4")
+    get_settings.cache_clear()
+    try:
+        down = Flaky(10, ConnectionError("connection refused"))
+        with pytest.raises(LLMUnavailable, match="after 5 attempts"):
+            invoke_with_retry(down, "hi", initial_delay=0.0)
+        assert down.calls == 5
+    finally:
+        get_settings.cache_clear()
+
+
+def test_init_chat_model_providers_make_one_attempt_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("langchain_openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    chat = make_chat_model("openai:gpt-4o", max_tokens=100, timeout=9.0)
+    assert chat.max_retries == 0 and chat.request_timeout == 9.0 and chat.max_tokens == 100
+
+
+# ------------------------------------------------------------------------------ the LLM budget
+class Slow:
+    """A chat double that takes `seconds` per call."""
+
+    def __init__(self, seconds: float, failures: int = 0) -> None:
+        self.seconds = seconds
+        self.failures = failures
+        self.calls = 0
+
+    def invoke(self, messages, config=None):  # noqa: ANN001
+        import time
+
+        self.calls += 1
+        time.sleep(self.seconds)
+        if self.calls <= self.failures:
+            raise TimeoutError("timed out")
+        return AIMessage(content="ok")
+
+
+def test_budget_accounts_and_refuses_once_spent() -> None:
+    budget = llm.LLMBudget(0.25)
+    chat = Slow(0.1)
+    while not budget.exceeded:
+        invoke_with_retry(chat, "hi", budget=budget)
+    assert chat.calls == 3 and budget.spent >= 0.25 and budget.remaining == 0.0
+    with pytest.raises(llm.LLMBudgetExceeded, match=r"budget of 0.25 s is spent \(0.3 s used\)") as caught:
+        invoke_with_retry(chat, "hi", budget=budget)
+    assert chat.calls == 3  # no call started
+    assert isinstance(caught.value, llm.LLMError)
+
+
+def test_budget_without_limit_only_accounts() -> None:
+    budget = llm.LLMBudget(None)
+    invoke_with_retry(Slow(0.05), "hi", budget=budget)
+    assert budget.spent >= 0.05 and budget.remaining == float("inf") and not budget.exceeded
+    with pytest.raises(ValueError, match="positive"):
+        llm.LLMBudget(0)
+
+
+def test_budget_stops_retries_and_backoff() -> None:
+    # The first attempt fails after 0.1 s; the 1 s backoff would cross the 0.5 s budget.
+    chat = Slow(0.1, failures=5)
+    budget = llm.LLMBudget(0.5)
+    with pytest.raises(llm.LLMBudgetExceeded, match="waiting 1 s to retry.*TimeoutError") as caught:
+        invoke_with_retry(chat, "hi", attempts=3, initial_delay=1.0, budget=budget)
+    assert chat.calls == 1 and isinstance(caught.value.__cause__, TimeoutError)
+    assert budget.spent < 0.5
+
+
+def test_budget_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.config import get_settings
+
+    monkeypatch.setenv("HELPER_LLM_BUDGET_SECONDS", "42")
+    get_settings.cache_clear()
+    try:
+        assert llm.LLMBudget.from_settings().seconds == 42.0
+        monkeypatch.delenv("HELPER_LLM_BUDGET_SECONDS")
+        get_settings.cache_clear()
+        assert llm.LLMBudget.from_settings().seconds is None  # unset: no limit
+    finally:
+        get_settings.cache_clear()
+
+
+def test_the_active_budget_reaches_calls_in_langgraph_nodes() -> None:
+    """`with budget:` around a graph run charges the calls its nodes make (context variables)."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict, total=False):
+        a: str
+        b: str
+
+    chat = Slow(0.05)
+
+    def node_a(state: State) -> State:
+        return {"a": str(invoke_with_retry(chat, "hi").content)}
+
+    def node_b(state: State) -> State:
+        return {"b": str(invoke_with_retry(chat, "hi").content)}
+
+    graph = StateGraph(State)
+    graph.add_node("a", node_a)
+    graph.add_node("b", node_b)
+    graph.add_edge(START, "a")
+    graph.add_edge(START, "b")  # a and b run in parallel, on LangGraph's executor threads
+    graph.add_edge("a", END)
+    graph.add_edge("b", END)
+    app = graph.compile()
+
+    budget = llm.LLMBudget(10)
+    assert llm.current_budget() is None
+    with budget:
+        assert llm.current_budget() is budget
+        assert app.invoke({}) == {"a": "ok", "b": "ok"}
+    assert llm.current_budget() is None
+    assert chat.calls == 2 and budget.spent >= 0.1
+
+    spent = llm.LLMBudget(0.01)
+    spent.charge(1.0)
+    with spent, pytest.raises(llm.LLMBudgetExceeded):
+        app.invoke({})
+    assert chat.calls == 2
