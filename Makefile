@@ -34,6 +34,7 @@ demo: $(VENV)/.installed-local
 	$(BIN)/helper demo --episodes 5 --out out/demo
 
 test: $(VENV)/.installed-dev
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed-dev
