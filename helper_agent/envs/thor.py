@@ -654,8 +654,16 @@ class ThorEnv:
         return md
 
     def objects_metadata(self) -> list[dict[str, Any]]:
-        """A copy of the objects' metadata (AI2-THOR's own fields; no TEACh custom properties)."""
-        return copy.deepcopy(self._objects())
+        """A copy of the objects' metadata: AI2-THOR's own fields, plus `simbotObjectClass` from the
+        catalog (what TEACh's checker matches object classes by) and the custom properties of a
+        restored TEACh state. Other `simbot*` properties are not tracked on THOR."""
+        objects = copy.deepcopy(self._objects())
+        for obj in objects:
+            obj.update(self.custom_object_metadata.get(obj.get("objectId", ""), {}))
+            info = self.catalog.types.get(str(obj.get("objectType")))
+            if info is not None and "simbotObjectClass" not in obj:
+                obj["simbotObjectClass"] = list(info.simbot_classes)
+        return objects
 
     # ------------------------------------------------------------------ snapshots
     # AI2-THOR has no exact save/restore: a snapshot is the metadata, and restoring it reloads the
