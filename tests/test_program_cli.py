@@ -44,7 +44,7 @@ def test_check_prints_notes() -> None:
     result = runner.invoke(app, ["check", "-"], input='m = InteractionObject("coffee mug")\nm.pickup()\n')
     assert result.exit_code == 0
     assert "mapped to Mug" in result.output
-    quiet = runner.invoke(app, ["check", "--no-notes", "-"], input='m = InteractionObject("Mug")\nm.open()\nm.pickup()\n')
+    quiet = runner.invoke(app, ["check", "--no-notes", "-"], input='m = InteractionObject("mug")\nm.pickup()\n')
     assert quiet.exit_code == 0
     assert "note:" not in quiet.output
 

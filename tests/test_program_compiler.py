@@ -12,6 +12,7 @@ from helper_agent.program import (
     CatalogView,
     LexicalClassMapper,
     ProgramError,
+    SemanticError,
     SubgoalKind,
     compile_program,
     parse_program,
@@ -237,11 +238,13 @@ def test_put_down_at_start_is_kept() -> None:
 
 
 def test_open_close_only_for_openable_classes() -> None:
-    text = 'm = InteractionObject("Mug")\nm.open()\nm.close()\nf = InteractionObject("Fridge")\nf.open()'
-    compiled = compile_program(text, catalog=STUB)
-    assert compiled.signature() == ["Navigate fridge#1", "Open fridge#1"]
-    assert any("open() of mug#1 dropped: Mug cannot be opened" in n for n in compiled.notes)
-    assert any("close() of mug#1 dropped" in n for n in compiled.notes)
+    text = 'f = InteractionObject("Fridge")\nf.open()\nm = InteractionObject("Mug")\nm.open()\nm.close()'
+    with pytest.raises(SemanticError) as info:
+        compile_program(text, catalog=STUB)
+    assert str(info.value) == (
+        "line 4: 'm.open()': a Mug cannot be opened or closed; only things such as Fridge, Cabinet or "
+        "Microwave open"
+    )
 
 
 def test_openable_fallback_for_catalogs_without_flags() -> None:
@@ -422,8 +425,10 @@ def test_catalog_view_accepts_names() -> None:
 
 
 def test_empty_output_is_an_error() -> None:
-    with pytest.raises(ProgramError, match="does nothing"):
-        compile_program('m = InteractionObject("Mug")\nm.open()', catalog=STUB)
+    with pytest.raises(SemanticError, match="does nothing"):
+        compile_program('m = InteractionObject("Mug")\nm.open()', catalog=["Mug"])
+    with pytest.raises(SemanticError, match="does nothing"):
+        compile_program('m = InteractionObject("Mug")\n# and nothing else', catalog=STUB)
 
 
 def test_subgoal_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -193,16 +193,80 @@ class CatalogView:
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in self._set
 
-    def openable(self, name: str) -> bool:
+    def info(self, name: str) -> Any:
+        """The catalog's entry for `name` (an object with affordance flags), or None if it has none."""
         get = getattr(self.catalog, "get", None)
-        if callable(get) and not isinstance(self.catalog, dict):
+        if not callable(get) or isinstance(self.catalog, dict):
+            return None
+        try:
+            return get(name)
+        except Exception:  # noqa: BLE001 - an unknown type, or a catalog without entries
+            return None
+
+    def flag(self, name: str, flag: str) -> bool | None:
+        """An affordance flag of `name` ("pickupable", "receptacle", ...), None where the catalog is silent.
+
+        None lets the semantic checks skip what they cannot know (a catalog given as a list of names,
+        or a stand-in with only some flags) instead of rejecting valid programs.
+        """
+        value = getattr(self.info(name), flag, None)
+        return value if isinstance(value, bool) else None
+
+    def with_flags(self, *flags: str) -> list[str]:
+        """The known types for which every one of `flags` is True (sorted)."""
+        return [n for n in self._names if all(self.flag(n, f) for f in flags)]
+
+    def accepts(self, receptacle: str, obj: str) -> bool | None:
+        """Whether `receptacle` can hold `obj` (a Sink's contents go to its SinkBasin); None if unknown."""
+        accepts = getattr(self.catalog, "accepts", None)
+        if not callable(accepts):
+            return None
+        try:
+            return bool(accepts(self.placement_target(receptacle), obj))
+        except Exception:  # noqa: BLE001 - names the catalog does not know: cannot say
+            return None
+
+    def placement_target(self, name: str) -> str:
+        """Where things put into `name` really go: Sink -> SinkBasin, Bathtub -> BathtubBasin."""
+        target = getattr(self.info(name), "placement_target", None)
+        return target if isinstance(target, str) and target else name
+
+    def sliced_type(self, name: str) -> str | None:
+        """The piece type slicing `name` makes (Bread -> BreadSliced), None if none or unknown."""
+        value = getattr(self.info(name), "sliced_type", None)
+        return value if isinstance(value, str) else None
+
+    def controllers(self, name: str) -> list[str]:
+        """The toggles that switch `name` (SinkBasin -> [Faucet], StoveBurner -> [StoveKnob])."""
+        controlled = getattr(self.catalog, "controlled_type", None)
+        if not callable(controlled):
+            return []
+        out = []
+        for toggle in self.with_flags("toggleable"):
             try:
-                flag = getattr(get(name), "openable", None)
-            except Exception:  # noqa: BLE001 - an unknown type: fall back to the built-in list
-                flag = None
-            if isinstance(flag, bool):
-                return flag
+                if controlled(toggle) == name:
+                    out.append(toggle)
+            except Exception:  # noqa: BLE001 - a catalog without control data
+                return []
+        return out
+
+    def openable(self, name: str) -> bool:
+        flag = self.flag(name, "openable")
+        if flag is not None:
+            return flag
         return name in api.OPENABLE_FALLBACK
+
+    def base_type(self, name: str) -> str:
+        """The whole type of a piece (TomatoSliced -> Tomato); the name itself for anything else."""
+        base = getattr(self.catalog, "base_type", None)
+        if callable(base):
+            try:
+                return str(base(name))
+            except Exception:  # noqa: BLE001 - unknown type: use the naming convention
+                pass
+        if name == "EggCracked":
+            return "Egg"
+        return name.removesuffix("Sliced") if name.endswith("Sliced") else name
 
     def is_piece(self, name: str) -> bool:
         """A slice or crack of a whole object (TomatoSliced, EggCracked): it cannot be sliced again."""

@@ -14,7 +14,10 @@ Rewrite rules (HELPER's, made explicit):
 * `place(r)` / `pour(t)` of an object not known to be in hand -> Navigate + Pickup of it are
   inserted first (line 0, noted).
 * `put_down()` of an object known not to be in hand is dropped (noted).
-* `open()` / `close()` on a class that cannot be opened is dropped (noted).
+* `open()` / `close()` on a class that cannot be opened is dropped (noted); this only happens with a
+  catalog without affordance flags (a list of names), since with flags `semantics.py` rejects it.
+* Before any of this, `semantics.check_program` rejects calls that cannot make sense for the
+  resolved classes (picking up a CoffeeMachine, placing a Pot in a Toaster, an object in itself).
 * Attributes (desired end states) become the matching method: "sliced" -> Navigate + Slice,
   "clean" -> Clean, "cooked" -> Cook, "toasted" -> Toast, "filled" -> FillUp, in that order. They
   are emitted just before the first statement that uses the object (as the object or as the
@@ -35,8 +38,9 @@ from typing import Any
 
 from helper_agent.program import api
 from helper_agent.program.classes import CatalogView, ClassMapper, LexicalClassMapper, default_catalog
-from helper_agent.program.errors import ProgramError
+from helper_agent.program.errors import LimitError, SemanticError
 from helper_agent.program.parser import Action, ObjectDecl, ParsedProgram, parse_program
+from helper_agent.program.semantics import check_program
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 
 _UNKNOWN = -2  # position/hands after a macro or an agent move
@@ -115,7 +119,7 @@ class _Compiler:
             self._mapped[requested] = self.mapper(requested)
         cls, score = self._mapped[requested]
         if cls not in self.view:
-            raise ProgramError(
+            raise SemanticError(
                 f"unknown {what} {requested!r}: use an AI2-THOR object type such as Mug, CounterTop, "
                 "SinkBasin", line=line or None,
             )
@@ -169,7 +173,7 @@ class _Compiler:
             if idx is not None and idx in self.first_note:
                 notes.append(self.first_note.pop(idx))
         if len(self.out) >= api.MAX_SUBGOALS:
-            raise ProgramError(
+            raise LimitError(
                 f"the program compiles to more than {api.MAX_SUBGOALS} subgoals; make it shorter",
                 line=line or None,
             )
@@ -212,9 +216,6 @@ class _Compiler:
 
     def method(self, method: str, idx: int, arg: int | None, line: int, note: str = "") -> None:
         spec = api.OBJECT_METHODS[method]
-        if arg is not None and arg == idx:
-            raise ProgramError(f"{method}() of {self.label(idx)} names the object itself as its "
-                               f"{spec.param}; use another object", line=line or None)
         if method == "go_to":
             self.navigate(idx, line, note)
         elif method == "pickup":
@@ -268,6 +269,8 @@ class _Compiler:
     # -- program --------------------------------------------------------------------------------
 
     def run(self) -> list[Subgoal]:
+        classes = {d.index: self.resolve(d.object_class, d.line, "object class")[0] for d in self.parsed.objects}
+        check_program(self.parsed, classes, self.view)
         for step in self.parsed.steps:
             if isinstance(step, ObjectDecl):
                 self.refs[step.index] = self.make_ref(step)
@@ -320,7 +323,7 @@ def compile_program(
     compiler = _Compiler(parsed, view, mapper)
     subgoals = compiler.run()
     if not subgoals:
-        raise ProgramError(
+        raise SemanticError(
             "the program does nothing: call methods on your objects, e.g. mug.pickup(), or do_nothing()"
         )
     objects = [compiler.refs[i] for i in sorted(compiler.refs)]
