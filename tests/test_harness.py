@@ -153,3 +153,18 @@ def test_teaching_needs_an_explicit_phrasing(request_text: str, name: str | None
 )
 def test_unchanged_recall_is_an_exact_match(request_text: str, unchanged: bool) -> None:
     assert is_unchanged_recall(request_text, "the mary cleaning", "Perform the Mary cleaning: wash two plates in the sink") is unchanged
+
+
+def test_an_episode_out_of_llm_time_is_scored_with_what_was_done(bench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.llm import LLMBudgetExceeded
+
+    class Slow:
+        name, oracle = "slow", False
+
+        def run(self, setup: EpisodeSetup):  # noqa: ANN201
+            setup.env.step("MoveAhead")
+            raise LLMBudgetExceeded("the episode's LLM budget of 1 s is spent")
+
+    loaded = load_instance(sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[0])
+    record, result = run_instance(loaded, Slow(), SymbolicEnv())
+    assert record["ended_by"] == "llm_budget" and record["steps"] == 1 and record["success"] == 0

@@ -15,6 +15,7 @@ from typing import Any
 
 from helper_agent.envs.base import Environment
 from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, Reference
+from helper_agent.llm import LLMBudget, LLMBudgetExceeded
 from helper_agent.teach import check_task, feedback_from_progress
 from helper_agent.teach.evaluation import score_edh_episode, score_tfd_episode
 from helper_agent.teach.instances import NON_WORLD_ACTIONS, LoadedInstance
@@ -59,7 +60,12 @@ def run_instance(
         metadata={"instance_id": loaded.instance_id, "task": loaded.task_name, **(metadata or {})},
         reference=reference_of(loaded) if agent.oracle else None,
     )
-    result = agent.run(setup)
+    try:
+        with LLMBudget.from_settings():  # HELPER_LLM_BUDGET_SECONDS per episode (unset: no limit)
+            result = agent.run(setup)
+    except LLMBudgetExceeded as exc:
+        # The episode ran out of LLM time: what the agent did so far is still scored.
+        result = AgentResult(outcome="llm_budget", log=[f"stopped: {exc}"], error=str(exc))
     final_objects = env.objects_metadata()
     steps, failures = env.steps, env.failures
     kwargs: dict[str, Any] = {"task_name": loaded.task_name, "num_api_fails": failures}
@@ -68,7 +74,8 @@ def run_instance(
     else:
         metrics, _ = score_edh_episode(loaded.instance, final_objects, steps, **kwargs)  # type: ignore[arg-type]
     record = metrics.to_teach_dict()
-    ended_by = "step_limit" if steps >= STEP_LIMIT else "failure_limit" if failures >= FAILURE_LIMIT else "done"
+    ended_by = ("step_limit" if steps >= STEP_LIMIT else "failure_limit" if failures >= FAILURE_LIMIT
+                else "llm_budget" if result.outcome == "llm_budget" else "done")
     usage = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0, **result.usage}
     usage.pop("seconds_per_call", None)
     record.update({

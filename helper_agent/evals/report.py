@@ -40,6 +40,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "step_limit": sum(1 for r in records if r.get("ended_by") == "step_limit"),
             "failure_limit": sum(1 for r in records if r.get("ended_by") == "failure_limit"),
             "error": sum(1 for r in records if r.get("ended_by") == "error"),
+            "llm_budget": sum(1 for r in records if r.get("ended_by") == "llm_budget"),
         },
         "per_episode": {
             "llm_calls": per_episode("llm_calls"),
