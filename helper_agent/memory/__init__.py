@@ -27,6 +27,7 @@ _EXPORTS = {
     "InvalidRecordError": "errors",
     "ImportFormatError": "errors",
     "IncompatibleStoreError": "errors",
+    "StoreUnavailableError": "errors",
     "EmbeddingMismatchError": "errors",
     "UnknownMemoryError": "errors",
     "Embedder": "embeddings",
@@ -105,6 +106,7 @@ if TYPE_CHECKING:  # pragma: no cover
         IncompatibleStoreError,
         InvalidRecordError,
         MemoryStoreError,
+        StoreUnavailableError,
         UnknownMemoryError,
     )
     from helper_agent.memory.examples import ExampleMemory, ProgramExample, load_seed_examples  # noqa: F401

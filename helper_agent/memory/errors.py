@@ -15,6 +15,11 @@ class ImportFormatError(MemoryStoreError, ValueError):
     """A JSON Lines file to import is unreadable; the message names the file and line."""
 
 
+class StoreUnavailableError(MemoryStoreError):
+    """The Chroma server named by the settings cannot be reached; the message names the server and
+    the settings to change (`HELPER_CHROMA_HOST`, `HELPER_CHROMA_PORT`)."""
+
+
 class IncompatibleStoreError(MemoryStoreError):
     """The store folder (or server) was written by an incompatible version, or by something else."""
 

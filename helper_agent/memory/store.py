@@ -9,6 +9,11 @@ Three ways to hold the data, one interface (`VectorStore` → `VectorCollection`
       chroma run --path /srv/helper-memory --port 8000
       export HELPER_CHROMA_HOST=localhost HELPER_CHROMA_PORT=8000
 
+  A server that is down (or stops answering mid-run) raises `StoreUnavailableError`, one line naming
+  the server and the settings to change, instead of an HTTP library's traceback. The connection is
+  tried first with a timeout (`HELPER_CHROMA_CONNECT_TIMEOUT`), because Chroma's client itself waits
+  forever on a host that drops packets.
+
 - **ephemeral**: `VectorStore.ephemeral()`, in memory, for tests and throw-away evaluations.
 
 Vectors are always passed in precomputed (see `helper_agent.memory.embeddings`), so Chroma never
@@ -47,7 +52,12 @@ from typing import Any
 
 import numpy as np
 
-from helper_agent.memory.errors import EmbeddingMismatchError, IncompatibleStoreError, MemoryStoreError
+from helper_agent.memory.errors import (
+    EmbeddingMismatchError,
+    IncompatibleStoreError,
+    MemoryStoreError,
+    StoreUnavailableError,
+)
 from helper_agent.memory.settings import SCHEMA_VERSION, MemorySettings, get_memory_settings
 
 log = logging.getLogger(__name__)
@@ -92,6 +102,60 @@ class ScoredEntry(Entry):
     """A query result; `score` is the cosine similarity (1 − Chroma's cosine distance)."""
 
     score: float = 0.0
+
+
+def _root_reason(exc: BaseException) -> str:
+    """The innermost cause's first line ("[Errno 111] Connection refused"), for a one-line message."""
+    seen: set[int] = set()
+    inner: BaseException = exc
+    while id(inner) not in seen:
+        seen.add(id(inner))
+        nxt = inner.__cause__ or inner.__context__
+        if nxt is None:
+            break
+        inner = nxt
+    lines = str(inner).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _is_connection_failure(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) is a failed or broken connection, not a refused request."""
+    import httpx
+
+    chain: list[BaseException] = []
+    inner: BaseException | None = exc
+    while inner is not None and inner not in chain:
+        chain.append(inner)
+        inner = inner.__cause__ or inner.__context__
+    for item in chain:
+        if isinstance(item, httpx.TransportError | ConnectionError | TimeoutError):
+            return True
+        if isinstance(item, ValueError) and "Could not connect to a Chroma server" in str(item):
+            return True
+    return False
+
+
+def server_unavailable(host: str, port: int, ssl: bool, reason: str) -> StoreUnavailableError:
+    """The one-line error for a Chroma server that cannot be reached: the server and what to change."""
+    scheme = "https" if ssl else "http"
+    return StoreUnavailableError(
+        f"Chroma server {scheme}://{host}:{port} is unreachable ({reason}); start it "
+        f"(chroma run --path DIR --port {port}) or change HELPER_CHROMA_HOST={host} / "
+        f"HELPER_CHROMA_PORT={port} (unset HELPER_CHROMA_HOST to keep memories in the local folder)"
+    )
+
+
+def check_reachable(host: str, port: int, ssl: bool, timeout: float) -> None:
+    """Open (and close) a TCP connection to the server within `timeout` seconds, or raise."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except TimeoutError:
+        raise server_unavailable(host, port, ssl, f"no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise server_unavailable(host, port, ssl, exc.strerror or str(exc) or type(exc).__name__) from None
 
 
 def where_all(**conditions: Any) -> dict[str, Any] | None:
@@ -144,6 +208,7 @@ class VectorStore:
         self._seen: dict[str, tuple[int, int, int] | None] = {}
         self._namespace = ""
         self.path: Path | None = None
+        self._server: tuple[str, int, bool] | None = None
         if ephemeral:
             self.kind = "ephemeral"
             self.location = "<ephemeral>"
@@ -153,9 +218,17 @@ class VectorStore:
         elif host:
             self.kind = "http"
             self.location = f"{'https' if ssl else 'http'}://{host}:{port}"
-            self.client = chromadb.HttpClient(
-                host=host, port=port, ssl=ssl, headers=headers, settings=_chroma_settings()
-            )
+            self._server = (host, port, ssl)
+            check_reachable(host, port, ssl, self.settings.chroma_connect_timeout)
+            try:
+                self.client = chromadb.HttpClient(
+                    host=host, port=port, ssl=ssl, headers=headers, settings=_chroma_settings()
+                )
+            except Exception as exc:  # noqa: BLE001 - chromadb raises bare Exception/ValueError here
+                reason = _root_reason(exc)
+                if not _is_connection_failure(exc):
+                    reason = f"it answered, but not as a Chroma server: {reason or 'an empty error reply'}"
+                raise server_unavailable(host, port, ssl, reason) from exc
             self._check_server_meta()
         else:
             from filelock import FileLock
@@ -236,15 +309,33 @@ class VectorStore:
         tmp.write_text(json.dumps(self._meta(), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, meta_path)
 
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[None]:
+        """Turn a lost connection to the Chroma server into `StoreUnavailableError` (server stores)."""
+        if self._server is None:
+            yield
+            return
+        try:
+            yield
+        except MemoryStoreError:
+            raise
+        except Exception as exc:
+            if not _is_connection_failure(exc):
+                raise
+            raise server_unavailable(*self._server, _root_reason(exc) or type(exc).__name__) from exc
+
     def _check_server_meta(self) -> None:
         try:
-            col = self.client.get_or_create_collection(
-                META_COLLECTION,
-                embedding_function=None,
-                metadata={"format": _FORMAT, "schema_version": SCHEMA_VERSION},
-            )
+            with self.guard():
+                col = self.client.get_or_create_collection(
+                    META_COLLECTION,
+                    embedding_function=None,
+                    metadata={"format": _FORMAT, "schema_version": SCHEMA_VERSION},
+                )
+        except MemoryStoreError:
+            raise
         except Exception as exc:
-            raise MemoryStoreError(f"{self.location}: cannot reach the Chroma server ({exc})") from exc
+            raise MemoryStoreError(f"{self.location}: the Chroma server refused a request ({exc})") from exc
         meta = col.metadata or {}
         if meta.get("schema_version") != SCHEMA_VERSION:
             raise self._refuse(
@@ -296,19 +387,21 @@ class VectorStore:
     def _full_name(self, name: str) -> str:
         return f"{self._namespace}{name}"
 
-    def collection(self, name: str, *, embedder_name: str, dim: int) -> VectorCollection:
-        """Open (or create) collection `name` for vectors of `dim` made by `embedder_name`."""
+    def collection(
+        self, name: str, *, embedder_name: str, dim: int, metadata: Mapping[str, Any] | None = None
+    ) -> VectorCollection:
+        """Open (or create) collection `name` for vectors of `dim` made by `embedder_name`.
+
+        `metadata` (str/int/float/bool values) is stored with a new collection, e.g. its owner.
+        """
         with self._thread_lock:
             existing = self._collections.get(name)
             if existing is not None:
                 existing._check(embedder_name, dim)
                 return existing
             full = self._full_name(name)
-            metadata = {
-                "helper:embedder": embedder_name,
-                "helper:dim": int(dim),
-                "helper:schema": SCHEMA_VERSION,
-            }
+            meta: dict[str, Any] = dict(metadata or {})
+            meta.update({"helper:embedder": embedder_name, "helper:dim": int(dim), "helper:schema": SCHEMA_VERSION})
             hnsw = {
                 "space": "cosine",
                 "ef_construction": self.settings.hnsw_ef_construction,
@@ -316,25 +409,57 @@ class VectorStore:
                 "max_neighbors": self.settings.hnsw_max_neighbors,
             }
             try:
-                with self.write_lock():
+                with self.write_lock(), self.guard():
                     raw = self.client.get_or_create_collection(
                         full,
                         embedding_function=None,
-                        metadata=metadata,
+                        metadata=meta,
                         configuration={"hnsw": hnsw},
                     )
             except MemoryStoreError:
                 raise
             except Exception as exc:
                 raise MemoryStoreError(f"{self.location}: cannot open collection {name!r} ({exc})") from exc
-            col = VectorCollection(self, name, raw)
-            col._check(embedder_name, dim)
-            self._collections[name] = col
-            return col
+            return self._keep(name, raw, embedder_name, dim)
+
+    def _keep(self, name: str, raw: Any, embedder_name: str, dim: int) -> VectorCollection:
+        col = VectorCollection(self, name, raw)
+        col._check(embedder_name, dim)
+        self._collections[name] = col
+        return col
+
+    def find_collection(self, name: str, *, embedder_name: str, dim: int) -> VectorCollection | None:
+        """Collection `name` if it exists, else None (a read never creates a collection)."""
+        from chromadb.errors import NotFoundError
+
+        with self._thread_lock:
+            existing = self._collections.get(name)
+            if existing is not None:
+                existing._check(embedder_name, dim)
+                return existing
+            try:
+                with self.guard():
+                    raw = self.client.get_collection(self._full_name(name), embedding_function=None)
+            except (NotFoundError, ValueError):  # older chromadb raise ValueError for a missing one
+                return None
+            return self._keep(name, raw, embedder_name, dim)
+
+    def collection_names(self, prefix: str = "") -> dict[str, dict[str, Any]]:
+        """Names (without our namespace) and metadata of the collections whose name starts with `prefix`."""
+        full_prefix = self._full_name(prefix)
+        out: dict[str, dict[str, Any]] = {}
+        with self.guard():
+            listed = self.client.list_collections()
+        for item in listed:
+            name = getattr(item, "name", item)
+            if isinstance(name, str) and name.startswith(full_prefix):
+                out[name[len(self._namespace) :]] = dict(getattr(item, "metadata", None) or {})
+        return out
 
     def has_collection(self, name: str) -> bool:
         full = self._full_name(name)
-        return any(getattr(c, "name", c) == full for c in self.client.list_collections())
+        with self.guard():
+            return any(getattr(c, "name", c) == full for c in self.client.list_collections())
 
     def drop_collection(self, name: str) -> None:
         with self.write_lock():
@@ -427,10 +552,13 @@ class VectorCollection:
             np.stack([np.asarray(e.embedding, dtype=np.float32) for e in entries]), len(entries)
         )
         try:
-            batch = max(1, int(self.store.client.get_max_batch_size()))
+            with self.store.guard():
+                batch = max(1, int(self.store.client.get_max_batch_size()))
+        except MemoryStoreError:
+            raise
         except Exception:  # noqa: BLE001 - older servers lack the call
             batch = 1000
-        with self.store.write_lock():
+        with self.store.write_lock(), self.store.guard():
             for start in range(0, len(entries), batch):
                 chunk = entries[start : start + batch]
                 self.raw.upsert(
@@ -448,7 +576,7 @@ class VectorCollection:
                 return
         if ids is None and not where:
             raise ValueError("delete() needs ids or a where filter (use clear() to empty a collection)")
-        with self.store.write_lock():
+        with self.store.write_lock(), self.store.guard():
             self.raw.delete(ids=ids, where=dict(where) if where else None)
             self._wrote()
 
@@ -475,9 +603,10 @@ class VectorCollection:
 
     # ------------------------------------------------------------------------------------- reads
     def count(self, where: Mapping[str, Any] | None = None) -> int:
-        if not where:
-            return int(self.raw.count())
-        return len(self.raw.get(where=dict(where), include=[])["ids"])
+        with self.store.guard():
+            if not where:
+                return int(self.raw.count())
+            return len(self.raw.get(where=dict(where), include=[])["ids"])
 
     def get(
         self,
@@ -501,9 +630,10 @@ class VectorCollection:
             ids = list(ids)
             if not ids:
                 return []
-        result = self.raw.get(
-            ids=ids, where=dict(where) if where else None, limit=limit, offset=offset, include=include
-        )
+        with self.store.guard():
+            result = self.raw.get(
+                ids=ids, where=dict(where) if where else None, limit=limit, offset=offset, include=include
+            )
         entries = _entries(result, include_embeddings)
         if ids is not None:  # Chroma does not keep the requested order
             by_id = {e.id: e for e in entries}
@@ -527,12 +657,13 @@ class VectorCollection:
             return [[] for _ in range(len(vectors))]
         self.sync()
         include = ["documents", "metadatas", "distances"] + (["embeddings"] if include_embeddings else [])
-        result = self.raw.query(
-            query_embeddings=vectors,
-            n_results=min(int(k), MAX_QUERY_K),
-            where=dict(where) if where else None,
-            include=include,
-        )
+        with self.store.guard():
+            result = self.raw.query(
+                query_embeddings=vectors,
+                n_results=min(int(k), MAX_QUERY_K),
+                where=dict(where) if where else None,
+                include=include,
+            )
         out: list[list[ScoredEntry]] = []
         for row in range(len(vectors)):
             hits: list[ScoredEntry] = []
