@@ -28,7 +28,7 @@ from helper_agent.teach import (
     write_record,
 )
 from helper_agent.teach.actions import action_idx
-from helper_agent.teach.formats import parse_record
+from helper_agent.teach.formats import load_json, parse_record
 
 DATA = Path(__file__).parent / "data" / "teach"
 DATASET = DATA / "dataset"
@@ -224,3 +224,105 @@ def test_action_table_facts():
     }
     with pytest.raises(KeyError):
         action_by_name("Jump")
+
+
+# ------------------------------------------------------------------------- bad game files, by case
+INITIAL = "tasks[0].episodes[0].initial_state"
+
+
+def _objects(game: dict) -> list[dict]:
+    return game["tasks"][0]["episodes"][0]["initial_state"]["objects"]
+
+
+def _set(index: int, **fields: object):
+    def change(game: dict) -> None:
+        _objects(game)[index].update(fields)
+
+    return change
+
+
+def _duplicate(game: dict) -> None:
+    _objects(game)[1]["objectId"] = _objects(game)[0]["objectId"]
+
+
+def _many(game: dict) -> None:
+    first = _objects(game)[0]
+    _objects(game).extend({**first, "objectId": f"Mug|{i}", "objectType": "Mug", "receptacleObjectIds": None} for i in range(20_000))
+
+
+def _custom(**fields: object):
+    def change(game: dict) -> None:
+        game["tasks"][0]["episodes"][0]["initial_state"]["custom_object_metadata"]["Mug|+01.45|+00.91|-01.62"].update(fields)
+
+    return change
+
+
+def _agent(**fields: object):
+    def change(game: dict) -> None:
+        game["tasks"][0]["episodes"][0]["initial_state"]["agents"][1].update(fields)
+
+    return change
+
+
+def _grid(**fields: object):
+    def change(game: dict) -> None:
+        game["helper_agent"] = {"grid": {"width": 8, "depth": 8, "origin": {"x": -2, "z": -3}, "blocked": [], **fields}}
+
+    return change
+
+
+# (change to the fixture game, key path, problem): the reader names the file, key path and problem.
+BAD_GAMES = [
+    (_duplicate, f"{INITIAL}.objects[1].objectId", "duplicate objectId 'CounterTop|+01.18|+00.95|-01.55' (first at objects[0])"),
+    (_set(3, objectType="Spaceship"), f"{INITIAL}.objects[3].objectType", "unknown object type 'Spaceship'"),
+    (_set(2, position="1, 2, 3"), f"{INITIAL}.objects[2].position", "input should be a valid dictionary"),
+    (_set(2, position={"x": float("nan"), "y": 0, "z": 0}), f"{INITIAL}.objects[2].position.x", "input should be a finite number"),
+    (_set(2, position={"x": 1e5, "y": 0, "z": 0}), f"{INITIAL}.objects[2].position.x", "input should be less than or equal to 1000"),
+    (_set(2, isOpen="no"), f"{INITIAL}.objects[2].isOpen", "expected true or false (or 0/1), got str 'no'"),
+    (_set(0, objectId=7), f"{INITIAL}.objects[0]", "object has no string 'objectId'"),
+    (_set(1, parentReceptacles=["Nope|1|2|3"]), f"{INITIAL}.objects[1].parentReceptacles", "names unknown object 'Nope|1|2|3'"),
+    (_many, f"{INITIAL}.objects", "20006 objects; the limit is 2000 per scene (HELPER_MAX_SCENE_OBJECTS)"),
+    (_custom(simbotIsCooked="yes"), f"{INITIAL}.custom_object_metadata.Mug|+01.45|+00.91|-01.62.simbotIsCooked", "expected true or false (or 0/1), got str 'yes'"),
+    (_agent(position="here"), f"{INITIAL}.agents[1].position", "input should be a valid dictionary"),
+    (_agent(position={"x": 1, "y": 0.9, "z": float("inf")}), f"{INITIAL}.agents[1].position.z", "input should be a finite number"),
+    (_grid(width=10**6, depth=10**6), "helper_agent.grid", "the scene spans 1000000 x 1000000 cells of 0.25 m; the limit is 250000 cells (HELPER_MAX_GRID_CELLS)"),
+    (_grid(blocked=[[99, 99]]), "helper_agent.grid.blocked[0]", "cell [99, 99] is outside the 8 x 8 grid"),
+    (lambda g: g["tasks"][0]["episodes"][0]["interactions"][0].update(time_start=float("inf")), "tasks[0].episodes[0].interactions[0].time_start", "expected a finite number, got inf"),
+]
+
+
+@pytest.mark.parametrize(("change", "key", "problem"), BAD_GAMES)
+def test_bad_games_name_the_file_and_key_path(tmp_path, change, key, problem):
+    game = json.loads(GAME.read_text())
+    change(game)
+    path = tmp_path / f"{GAME_ID}.game.json"
+    path.write_text(json.dumps(game))
+    with pytest.raises(TeachFormatError) as err:
+        read_game(path)
+    assert err.value.key == key
+    assert err.value.problem.startswith(problem)
+    assert str(err.value).startswith(f"{path}: key '{key}': {problem}")
+
+
+@pytest.mark.parametrize(
+    ("write", "problem"),
+    [
+        (lambda p: p.mkdir(), "is a directory, not a JSON file"),
+        (lambda p: p.write_bytes(bytes(range(256)) * 4), "not UTF-8 text (byte 0x80 at offset 128); is it a binary file?"),
+        (lambda p: p.write_bytes(GAME.read_text().replace("Kitchen", "K\u00fcche").encode("latin-1")), "not UTF-8 text"),
+        (lambda p: p.write_bytes(b""), "invalid JSON: Expecting value (line 1, column 1)"),
+        (lambda p: p.write_bytes(b"[" * 100_000), "JSON nested too deeply"),
+        (lambda p: None, "no such file"),
+    ],
+)
+def test_unreadable_game_files_are_one_teach_error(tmp_path, write, problem):
+    path = tmp_path / f"{GAME_ID}.game.json"
+    write(path)
+    with pytest.raises(TeachFormatError) as err:
+        read_game(path)
+    assert str(err.value).startswith(f"{path}: {problem}")
+
+
+def test_input_size_limit_is_checked_before_parsing(tmp_path):
+    with pytest.raises(TeachFormatError, match=r"the limit is 100 bytes for one input file \(HELPER_MAX_INPUT_BYTES\)"):
+        load_json(GAME, max_bytes=100)

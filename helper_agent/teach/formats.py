@@ -5,7 +5,13 @@ writing dumps only the keys that were read or set, so ``read -> write`` reproduc
 Numbers keep their JSON type (an integer stays an integer, a float a float).
 
 Malformed input raises `TeachFormatError` naming the file and the key path, e.g.
-``data/x.edh0.json: key 'driver_action_history[3].action_name': field required``.
+``data/x.edh0.json: key 'driver_action_history[3].action_name': field required``. Every way a file
+can be unreadable (missing, a directory, binary or not UTF-8, too large, nested too deeply) is such
+an error too. Numbers must be finite. The objects of a game's initial and final states are checked
+the way the simulator will read them (`helper_agent.world.metadata.validate_objects`: types, finite
+positions within range, known object types, unique ids, parents that exist), and a scene may hold at
+most `HELPER_MAX_SCENE_OBJECTS` objects, so a bad game fails when it is read, with its file and key
+path, rather than later with a traceback from the simulator.
 
 Dataset layout read by `TeachDataset` (the layout of TEACh's download)::
 
@@ -18,6 +24,7 @@ Dataset layout read by `TeachDataset` (the layout of TEACh's download)::
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -37,6 +44,15 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from helper_agent.teach.errors import TeachFormatError
+from helper_agent.world.errors import StateFormatError
+from helper_agent.world.metadata import (
+    AgentEntry,
+    FieldError,
+    describe_error,
+    read_json_file,
+    validate_grid,
+    validate_objects,
+)
 
 SPLITS = ("train", "valid_seen", "valid_unseen", "test_seen", "test_unseen")
 
@@ -48,6 +64,8 @@ SPLITS = ("train", "valid_seen", "valid_unseen", "test_seen", "test_unseen")
 def _number(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PydanticCustomError("number_type", "expected a number")
+    if not math.isfinite(value):
+        raise PydanticCustomError("finite_number", "expected a finite number, got {value}", {"value": repr(value)})
     return value
 
 
@@ -107,6 +125,17 @@ class Interaction(TeachRecord):
         return self
 
 
+def _limits() -> Any:
+    from helper_agent.config import get_settings
+
+    return get_settings()
+
+
+def _nested(problem: str, subpath: str) -> PydanticCustomError:
+    """An error at a path below the field pydantic reports; `parse_record` appends `subpath`."""
+    return PydanticCustomError("nested", "{problem}", {"problem": problem, "subpath": subpath})
+
+
 class EpisodeState(TeachRecord):
     """``initial_state`` / ``final_state`` of an episode."""
 
@@ -114,6 +143,35 @@ class EpisodeState(TeachRecord):
     agents: list[dict[str, Any]] = Field(default_factory=list)
     objects: list[ObjectRecord] = Field(default_factory=list)
     custom_object_metadata: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _scene_is_loadable(self) -> EpisodeState:
+        """The objects (merged with their custom metadata) and agent poses as the simulator reads them."""
+        merged = self.objects_with_custom_metadata()
+        try:
+            validate_objects(merged, source="", path="objects", max_objects=_limits().max_scene_objects)
+        except FieldError as exc:
+            raise _nested(exc.problem, self._where(exc.path)) from None
+        for index, agent in enumerate(self.agents):
+            if "position" in agent:
+                try:
+                    AgentEntry.model_validate(agent)
+                except ValidationError as exc:
+                    subpath, problem = describe_error(exc, f"agents[{index}]")
+                    raise _nested(problem, subpath) from None
+        return self
+
+    def _where(self, path: str) -> str:
+        """`objects[3].isCooked` -> `custom_object_metadata.<id>.isCooked` when that value came from there."""
+        head, dot, key = path.partition("].")
+        if not dot or not head.startswith("objects["):
+            return path
+        index = int(head[len("objects[") :])
+        field = key.split(".", 1)[0].split("[", 1)[0]
+        oid = self.objects[index].get("objectId") if index < len(self.objects) else None
+        if isinstance(oid, str) and field in self.custom_object_metadata.get(oid, {}):
+            return f"custom_object_metadata.{oid}.{key}"
+        return path
 
     def objects_with_custom_metadata(self) -> list[dict[str, Any]]:
         """Copies of ``objects`` merged with ``custom_object_metadata`` (what the checker reads)."""
@@ -169,6 +227,17 @@ class Game(TeachRecord):
     @game_id.setter
     def game_id(self, value: str | None) -> None:
         self._game_id = value
+
+    @model_validator(mode="after")
+    def _grid_is_loadable(self) -> Game:
+        """The built-in benchmark's own floor grid (`helper_agent.grid`), bounded like any scene's."""
+        ours = (self.model_extra or {}).get("helper_agent")
+        if isinstance(ours, dict) and ours.get("grid") is not None:
+            try:
+                validate_grid(ours["grid"], source="", path="helper_agent.grid", max_grid_cells=_limits().max_grid_cells)
+            except FieldError as exc:
+                raise _nested(exc.problem, exc.path) from None
+        return self
 
     @property
     def task(self) -> GameTask:
@@ -281,22 +350,31 @@ def parse_record(model: type[M], data: Any, source: str = "<data>") -> M:
         errors = exc.errors()
         first = errors[0]
         key = _key_path(tuple(first.get("loc", ())))
+        subpath = (first.get("ctx") or {}).get("subpath")
+        if subpath:
+            key = f"{key}.{subpath}" if key and not subpath.startswith("[") else key + subpath
         problem = _message(first)
         if len(errors) > 1:
             problem += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
         raise TeachFormatError(source, key or None, problem) from None
 
 
-def load_json(path: str | Path) -> Any:
-    """Parse a JSON file; invalid JSON raises `TeachFormatError` with line and column."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
+def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
+    """Parse a JSON file; every way it can fail raises `TeachFormatError` naming the file.
+
+    Files over `max_bytes` (default `HELPER_MAX_INPUT_BYTES`) are refused before they are read.
+    """
+    limit = max_bytes if max_bytes is not None else _limits().max_input_bytes
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TeachFormatError(
-            str(path), None, f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        ) from None
+        return read_json_file(path, max_bytes=limit)
+    except StateFormatError as exc:
+        source = str(path)
+        problem = str(exc).removeprefix(f"{source}: ")
+        if problem.startswith("invalid JSON at line "):  # keep TEACh readers' wording
+            where, _, msg = problem.removeprefix("invalid JSON at ").partition(": ")
+            line, _, column = where.partition(" column ")
+            problem = f"invalid JSON: {msg} ({line}, column {column})"
+        raise TeachFormatError(source, None, problem) from None
 
 
 def _strip_suffix(name: str, suffix: str) -> str:

@@ -7,11 +7,15 @@ we rebuild the walkable grid exactly, put each openable receptacle at the blocke
 real position (keeping its real object id), give the other fixtures footprints along the walls, and
 place the small object types in plausible receptacles (seeded). Only the directory the user gives
 is read; nothing is bundled.
+
+The files come from the user, so they are checked before anything is built: the layout must be a
+finite numeric (N, 2) array within `MAX_COORDINATE` metres of the origin and span at most
+`max_grid_cells` cells (one stray point 100 km away would otherwise allocate a grid of billions
+of cells); every failure is a `StateFormatError` naming the file and the row or key at fault.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from pathlib import Path
@@ -22,6 +26,12 @@ from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.errors import StateFormatError
 from helper_agent.world.generator import add_object, populate
 from helper_agent.world.geometry import GRID_SIZE, ROTATIONS, Pose
+from helper_agent.world.metadata import (
+    DEFAULT_MAX_GRID_CELLS,
+    DEFAULT_MAX_INPUT_BYTES,
+    MAX_COORDINATE,
+    read_json_file,
+)
 from helper_agent.world.rooms import TEMPLATES
 from helper_agent.world.state import WorldObject, WorldState
 
@@ -39,31 +49,65 @@ def room_type_of(floorplan: int) -> str:
     return {2: "LivingRoom", 3: "Bedroom", 4: "Bathroom"}.get(floorplan // 100, "Kitchen")
 
 
-def _read_json(path: Path) -> object:
+def read_layout(path: Path, *, max_bytes: int = DEFAULT_MAX_INPUT_BYTES) -> np.ndarray:
+    """The reachable (x, z) positions of an ALFRED `-layout.npy`, checked: numeric, finite, in range."""
+    if path.is_dir():
+        raise StateFormatError(f"{path}: is a directory, not a .npy file")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        size = path.stat().st_size
     except FileNotFoundError:
         raise StateFormatError(f"{path}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateFormatError(f"{path}: not valid JSON ({exc})") from None
+    if size > max_bytes:
+        raise StateFormatError(
+            f"{path}: {size} bytes; the limit is {max_bytes} bytes for one input file (HELPER_MAX_INPUT_BYTES)"
+        )
+    try:
+        reachable = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise StateFormatError(f"{path}: no such file") from None
+    except (ValueError, EOFError, OSError) as exc:
+        raise StateFormatError(f"{path}: not a numeric .npy array ({exc})") from None
+    if not isinstance(reachable, np.ndarray):
+        raise StateFormatError(f"{path}: expected one array, found an archive of several")
+    if reachable.ndim != 2 or reachable.shape[1] != 2 or len(reachable) == 0:
+        raise StateFormatError(
+            f"{path}: expected an (N, 2) array of reachable x, z positions, got shape {reachable.shape}"
+        )
+    if not (np.issubdtype(reachable.dtype, np.integer) or np.issubdtype(reachable.dtype, np.floating)):
+        raise StateFormatError(f"{path}: expected numbers (x, z in metres), got dtype {reachable.dtype}")
+    reachable = reachable.astype(np.float64)
+    bad = ~np.isfinite(reachable) | (np.abs(reachable) > MAX_COORDINATE)
+    if bad.any():
+        row, col = (int(v) for v in np.argwhere(bad)[0])
+        value = float(reachable[row, col])
+        problem = "is not a finite number" if not np.isfinite(value) else f"is farther than {MAX_COORDINATE:g} m from the origin"
+        raise StateFormatError(f"{path}: row {row}: {'xz'[col]} = {value:g} {problem}")
+    return reachable
 
 
-def load_alfred_floorplan(directory: str | Path, floorplan: int, seed: int = 0, catalog: Catalog | None = None) -> WorldState:
-    """A `WorldState` for `FloorPlan<floorplan>` from ALFRED layout files in `directory`."""
+def load_alfred_floorplan(
+    directory: str | Path,
+    floorplan: int,
+    seed: int = 0,
+    catalog: Catalog | None = None,
+    *,
+    max_grid_cells: int = DEFAULT_MAX_GRID_CELLS,
+    max_bytes: int = DEFAULT_MAX_INPUT_BYTES,
+) -> WorldState:
+    """A `WorldState` for `FloorPlan<floorplan>` from ALFRED layout files in `directory`.
+
+    Raises `StateFormatError` naming the file (and row or key) for unreadable or malformed files,
+    and for a layout spanning more than `max_grid_cells` cells.
+    """
     catalog = catalog or load_catalog()
     directory = Path(directory)
+    if not directory.is_dir():
+        raise StateFormatError(f"{directory}: no such directory of ALFRED layout files")
     stem = directory / f"FloorPlan{floorplan}"
     layout_path = Path(f"{stem}-layout.npy")
-    try:
-        reachable = np.load(layout_path, allow_pickle=False)
-    except FileNotFoundError:
-        raise StateFormatError(f"{layout_path}: no such file") from None
-    except ValueError as exc:
-        raise StateFormatError(f"{layout_path}: not a numeric .npy array ({exc})") from None
-    if reachable.ndim != 2 or reachable.shape[1] != 2 or len(reachable) == 0:
-        raise StateFormatError(f"{layout_path}: expected an (N, 2) array of reachable x, z positions")
-    types = _read_json(Path(f"{stem}-objects.json"))
-    openable = _read_json(Path(f"{stem}-openable.json"))
+    reachable = read_layout(layout_path, max_bytes=max_bytes)
+    types = read_json_file(Path(f"{stem}-objects.json"), max_bytes=max_bytes)
+    openable = read_json_file(Path(f"{stem}-openable.json"), max_bytes=max_bytes)
     if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
         raise StateFormatError(f"{stem}-objects.json: expected a list of object type names")
     if not isinstance(openable, dict):
@@ -73,6 +117,11 @@ def load_alfred_floorplan(directory: str | Path, floorplan: int, seed: int = 0, 
     origin = (float(reachable[:, 0].min()) - GRID_SIZE, float(reachable[:, 1].min()) - GRID_SIZE)
     width = int(round((reachable[:, 0].max() - origin[0]) / GRID_SIZE)) + 2
     depth = int(round((reachable[:, 1].max() - origin[1]) / GRID_SIZE)) + 2
+    if width * depth > max_grid_cells:
+        raise StateFormatError(
+            f"{layout_path}: the reachable positions span {width} x {depth} cells of {GRID_SIZE} m; "
+            f"the limit is {max_grid_cells} cells (HELPER_MAX_GRID_CELLS)"
+        )
     free = np.zeros((width, depth), dtype=bool)
     for x, z in reachable:
         free[int(round((x - origin[0]) / GRID_SIZE)), int(round((z - origin[1]) / GRID_SIZE))] = True
@@ -102,7 +151,10 @@ def load_alfred_floorplan(directory: str | Path, floorplan: int, seed: int = 0, 
         match = _ID.match(oid)
         if match is None or match["type"] not in catalog:
             continue
-        x, y, z = float(match["x"]), float(match["y"]), float(match["z"])
+        try:
+            x, y, z = float(match["x"]), float(match["y"]), float(match["z"])
+        except ValueError:
+            raise StateFormatError(f"{stem}-openable.json: key {oid!r}: the position in the id is not x|y|z numbers") from None
         cell = nearest_boundary(x, z)
         used.add(cell)
         obj = WorldObject(object_id=oid, object_type=match["type"], position=(x, y, z), cells=(cell,))
