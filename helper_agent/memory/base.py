@@ -134,6 +134,15 @@ class BaseMemory(ABC):
             self._collections[suffix] = col
         return col
 
+    def _record(self, entry: Any) -> Any:
+        """The record an entry holds whole in its `record` metadata (JSON), validated."""
+        return self._adapter.validate_python(json.loads(entry.metadata["record"]))
+
+    def _record_by_id(self, record_id: str, col: VectorCollection | None = None) -> Any | None:
+        """The record stored under `record_id` (in `col`, default the main collection), or None."""
+        rows = (col or self._col()).get(ids=[record_id])
+        return self._record(rows[0]) if rows else None
+
     def _embed(self, texts: Sequence[str]) -> Any:
         return self.embedder.embed(list(texts))
 

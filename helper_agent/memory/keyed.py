@@ -61,9 +61,6 @@ class KeyedMemory(BaseMemory):
                 meta[field] = value
         return meta
 
-    def _record(self, entry: Entry) -> Any:
-        return self._adapter.validate_python(json.loads(entry.metadata["record"]))
-
     def _write(self, records: list[Any], source: str) -> list[str]:
         if not records:
             return []
@@ -112,8 +109,7 @@ class KeyedMemory(BaseMemory):
 
     def get(self, record_id: str) -> Any | None:
         self._before_read()
-        rows = self._col().get(ids=[record_id])
-        return self._record(rows[0]) if rows else None
+        return self._record_by_id(record_id)
 
     def list(self, **filters: Any) -> list[Any]:
         self._before_read()
