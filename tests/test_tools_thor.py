@@ -170,3 +170,13 @@ def test_the_graphs_locate_round_trip(env: ThorEnv, fake: FakeController, kind: 
 def test_step_limit_on_thor(env: ThorEnv) -> None:
     result = run(env, 'apple = InteractionObject("Apple")\napple.pickup()', ExecutorConfig(max_steps=5))
     assert result.status == "step_limit" and env.steps == 5
+
+
+def test_the_locator_is_told_the_room_when_the_environment_says_it(env: ThorEnv) -> None:
+    chat = Chat()
+    executor = Executor(env)
+    LLMLocator(chat).suggest(executor, ObjectRef("apple#1", "Apple"))
+    assert "The robot is in a house" in chat.prompts[-1]
+    env.room_type = "Kitchen"  # type: ignore[attr-defined] - ThorEnv does not say it (yet)
+    LLMLocator(chat).suggest(executor, ObjectRef("apple#1", "Apple"))
+    assert "The robot is in a Kitchen" in chat.prompts[-1]

@@ -482,7 +482,14 @@ class Executor:
 
     @property
     def room_type(self) -> str:
-        """The kind of room, for the locator's prompt: the symbolic world's, else "house"."""
+        """The kind of room, for the locator's prompt.
+
+        The `Environment` protocol does not carry it: an environment may say it with a `room_type`
+        attribute; else the symbolic world's state says it; else "house".
+        """
+        own = getattr(self.env, "room_type", None)
+        if isinstance(own, str) and own:
+            return own
         return getattr(getattr(self.env, "state", None), "room_type", "house")
 
     def navigation_grid(self) -> NavigationGrid:
