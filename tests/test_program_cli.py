@@ -103,10 +103,16 @@ def test_api_text_documents_no_method_that_does_not_exist() -> None:
 
 def test_api_text_examples_are_valid_programs() -> None:
     doc = api_documentation()
-    example = doc.split("Example:", 1)[1].split("\n", 1)[1]
+    example = textwrap.dedent(doc.split("Example:", 1)[1].split("\n", 1)[1])
     assert compile_program(example).signature()[-1] == "ToggleOn coffeemachine#1"
     loop = textwrap.dedent(doc.split("make a new object each time:", 1)[1].split("\n\n", 1)[0].strip("\n"))
-    compiled = compile_program('plate = InteractionObject("Plate")\n' + loop)
+    compiled = compile_program(loop)
     assert compiled.signature().count("Place tomatosliced#2 -> plate#1") == 1
     corrective = "\n".join(line for line in doc.split("\n") if "target_agent" in line)
     assert compile_program(corrective).signature() == ["MoveBack"]
+
+
+def test_api_text_limits_come_from_the_api() -> None:
+    doc = api_documentation()
+    assert f"n <= {program_api.MAX_LOOP_LENGTH}." in doc
+    assert "$" not in doc

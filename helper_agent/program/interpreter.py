@@ -41,7 +41,7 @@ from helper_agent.program.errors import LimitError, ProgramError, SemanticError,
 from helper_agent.program.extract import ExtractedCode
 from helper_agent.program.parsed import Action, ObjectDecl, Step
 
-_CLASS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9 _\-]{0,59}$")
+CLASS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9 _\-]{0,59}$")
 _FORBIDDEN_CALLS = {
     "eval",
     "exec",
@@ -616,7 +616,7 @@ class Interpreter:
         *,
         note_plain: bool = False,
     ) -> _Obj:
-        if not _CLASS_NAME.match(object_class):
+        if not CLASS_NAME.match(object_class):
             raise self.error(node, f"is not allowed: {object_class!r} is not an object class name "
                              f"(use an AI2-THOR type such as \"Mug\")")
         if self.dry:
@@ -662,7 +662,7 @@ class Interpreter:
             idx = self.env[node.id].index  # type: ignore[union-attr]
             return self.objects[idx].object_class if idx >= 0 else "Object"
         text = self.class_text(node, "landmark")
-        if not _CLASS_NAME.match(text):
+        if not CLASS_NAME.match(text):
             raise self.error(node, f"is not allowed: {text!r} is not an object class name")
         return text
 
