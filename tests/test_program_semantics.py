@@ -80,6 +80,28 @@ def test_senseless_calls_are_rejected(text: str, line: int, expected: str) -> No
     assert "\n" not in str(err)
 
 
+@pytest.mark.parametrize(
+    ("text", "line", "expected"),
+    [
+        ('mug.pickup()\nmug = InteractionObject("Mug")', 1,
+         "'mug.pickup()' is not allowed: 'mug' is not defined yet; create it first with mug = InteractionObject(\"...\")"),
+        ('cup = InteractionObject("Cup")\ncups.pickup()', 2, "'cups' is not defined yet; create it first with "
+                                                          "cups = InteractionObject(\"...\") (did you mean 'cup'?)"),
+        ('mug = InteractionObject("Mug")\nmug.place(sink)', 2, "'sink' is not defined yet: create it first with "
+                                                              "sink = InteractionObject(\"...\")"),
+        ('for i in range(0):\n    mug = InteractionObject("Mug")\nmug.pickup()', 3, "'mug' is not defined yet"),
+        ('agent = AgentCorrective()\nmug = InteractionObject("Mug")\nmug.place(agent)', 3,
+         "'agent' is not allowed as the receptacle of place(): it must be an object"),
+        ('m = InteractionObject(kind)', 1, "'kind' is not defined yet: only a loop variable"),
+    ],
+)
+def test_names_used_before_they_are_defined(text: str, line: int, expected: str) -> None:
+    with pytest.raises(SemanticError) as info:
+        compile_program(text)
+    assert expected in str(info.value)
+    assert info.value.line == line
+
+
 def test_column_points_at_the_call() -> None:
     with pytest.raises(SemanticError) as info:
         compile_program('t = InteractionObject("Toaster")\nfor i in range(2):\n    t.pickup()')

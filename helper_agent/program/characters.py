@@ -55,7 +55,8 @@ def decode_program(text: str | bytes) -> str:
         raise ProgramError(f"the answer is too long ({len(text)} characters); write at most "
                            f"{api.MAX_PROGRAM_CHARS} characters of code")
     if "\x00" in text:
-        raise ProgramError("the program contains NUL characters")
+        line, col = _position(text, text.index("\x00"))
+        raise ProgramError("the program contains NUL characters (U+0000); remove them", line=line, col=col)
     if text.startswith("\ufeff"):
         raise ProgramError("the text starts with a byte-order mark (U+FEFF); send the program as plain "
                            "text without it", line=1)

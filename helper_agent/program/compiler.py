@@ -300,7 +300,7 @@ def _view(catalog: Any) -> CatalogView | None:
 
 
 def compile_program(
-    text: str | ParsedProgram,
+    text: str | bytes | ParsedProgram,
     *,
     class_mapper: ClassMapper | None = None,
     catalog: Any = None,
@@ -310,7 +310,9 @@ def compile_program(
     `catalog`: the known object classes (a world `Catalog`, a `CatalogView`, or any iterable of
     names); None loads the packaged catalog. `class_mapper`: maps an unknown class to
     (known class, score); None uses the lexical `LexicalClassMapper` over the catalog's names.
-    Raises `ProgramError` for anything the LLM should fix.
+    Raises `ProgramError` for anything the LLM should fix: its subclass `SemanticError` for a program
+    in the language that makes no sense (an undefined name, a CoffeeMachine picked up), `LimitError`
+    for one too big. `str(error)` is one line starting with "line N[, col C]: " when it has a place.
     """
     parsed = text if isinstance(text, ParsedProgram) else parse_program(text)
     view = _view(catalog)

@@ -66,6 +66,10 @@ _WHY_NO_DEF = (
     "functions cannot be defined; write the steps at top level without 'def', e.g. "
     "mug = InteractionObject(\"Mug\") and then mug.pickup()"
 )
+_WHY_NO_DUNDER = (
+    "double-underscore names and attributes are not allowed: use only InteractionObject(...), its "
+    "methods and the agent moves"
+)
 _RESERVED = frozenset({*api.API_NAMES, "range", "print"})
 
 
@@ -155,7 +159,7 @@ class Interpreter:
 
     def not_allowed(self, node: ast.AST, why: str = _WHY_ONLY_API) -> ProgramError:
         if not isinstance(node, ast.If | ast.FunctionDef | ast.AsyncFunctionDef) and _has_dunder(node):
-            why = "double-underscore names and attributes are not allowed"
+            why = _WHY_NO_DUNDER
         return self.error(node, f"is not allowed: {why}")
 
     # -- program --------------------------------------------------------------------------------
@@ -198,7 +202,7 @@ class Interpreter:
             return (f"'while' loops are not allowed: use 'for x in [...]' or 'for i in range(n)' "
                     f"with n <= {api.MAX_LOOP_LENGTH}")
         if isinstance(node, ast.ClassDef):
-            return "defining classes is not allowed"
+            return "defining classes is not allowed: write the steps at top level"
         if isinstance(node, ast.AugAssign | ast.AnnAssign):
             return "only plain assignments 'name = InteractionObject(...)' are allowed"
         if isinstance(node, ast.Return):
@@ -239,7 +243,7 @@ class Interpreter:
 
     def why_expression(self, node: ast.expr) -> str:
         if isinstance(node, ast.Lambda):
-            return "lambdas are not allowed"
+            return "lambdas are not allowed: write each call as its own statement"
         if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
             return "comprehensions are not allowed: write a for loop"
         if isinstance(node, ast.JoinedStr):
@@ -247,11 +251,11 @@ class Interpreter:
         if isinstance(node, ast.Attribute):
             return "reading attributes is not allowed: only call the API methods"
         if isinstance(node, ast.Subscript):
-            return "indexing is not allowed"
+            return "indexing is not allowed: give each object its own name, or make them in a for loop"
         if isinstance(node, ast.NamedExpr):
-            return "':=' is not allowed"
+            return "':=' is not allowed: write name = InteractionObject(...) on its own line"
         if isinstance(node, ast.Starred):
-            return "starred arguments are not allowed"
+            return "starred arguments are not allowed: pass each argument as it is, e.g. InteractionObject(\"Mug\")"
         if isinstance(node, ast.Await | ast.Yield | ast.YieldFrom):
             return "await/yield are not allowed"
         if isinstance(node, ast.BinOp | ast.UnaryOp | ast.BoolOp | ast.Compare | ast.IfExp):
@@ -260,7 +264,7 @@ class Interpreter:
 
     def check_name(self, node: ast.Name) -> None:
         if node.id.startswith("__"):
-            raise self.not_allowed(node, "double-underscore names are not allowed")
+            raise self.not_allowed(node, _WHY_NO_DUNDER)
 
     def assign(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
@@ -305,7 +309,8 @@ class Interpreter:
 
     def check_rebind(self, target: ast.Name) -> None:
         if target.id in _RESERVED:
-            raise self.not_allowed(target, f"'{target.id}' is an API name and cannot be reassigned")
+            raise self.not_allowed(target, f"'{target.id}' is an API name and cannot be reassigned; choose "
+                                   f"another name")
 
     def for_loop(self, node: ast.For) -> None:
         if node.orelse:
@@ -334,7 +339,7 @@ class Interpreter:
             if self.iterations > api.MAX_LOOP_ITERATIONS:
                 raise self.error(
                     node, f"this loop repeats too often: loops may run their bodies at most "
-                    f"{api.MAX_LOOP_ITERATIONS} times in total", quote=False, kind=LimitError
+                    f"{api.MAX_LOOP_ITERATIONS} times in total; make the loops shorter", quote=False, kind=LimitError
                 )
             self.env[name] = _Value(item)
             self.block(node.body)
@@ -343,7 +348,8 @@ class Interpreter:
         limit = api.MAX_LOOP_LENGTH
         if isinstance(it, ast.List | ast.Tuple):
             if len(it.elts) > limit:
-                raise self.error(it, f"has {len(it.elts)} items; a loop may repeat at most {limit} times")
+                raise self.error(it, f"has {len(it.elts)} items; a loop may repeat at most {limit} times: "
+                                 f"split it into loops of at most {limit} items")
             out: list[str | int | float] = []
             for e in it.elts:
                 v = self.literal(e)
@@ -358,7 +364,8 @@ class Interpreter:
             for a in it.args:
                 v = self.literal(a)
                 if not isinstance(v, int) or isinstance(v, bool):
-                    raise self.not_allowed(a, "range() takes integer literals only")
+                    raise self.not_allowed(a, f"range() takes integer literals only: write range(n) with "
+                                           f"n <= {limit}, e.g. range(3)")
                 nums.append(v)
             if len(nums) == 3 and nums[2] == 0:
                 raise self.error(it, "is not allowed: the step of range() cannot be 0")
@@ -435,7 +442,7 @@ class Interpreter:
             return
         name = func.id
         if name.startswith("__"):
-            raise self.not_allowed(call, "double-underscore names are not allowed")
+            raise self.not_allowed(call, _WHY_NO_DUNDER)
         if name in _FORBIDDEN_CALLS:
             raise self.not_allowed(call, f"'{name}' is not part of the API; {_WHY_ONLY_API}")
         bound = self.env.get(name)
@@ -459,15 +466,17 @@ class Interpreter:
     def check_starred(self, call: ast.Call) -> None:
         for a in call.args:
             if isinstance(a, ast.Starred):
-                raise self.not_allowed(a, "starred arguments are not allowed")
+                raise self.not_allowed(a, "starred arguments are not allowed: pass each argument as it is, "
+                                       "e.g. InteractionObject(\"Mug\")")
         for k in call.keywords:
             if k.arg is None:
-                raise self.not_allowed(k.value, "'**' arguments are not allowed")
+                raise self.not_allowed(k.value, "'**' arguments are not allowed: write keywords out, e.g. "
+                                       "landmark=\"CounterTop\"")
 
     def method_call(self, call: ast.Call, func: ast.Attribute) -> None:
         method = func.attr
         if method.startswith("__"):
-            raise self.not_allowed(func, "double-underscore attributes are not allowed")
+            raise self.not_allowed(func, _WHY_NO_DUNDER)
         owner = func.value
         if isinstance(owner, ast.Name):
             self.check_name(owner)
@@ -592,7 +601,7 @@ class Interpreter:
                 raise self.error(call, f"is not allowed: InteractionObject() has no parameter "
                                  f"'{kw.arg}'; parameters: {', '.join(params)}")
             if kw.arg in given:
-                raise self.error(call, f"is not allowed: '{kw.arg}' is given twice")
+                raise self.error(call, f"is not allowed: '{kw.arg}' is given twice; give it once")
             given[kw.arg] = kw.value
         if "object_class" not in given:
             raise self.error(call, "is not allowed: InteractionObject() needs the object class, "
