@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -300,6 +301,7 @@ def describe_error(exc: ValidationError, prefix: str = "") -> tuple[str, str]:
     """(JSON path, problem) of the first error of a validation, e.g. ("objects[3].isOpen", "...")."""
     first = exc.errors()[0]
     msg = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+    msg = re.sub(r" or instance of \w+", "", msg)  # pydantic's class names mean nothing in a JSON file
     problem = msg[:1].lower() + msg[1:]
     if first.get("type") != "missing" and "input" in first:
         value = first["input"]
