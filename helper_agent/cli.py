@@ -1,4 +1,9 @@
-"""The `helper` command: one Typer application with a sub-command group per layer."""
+"""The `helper` command: one Typer application with a sub-command group per layer.
+
+Every group is a `GuardedGroup` (`helper_agent.commands.errors`): a known failure (a bad file or
+field, a server that is down, a missing model) is one line and a non-zero exit status; `--debug` or
+`HELPER_DEBUG=1` shows its traceback. Unknown exceptions keep their traceback: they are bugs.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,26 @@ import importlib
 
 import typer
 
+from helper_agent.commands.errors import DEBUG_KEY, GuardedGroup
+
 app = typer.Typer(
     name="helper",
     help="helper-agent: instructable household agents with retrieval-augmented planning and modular memory.",
     no_args_is_help=True,
     add_completion=False,
+    cls=GuardedGroup,
 )
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(
+        False, "--debug", envvar="HELPER_DEBUG", help="Show the traceback of errors (also HELPER_DEBUG=1)."
+    ),
+) -> None:
+    """helper-agent: instructable household agents with retrieval-augmented planning and modular memory."""
+    ctx.meta[DEBUG_KEY] = debug
 
 # (module under helper_agent.commands, command group name, help). A group whose module is missing is
 # simply not offered, so layers can land one at a time.
@@ -30,7 +49,7 @@ for module_name, group, help_text in _GROUPS:
         if exc.name != f"helper_agent.commands.{module_name}":
             raise
         continue
-    app.add_typer(module.app, name=group, help=help_text)
+    app.add_typer(module.app, name=group, help=help_text, cls=GuardedGroup)
 
 
 def _agent_commands() -> None:

@@ -1,4 +1,8 @@
-"""`helper program`: check HELPER programs (parse, validate, compile to subgoals) and show the API text."""
+"""`helper program`: check HELPER programs (parse, validate, compile to subgoals) and show the API text.
+
+A rejected program is the command's answer (`rejected: <reason>`, exit 1); a file that cannot be
+read goes to the CLI's error boundary (`error: <file>: <why>`, exit 2).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +14,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from helper_agent.commands.errors import CommandInputError, GuardedGroup
+
 app = typer.Typer(
     help="Check HELPER programs: parse, validate and compile to subgoals.",
     no_args_is_help=True,
     add_completion=False,
+    cls=GuardedGroup,
 )
 console = Console()
-err_console = Console(stderr=True)
 
 
 def _read(file: str) -> str:
@@ -25,9 +31,14 @@ def _read(file: str) -> str:
     path = Path(file)
     try:
         return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        err_console.print(f"[red]cannot read {escape(file)}:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+    except FileNotFoundError:
+        raise CommandInputError(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise CommandInputError(f"{file}: is a directory, not a program file") from None
+    except OSError as exc:
+        raise CommandInputError(f"{file}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise CommandInputError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
 
 
 @app.command()

@@ -2,11 +2,15 @@
 
 Routines live in the memory store (`HELPER_MEMORY_DIR`, default `./.helper/memory`, or the Chroma
 server named by `HELPER_CHROMA_HOST`). `--user` defaults to `$HELPER_USER`, then the login name.
+
+Failures (a bad file, a store or server that cannot be used) are reported in one line by the CLI's
+error boundary (`helper_agent.commands.errors`). `import` shows a progress bar and commits in
+batches of `HELPER_ROUTINE_IMPORT_BATCH` versions, so a killed import loses at most one batch and
+running it again completes it.
 """
 
 from __future__ import annotations
 
-import functools
 import getpass
 import os
 import sys
@@ -15,13 +19,14 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.syntax import Syntax
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from helper_agent.commands.errors import CommandInputError, GuardedGroup
+
+app = typer.Typer(no_args_is_help=True, cls=GuardedGroup)
 console = Console()
-err_console = Console(stderr=True)
 
 
 def _default_user() -> str:
@@ -42,37 +47,23 @@ MemoryDir = Annotated[
 
 def _memory(memory_dir: Path | None) -> Any:
     """The routine memory (imported here so that `--help` stays fast)."""
+    from helper_agent.config import Settings
     from helper_agent.memory.routines import RoutineMemory
-    from helper_agent.memory.settings import MemorySettings
 
-    settings = MemorySettings()  # read the environment now, not at first import
+    settings = Settings()  # read the environment and .env now, not at first import
     if memory_dir is not None:
         return RoutineMemory(path=memory_dir, settings=settings)
     return RoutineMemory(settings=settings)
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    from helper_agent.commands.errors import report
+
+    report(message)
     raise typer.Exit(1)
 
 
-def _guard(func: Any) -> Any:
-    """Turn the memory layer's errors into a one-line message and exit status 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from helper_agent.memory.errors import MemoryStoreError
-
-        try:
-            return func(*args, **kwargs)
-        except (MemoryStoreError, ValueError, OSError) as exc:
-            _fail(str(exc))
-
-    return wrapper
-
-
 @app.command()
-@_guard
 def add(
     name: Annotated[str, typer.Argument(help='The routine\'s name, e.g. "the Mary cleaning".')],
     program: Annotated[str | None, typer.Option("--program", "-p", help="Program text.")] = None,
@@ -86,14 +77,14 @@ def add(
 ) -> None:
     """Teach a routine (a new version when the name exists)."""
     if (program is None) == (program_file is None):
-        _fail("give the program with exactly one of --program or --program-file")
+        raise CommandInputError("give the program with exactly one of --program or --program-file")
     if program_file is not None:
         try:
             program = (
                 sys.stdin.read() if str(program_file) == "-" else program_file.read_text(encoding="utf-8")
             )
         except UnicodeDecodeError as exc:
-            _fail(f"{program_file}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+            raise CommandInputError(f"{program_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     user = user or _default_user()
     memory = _memory(memory_dir)
     source = "confirmed_success" if confirmed else "taught"
@@ -104,7 +95,6 @@ def add(
 
 
 @app.command("list")
-@_guard
 def list_(user: User = None, memory_dir: MemoryDir = None) -> None:
     """List the user's routines (latest version of each)."""
     user = user or _default_user()
@@ -130,7 +120,6 @@ def list_(user: User = None, memory_dir: MemoryDir = None) -> None:
 
 
 @app.command()
-@_guard
 def show(
     name: Annotated[str, typer.Argument(help="The name, or a request such as 'do the Mary cleaning'.")],
     version: Annotated[
@@ -180,7 +169,6 @@ def show(
 
 
 @app.command()
-@_guard
 def remove(
     name: Annotated[str, typer.Argument(help="The routine's exact name.")],
     version: Annotated[int | None, typer.Option("--version", "-v", help="Remove only this version.")] = None,
@@ -201,7 +189,6 @@ def remove(
 
 
 @app.command("export")
-@_guard
 def export_(
     path: Annotated[Path, typer.Argument(help="JSON Lines file to write.")],
     user: User = None,
@@ -214,13 +201,28 @@ def export_(
 
 
 @app.command("import")
-@_guard
 def import_(
     path: Annotated[Path, typer.Argument(help="JSON Lines file written by `helper routines export`.")],
     user: User = None,
     memory_dir: MemoryDir = None,
+    batch: Annotated[
+        int | None,
+        typer.Option("--batch", min=1, help="Versions committed at once (default: $HELPER_ROUTINE_IMPORT_BATCH)."),
+    ] = None,
 ) -> None:
-    """Add the routines of a JSON Lines file as the user's (existing versions are kept)."""
+    """Add the routines of a JSON Lines file as the user's (existing versions are kept).
+
+    The file is validated first; then batches are committed one by one with a progress bar. A
+    killed import loses at most the batch in flight: run it again to add what is missing.
+    """
     user = user or _default_user()
-    n = _memory(memory_dir).import_jsonl(path, user=user)
+    memory = _memory(memory_dir)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(f"importing {path.name}", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        n = memory.import_jsonl(path, user=user, batch_size=batch, progress=progress)
     console.print(f"imported {n} routine version(s) for {user} from {path}", highlight=False)

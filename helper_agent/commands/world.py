@@ -1,4 +1,9 @@
-"""`helper world`: the embedded household world on its own (scenes, pictures, scripted demo)."""
+"""`helper world`: the embedded household world on its own (scenes, pictures, scripted demo).
+
+Input files are read with the limits of the settings (`HELPER_MAX_SCENE_OBJECTS`,
+`HELPER_MAX_GRID_CELLS`, `HELPER_MAX_INPUT_BYTES`); their errors reach the CLI's error boundary,
+which prints the file and the field in one line.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True)
+from helper_agent.commands.errors import GuardedGroup
+
+app = typer.Typer(no_args_is_help=True, cls=GuardedGroup)
 console = Console()
 
 
@@ -63,17 +70,19 @@ def scene(
     floorplan: int = typer.Option(1, help="With --alfred: the AI2-THOR floor plan number (1-30, 201-230, 301-330, 401-430)."),
 ) -> None:
     """Generate a scene (or build one from an AI2-THOR floor plan) and save its state."""
+    from helper_agent.config import Settings
     from helper_agent.world.alfred import load_alfred_floorplan
-    from helper_agent.world.errors import StateFormatError
     from helper_agent.world.generator import generate_scene
     from helper_agent.world.metadata import save_state_file
     from helper_agent.world.render import render_top_down
 
-    try:
-        state = load_alfred_floorplan(alfred, floorplan, seed) if alfred else generate_scene(seed, room)
-    except (StateFormatError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    if alfred is not None:
+        settings = Settings()
+        state = load_alfred_floorplan(
+            alfred, floorplan, seed, max_grid_cells=settings.max_grid_cells, max_bytes=settings.max_input_bytes
+        )
+    else:
+        state = generate_scene(seed, room)
     out.parent.mkdir(parents=True, exist_ok=True)
     save_state_file(state, out)
     console.print(f"{state.scene_name}: {len(state.objects)} objects, {state.width}x{state.depth} cells -> {out}")
@@ -87,13 +96,15 @@ def show(
     png: Path = typer.Option(Path("out/state.png"), help="Where to write the picture."),
 ) -> None:
     """Draw a saved state from above."""
-    from helper_agent.world.errors import StateFormatError
+    from helper_agent.config import Settings
     from helper_agent.world.metadata import load_state_file
     from helper_agent.world.render import render_top_down
 
-    try:
-        state = load_state_file(state_file)
-    except StateFormatError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    settings = Settings()
+    state = load_state_file(
+        state_file,
+        max_objects=settings.max_scene_objects,
+        max_grid_cells=settings.max_grid_cells,
+        max_bytes=settings.max_input_bytes,
+    )
     console.print(f"picture: {render_top_down(state, png)}")
