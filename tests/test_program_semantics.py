@@ -132,6 +132,18 @@ def test_sensible_calls_are_accepted(text: str) -> None:
     assert compile_program(text).subgoals
 
 
+def test_every_api_method_is_decided_on() -> None:
+    """A new API method must say what it needs of its object (or that it needs nothing)."""
+    from helper_agent.program import api
+    from helper_agent.program.classes import default_catalog
+    from helper_agent.program.semantics import MOVED, UNCHECKED, checked_methods
+
+    view = default_catalog()
+    assert view is not None
+    decided = checked_methods(view) | set(MOVED) | set(UNCHECKED)
+    assert set(api.OBJECT_METHODS) == decided
+
+
 class FlaglessCatalog:
     """A catalog whose entries say nothing: no check can be made, so nothing is rejected for it."""
 
