@@ -117,9 +117,13 @@ def chat(
     from helper_agent.graphs.helper import FEEDBACK_QUESTION, HelperConfig, HelperContext, build_graph
 
     settings = get_settings()
+    own_home = home is not None
     home = home or settings.home
     home.mkdir(parents=True, exist_ok=True)
-    memories = Memories.at(str(home / "memory"))
+    # With a Chroma server configured the memories live on it, in the shared collections that
+    # `helper routines` reads (what a person teaches reaches the shared store); else in the memory
+    # folder of --home, or the settings' memory folder.
+    memories = Memories.at(str(home / "memory") if own_home and not settings.chroma_host else None)
     env = SymbolicEnv()
     # A person answers the feedback question (no feedback source); the household goes into every
     # checkpoint, so a chat killed mid-task resumes in the household it left.

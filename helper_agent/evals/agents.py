@@ -74,9 +74,34 @@ class Memories:
 
     @classmethod
     def at(cls, path: str | None = None) -> Memories:
-        """The memories in one folder (default: the settings' memory home or Chroma server)."""
+        """The memories of one folder, or of the Chroma server when one is configured.
+
+        With `HELPER_CHROMA_HOST` set the server always wins: `path=None` gives the shared
+        collections (`helper chat`, `helper run` and `helper routines` use them), a `path` (an
+        evaluation's `<out>/memory`) gives that run's own collections on the server, prefixed with
+        `server_namespace(path)`, so runs do not mix. Without a server, `path` is a local folder
+        (default: the settings' memory folder).
+        """
+        from helper_agent.memory.settings import get_memory_settings
+
+        if get_memory_settings().chroma_host:
+            prefix = f"{server_namespace(path)}." if path else ""
+            return cls(*(kind(collection=prefix + kind.default_collection)
+                         for kind in (ExampleMemory, CorrectionMemory, RoutineMemory)))
         kwargs: dict[str, Any] = {"path": path} if path else {}
         return cls(ExampleMemory(**kwargs), CorrectionMemory(**kwargs), RoutineMemory(**kwargs))
+
+
+def server_namespace(path: str) -> str:
+    """The collection prefix of a memory folder's stand-in on a Chroma server: the folder's last
+    names (readable in the server's collection list) and a hash of its absolute path (unique)."""
+    import hashlib
+    import os
+    import re
+
+    absolute = os.path.abspath(os.path.expanduser(path))
+    readable = re.sub(r"[^A-Za-z0-9]+", "-", "-".join(absolute.split(os.sep)[-3:])).strip("-")[-40:].strip("-")
+    return f"{readable or 'memory'}-{hashlib.sha256(absolute.encode()).hexdigest()[:10]}"
 
 
 class HelperAgent:

@@ -84,11 +84,14 @@ _worker_cache: dict[str, Any] = {}
 
 
 def _memories(spec: EvalSpec) -> Any:
-    key = f"memories:{spec.memory_dir}"
+    """The run's memories: its folder (`--memory-dir`, else `<out>/memory`) or, when a Chroma server
+    is configured, the run's own collections on the server (`Memories.at`)."""
+    path = spec.memory_dir or str(Path(spec.out) / "memory")
+    key = f"memories:{path}"
     if key not in _worker_cache:
         from helper_agent.evals.agents import Memories
 
-        _worker_cache[key] = Memories.at(spec.memory_dir or str(Path(spec.out) / "memory"))
+        _worker_cache[key] = Memories.at(path)
     return _worker_cache[key]
 
 
