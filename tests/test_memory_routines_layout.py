@@ -231,3 +231,49 @@ def test_cli_import_killed_then_run_again_completes(tmp_path: Path) -> None:
     assert listed.returncode == 0 and sum(line.startswith("│ routine ") for line in listed.stdout.splitlines()) == 100
     memory = RoutineMemory(store=VectorStore(tmp_path / "m"), embedder=HashEmbedder(64))
     assert memory.count(user="mary") == 300 and len(memory.versions("routine 42", user="mary")) == 3
+
+
+class _CountingDeletes:
+    """Wraps a Chroma collection and counts `delete` calls (a sync is a no-op delete)."""
+
+    def __init__(self, raw: object) -> None:
+        self._raw = raw
+        self.deletes = 0
+
+    def delete(self, *args: object, **kwargs: object) -> object:
+        self.deletes += 1
+        return self._raw.delete(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._raw, name)
+
+
+_TEACHER = textwrap.dedent(
+    """
+    import sys
+    from helper_agent.memory.embeddings import HashEmbedder
+    from helper_agent.memory.routines import RoutineMemory
+    from helper_agent.memory.store import VectorStore
+    memory = RoutineMemory(store=VectorStore(sys.argv[1]), embedder=HashEmbedder(64))
+    memory.teach(sys.argv[3], "# taught elsewhere\\n", "", user=sys.argv[2])
+    """
+)
+
+
+def test_another_process_s_write_is_seen_and_only_its_user_catches_up(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path)
+    for user in ("mary", "bob"):
+        memory.teach("first routine", "# one\n", "the first one", user=user)
+        memory.recall("first routine", user=user)  # the index is loaded in this process
+    spies = {}
+    for user in ("mary", "bob"):
+        col = memory._user_col(user, create=False)
+        spies[user] = col.raw = _CountingDeletes(col.raw)
+    subprocess.run([sys.executable, "-c", _TEACHER, str(tmp_path), "mary", "evening tidy up"], check=True, timeout=120)
+    assert memory.recall("first routine", user="bob")[0].record.user == "bob"
+    assert spies["bob"].deletes == 0  # bob's collection was not written: no catch-up
+    hits = memory.recall("evening tidy up", user="mary", k=2, min_score=-1)
+    assert "evening tidy up" in [h.record.name for h in hits]
+    assert spies["mary"].deletes == 1  # mary's index caught up once, then is current
+    memory.recall("evening tidy up", user="mary")
+    assert spies["mary"].deletes == 1

@@ -27,9 +27,12 @@ Chroma's embedded store commits every write to its SQLite log before `upsert` re
 that returned survives a crash of the process (`kill -9`). Writes are serialized across processes
 with a file lock (`.helper_memory.lock` in the folder) so that two processes never persist the
 vector index at the same time. A process's in-memory index does not see another process's writes
-until it writes itself, so writers also touch `.helper_memory_generation`; before a query a reader
-that sees a newer generation issues a no-op delete, which makes Chroma catch the index up from the
-log. Memories whose logical record spans several entries write its parts first and its head last
+until it writes itself, so writers also touch a per-collection stamp in `.helper_memory_generations/`;
+before a query a reader that sees a newer stamp for that collection issues a no-op delete, which
+makes Chroma catch the index up from the log (tens of ms, so it is paid only when another process
+wrote to that very collection: one stamp per collection, not one for the whole folder, because with
+a collection per user a write by one user would otherwise slow every other user's next query). A
+process that opens a collection records its stamp first: an index loaded afterwards is current. Memories whose logical record spans several entries write its parts first and its head last
 and ignore parts without a head, so a crash mid-batch leaves no half record visible.
 
 The folder holds `helper_memory_meta.json` with the layout's schema version; a folder written by an
@@ -64,7 +67,7 @@ log = logging.getLogger(__name__)
 
 META_FILE = "helper_memory_meta.json"
 LOCK_FILE = ".helper_memory.lock"
-GENERATION_FILE = ".helper_memory_generation"
+GENERATION_DIR = ".helper_memory_generations"
 EMBEDDING_CACHE_FILE = "embedding_cache.sqlite3"
 META_COLLECTION = "helper_memory_meta"  # the same information on a Chroma server
 _SYNC_ID = "__helper_sync__"
@@ -205,7 +208,6 @@ class VectorStore:
         self.settings = settings or get_memory_settings()
         self._thread_lock = threading.RLock()
         self._file_lock: Any = None
-        self._seen: dict[str, tuple[int, int, int] | None] = {}
         self._namespace = ""
         self.path: Path | None = None
         self._server: tuple[str, int, bool] | None = None
@@ -364,24 +366,41 @@ class VectorStore:
             finally:
                 self._file_lock.release()
 
-    def _generation(self) -> tuple[int, int, int] | None:
+    def _generation(self, name: str) -> tuple[int, int, int] | None:
+        """The write stamp of collection `name` (embedded store; None before its first write)."""
         if self.path is None:
             return None
         try:
-            st = os.stat(self.path / GENERATION_FILE)
+            st = os.stat(self.path / GENERATION_DIR / self._full_name(name))
         except FileNotFoundError:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def _bump_generation(self) -> tuple[int, int, int] | None:
-        """Called under the write lock after every write (embedded store only)."""
+    def _bump_generation(self, name: str) -> tuple[int, int, int] | None:
+        """Called under the write lock after every write to `name` (embedded store only)."""
         if self.path is None:
             return None
-        target = self.path / GENERATION_FILE
-        tmp = target.with_name(f"{GENERATION_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+        folder = self.path / GENERATION_DIR
+        folder.mkdir(exist_ok=True)
+        target = folder / self._full_name(name)
+        tmp = folder / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_text(uuid.uuid4().hex, encoding="ascii")
         os.replace(tmp, target)
-        return self._generation()
+        return self._generation(name)
+
+    def _seen(self, name: str) -> tuple[bool, tuple[int, int, int] | None]:
+        """(known, stamp) this process's index of `name` is current with (shared by the process's
+        clients of one folder, as Chroma shares their index)."""
+        key = (self.location, name)
+        with _SEEN_LOCK:
+            return (key in _SEEN, _SEEN.get(key))
+
+    def _mark_seen(self, name: str, stamp: tuple[int, int, int] | None, *, first: bool = False) -> None:
+        key = (self.location, name)
+        with _SEEN_LOCK:
+            if first and key in _SEEN:
+                return
+            _SEEN[key] = stamp
 
     # ------------------------------------------------------------------------------- collections
     def _full_name(self, name: str) -> str:
@@ -400,6 +419,7 @@ class VectorStore:
                 existing._check(embedder_name, dim)
                 return existing
             full = self._full_name(name)
+            self._stamp_before_open(name)
             meta: dict[str, Any] = dict(metadata or {})
             meta.update({"helper:embedder": embedder_name, "helper:dim": int(dim), "helper:schema": SCHEMA_VERSION})
             hnsw = {
@@ -428,6 +448,11 @@ class VectorStore:
         self._collections[name] = col
         return col
 
+    def _stamp_before_open(self, name: str) -> None:
+        """Record the collection's stamp before its index can be loaded in this process."""
+        if self.kind == "persistent":
+            self._mark_seen(name, self._generation(name), first=True)
+
     def find_collection(self, name: str, *, embedder_name: str, dim: int) -> VectorCollection | None:
         """Collection `name` if it exists, else None (a read never creates a collection)."""
         from chromadb.errors import NotFoundError
@@ -437,6 +462,7 @@ class VectorStore:
             if existing is not None:
                 existing._check(embedder_name, dim)
                 return existing
+            self._stamp_before_open(name)
             try:
                 with self.guard():
                     raw = self.client.get_collection(self._full_name(name), embedding_function=None)
@@ -466,8 +492,16 @@ class VectorStore:
             self._collections.pop(name, None)
             with contextlib.suppress(Exception):
                 self.client.delete_collection(self._full_name(name))
-            self._bump_generation()
+            self._bump_generation(name)
+            if self.path is not None:
+                with contextlib.suppress(OSError):
+                    (self.path / GENERATION_DIR / self._full_name(name)).unlink()
+            with _SEEN_LOCK:
+                _SEEN.pop((self.location, name), None)
 
+
+_SEEN: dict[tuple[str, str], tuple[int, int, int] | None] = {}
+_SEEN_LOCK = threading.Lock()
 
 _OPEN: dict[tuple[str, ...], VectorStore] = {}
 _OPEN_LOCK = threading.Lock()
@@ -587,19 +621,19 @@ class VectorCollection:
 
     def _wrote(self) -> None:
         """After a write (under the lock): publish a new generation; our own index is now current."""
-        self.store._seen[self.name] = self.store._bump_generation()
+        self.store._mark_seen(self.name, self.store._bump_generation(self.name))
 
     def sync(self) -> None:
         """Catch this process's index up with writes made by other processes (embedded store)."""
         store = self.store
         if store.kind != "persistent":
             return
-        current = store._generation()
-        if self.name in store._seen and store._seen[self.name] == current:
+        known, stamp = store._seen(self.name)
+        if known and stamp == store._generation(self.name):
             return
         with store.write_lock():
             self.raw.delete(ids=[_SYNC_ID])  # a no-op write: Chroma applies the pending log first
-            store._seen[self.name] = store._generation()
+            store._mark_seen(self.name, store._generation(self.name))
 
     # ------------------------------------------------------------------------------------- reads
     def count(self, where: Mapping[str, Any] | None = None) -> int:
