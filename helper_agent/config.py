@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     max_steps: int = Field(default=1000, description="TEACh's step limit per episode.")
     max_failures: int = Field(default=30, description="TEACh's failed-action limit per episode.")
     seed: int = 0
+    debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
     # ------------------------------------------------------------------------ input limits
     max_scene_objects: int = Field(

@@ -386,3 +386,12 @@ def test_one_line_joins_foreign_multi_line_messages() -> None:
     assert one_line("first\n\n  second  \n") == "first; second"
     assert describe(RuntimeError("not ours")) is None
     assert describe(copy.copy(ConnectionRefusedError(111, "refused", "host"))) is None
+
+
+def test_debug_from_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HELPER_DEBUG", raising=False)
+    args = ["world", "show", str(tmp_path / "absent.json")]
+    assert invoke(args).kind == "one-line"
+    (tmp_path / ".env").write_text("HELPER_DEBUG=1\n")
+    assert invoke(args).kind == "traceback"

@@ -107,10 +107,17 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
 
 
 def debug_enabled(ctx: typer.Context | None) -> bool:
-    """`--debug` on the root command, or `HELPER_DEBUG` set to a true value."""
+    """`--debug` on the root command, or `HELPER_DEBUG` true in the environment or `.env`."""
     if ctx is not None and ctx.meta.get(DEBUG_KEY):
         return True
-    return os.environ.get("HELPER_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
+    if os.environ.get("HELPER_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    try:
+        from helper_agent.config import Settings
+
+        return Settings().debug
+    except Exception:  # noqa: BLE001 - a bad setting is being reported; it must not hide the error
+        return False
 
 
 def report(message: str) -> None:
