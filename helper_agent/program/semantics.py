@@ -134,7 +134,7 @@ class _Checker:
         if not self.lacks(cls, "sliceable") or self.flag(base, "sliceable"):
             return None
         examples = _either(familiar(self.view.with_flags("sliceable"), 4))
-        return f"{_article(cls)} cannot be sliced; slice food such as {examples} (a Knife is fetched for it)"
+        return f"{_article(cls)} cannot be sliced; slice food such as {examples}, holding a Knife"
 
     def containers(self) -> str:
         found = [t for t in self.view.with_flags("pickupable", "can_fill_with_liquid") if self.in_sink(t)]
