@@ -150,6 +150,25 @@ RUN_CASES = [
 ]
 
 
+def instance_case(name: str, write: Callable[[Path], object], fragments: tuple[str, ...], names_file: bool = True) -> Case:
+    def make(folder: Path) -> list[str]:
+        data = folder / "data"
+        shutil.copytree(folder.parent / "bench_src", data)
+        (data / TFD).unlink()
+        write(data / TFD)
+        return ["run", "--llm", "nonsense:model", "--out", str(folder / "out"), "--instance", str(data / TFD)]
+
+    return Case(name, make, (TFD.split("/")[-1], *fragments) if names_file else fragments)
+
+
+RUN_CASES += [
+    instance_case("instance is binary", lambda p: p.write_bytes(bytes(range(128, 256))), ("not UTF-8 text",)),
+    instance_case("instance is a directory", lambda p: p.mkdir(), ("is a directory",)),
+    instance_case("instance misses dialog_history", lambda p: p.write_text('{"game_id": "valid_unseen_0000", "driver_actions_future": []}'), ("dialog_history", "field required")),
+    instance_case("instance names no game", lambda p: p.write_text('{"game_id": "nope", "dialog_history": [], "driver_actions_future": []}'), ("games/valid_unseen/nope.game.json", "no such file"), names_file=False),
+]
+
+
 @pytest.fixture
 def run_folder(tmp_path: Path, bench: Path) -> Path:
     shutil.copytree(bench, tmp_path / "bench_src")
