@@ -41,6 +41,7 @@ class Settings(BaseSettings):
     # ------------------------------------------------------------------------------ everything
     home: Path = Field(default=Path(".helper"), description="Folder for memories, checkpoints and outputs.")
     llm: str = Field(default="local", description="Chat model spec: local, local:1.5b, openai:gpt-4o, or a base URL.")
+    llm_grammar: str = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
     temperature: float = 0.0
     llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
     llm_retries: int = Field(
@@ -52,6 +53,7 @@ class Settings(BaseSettings):
     max_steps: int = Field(default=1000, description="TEACh's step limit per episode.")
     max_failures: int = Field(default=30, description="TEACh's failed-action limit per episode.")
     seed: int = 0
+    user: str | None = Field(default=None, description="Default --user of `helper routines` (else the login name).")
     debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
     # ------------------------------------------------------------------------ input limits

@@ -75,3 +75,10 @@ def test_dotenv_chroma_host_reaches_the_routine_store(workdir: Path) -> None:
 def test_memory_dir_follows_home_from_dotenv(workdir: Path) -> None:
     (workdir / ".env").write_text("HELPER_HOME=elsewhere\n")
     assert get_memory_settings().memory_dir == Path("elsewhere") / "memory"
+
+
+def test_routines_default_user_comes_from_dotenv(workdir: Path) -> None:
+    from helper_agent.commands.routines import _default_user
+
+    (workdir / ".env").write_text("HELPER_USER=mary\n")
+    assert _default_user() == "mary"

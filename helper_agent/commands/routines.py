@@ -12,7 +12,6 @@ running it again completes it.
 from __future__ import annotations
 
 import getpass
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,8 +29,10 @@ console = Console()
 
 
 def _default_user() -> str:
+    from helper_agent.config import Settings
+
     try:
-        return os.environ.get("HELPER_USER") or getpass.getuser()
+        return Settings().user or getpass.getuser()
     except Exception:  # noqa: BLE001 - no login name in some containers
         return "default"
 
