@@ -24,6 +24,7 @@ completion tokens and seconds per call.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import math
@@ -251,7 +252,14 @@ class LlamaCppChatModel(BaseChatModel):
     """A LangChain chat model over an in-process llama.cpp model (llama-cpp-python).
 
     It reports `usage_metadata` (prompt/completion tokens) on every message, so callbacks and
-    LangSmith see the same token counts as the remote providers report.
+    LangSmith see the same token counts as the remote providers report; the prompt tokens served
+    from the KV cache instead of being evaluated are `input_token_details["cache_read"]`.
+
+    Per call, `invoke(..., grammar=GBNF_TEXT)` constrains decoding to a grammar, and
+    `temperature=` / `seed=` override the defaults (a retry samples instead of repeating the
+    greedy answer). llama.cpp reuses the longest common token prefix of consecutive prompts; a RAM
+    cache of states (`state_cache_bytes`) keeps the prefixes of several prompt kinds (planner,
+    locator, corrector) so one does not evict another.
     """
 
     model_path: str
@@ -261,6 +269,7 @@ class LlamaCppChatModel(BaseChatModel):
     n_threads: int | None = None
     seed: int = 0
     stop: list[str] | None = None
+    state_cache_bytes: int = 256 << 20
     client: Any = None
 
     model_config = {"arbitrary_types_allowed": True}
@@ -268,7 +277,7 @@ class LlamaCppChatModel(BaseChatModel):
     def model_post_init(self, __context: Any) -> None:
         if self.client is None:
             try:
-                from llama_cpp import Llama
+                from llama_cpp import Llama, LlamaRAMCache
             except ImportError:
                 raise LLMUnavailable("llama-cpp-python is not installed: pip install 'helper-agent[local]'") from None
             self.client = Llama(
@@ -278,6 +287,8 @@ class LlamaCppChatModel(BaseChatModel):
                 seed=self.seed,
                 verbose=False,
             )
+            if self.state_cache_bytes > 0:
+                self.client.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_bytes))
 
     @property
     def _llm_type(self) -> str:
@@ -287,6 +298,15 @@ class LlamaCppChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
+    def _prompt_tokens_evaluated(self) -> int | None:
+        """llama.cpp's running count of prompt tokens it evaluated (None when it cannot be read)."""
+        try:
+            import llama_cpp
+
+            return int(llama_cpp.llama_perf_context(self.client._ctx.ctx).n_p_eval)
+        except Exception:  # noqa: BLE001 - a fake client in tests, or another llama-cpp-python version
+            return None
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -294,27 +314,71 @@ class LlamaCppChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if kwargs.get("program_decoding"):
+            return self._decode_program(messages, **kwargs)
+        grammar_text = kwargs.get("grammar")
+        before = self._prompt_tokens_evaluated()
         reply = self.client.create_chat_completion(
             messages=[{"role": _role(m), "content": str(m.content)} for m in messages],
-            temperature=self.temperature,
+            temperature=float(kwargs.get("temperature", self.temperature)),
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
             stop=stop or self.stop,
-            seed=self.seed,
+            seed=int(kwargs.get("seed", self.seed)),
+            grammar=_llama_grammar(grammar_text) if grammar_text else None,
         )
+        after = self._prompt_tokens_evaluated()
         text = reply["choices"][0]["message"]["content"] or ""
         usage = reply.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
         completion_tokens = int(usage.get("completion_tokens", 0))
+        usage_metadata: dict[str, Any] = {
+            "input_tokens": prompt_tokens,
+            "output_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if before is not None and after is not None:
+            usage_metadata["input_token_details"] = {"cache_read": max(prompt_tokens - (after - before), 0)}
         message = AIMessage(
             content=text,
-            usage_metadata={
-                "input_tokens": prompt_tokens,
-                "output_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            usage_metadata=usage_metadata,  # type: ignore[arg-type]
             response_metadata={"model": Path(self.model_path).name, "finish_reason": reply["choices"][0].get("finish_reason")},
         )
         return ChatResult(generations=[ChatGeneration(message=message)], llm_output={"token_usage": usage})
+
+
+    def _decode_program(self, messages: list[BaseMessage], **kwargs: Any) -> ChatResult:
+        """Write a program line by line under grammars that know what it has defined
+        (`helper_agent.decoding`); one LLM call as far as callers and callbacks can tell."""
+        from helper_agent.decoding import ProgramDecoder, format_chat
+
+        prompt = format_chat(self.client, [{"role": _role(m), "content": str(m.content)} for m in messages])
+        decoder = ProgramDecoder(self.client, max_lines=int(kwargs.get("max_lines", 40)),
+                                 agent_moves=bool(kwargs.get("agent_moves", False)))
+        result = decoder.decode(prompt, temperature=float(kwargs.get("temperature", self.temperature)),
+                                seed=int(kwargs.get("seed", self.seed)), evaluated=self._prompt_tokens_evaluated)
+        usage_metadata: dict[str, Any] = {
+            "input_tokens": result.prompt_tokens,
+            "output_tokens": result.completion_tokens,
+            "total_tokens": result.prompt_tokens + result.completion_tokens,
+        }
+        if result.prompt_tokens_evaluated is not None:
+            usage_metadata["input_token_details"] = {
+                "cache_read": max(result.prompt_tokens - result.prompt_tokens_evaluated, 0)}
+        message = AIMessage(
+            content=result.text,
+            usage_metadata=usage_metadata,  # type: ignore[arg-type]
+            response_metadata={"model": Path(self.model_path).name, "finish_reason": "stop",
+                               "line_calls": result.line_calls, "stopped_by": result.stopped_by},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@functools.lru_cache(maxsize=32)
+def _llama_grammar(text: str) -> Any:
+    """A compiled llama.cpp grammar (compiling one takes milliseconds; prompts reuse a few)."""
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 _local_models: dict[tuple[str, float, int], LlamaCppChatModel] = {}
@@ -567,6 +631,7 @@ class CallRecord:
     completion_tokens: int
     seconds: float
     name: str = ""
+    cached_prompt_tokens: int = 0  # prompt tokens served from a cache (the local model's KV cache)
 
 
 @dataclass
@@ -589,17 +654,18 @@ class UsageRecorder(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         start, name = self._started.pop(run_id, (time.perf_counter(), ""))
-        prompt = completion = 0
+        prompt = completion = cached = 0
         for generations in response.generations:
             for generation in generations:
                 usage = getattr(getattr(generation, "message", None), "usage_metadata", None) or {}
                 prompt += int(usage.get("input_tokens", 0))
                 completion += int(usage.get("output_tokens", 0))
+                cached += int((usage.get("input_token_details") or {}).get("cache_read", 0) or 0)
         if not (prompt or completion) and response.llm_output:
             usage = response.llm_output.get("token_usage") or {}
             prompt = int(usage.get("prompt_tokens", 0))
             completion = int(usage.get("completion_tokens", 0))
-        self.calls.append(CallRecord(prompt, completion, time.perf_counter() - start, name))
+        self.calls.append(CallRecord(prompt, completion, time.perf_counter() - start, name, cached))
 
     @property
     def n_calls(self) -> int:
@@ -614,6 +680,10 @@ class UsageRecorder(BaseCallbackHandler):
         return sum(c.completion_tokens for c in self.calls)
 
     @property
+    def cached_prompt_tokens(self) -> int:
+        return sum(c.cached_prompt_tokens for c in self.calls)
+
+    @property
     def seconds(self) -> float:
         return sum(c.seconds for c in self.calls)
 
@@ -622,6 +692,8 @@ class UsageRecorder(BaseCallbackHandler):
             "llm_calls": self.n_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "prompt_tokens_cached": self.cached_prompt_tokens,
+            "prompt_tokens_evaluated": self.prompt_tokens - self.cached_prompt_tokens,
             "llm_seconds": round(self.seconds, 3),
             "seconds_per_call": round(self.seconds / self.n_calls, 3) if self.calls else 0.0,
         }
@@ -630,3 +702,35 @@ class UsageRecorder(BaseCallbackHandler):
 def stream_text(chat: Any, prompt: str) -> Iterator[str]:  # pragma: no cover - convenience for the REPL
     for chunk in chat.stream([HumanMessage(content=prompt)]):
         yield str(chunk.content)
+
+
+# ------------------------------------------------------------------------------------ constrained programs
+def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, seed: int = 0,
+                     agent_moves: bool = False) -> dict[str, Any]:
+    """Keyword arguments for `chat.invoke` that constrain an answer to a program, for the models
+    that can take them; {} for the others, which keep validate-and-retry.
+
+    - the in-process model writes the program line by line under grammars that know what it has
+      defined (`helper_agent.decoding`);
+    - an OpenAI-compatible server gets the whole-program grammar when `HELPER_LLM_GRAMMAR` says
+      which field it reads: `llama.cpp` (llama.cpp's and llama-cpp-python's servers: `grammar`) or
+      `vllm` (`guided_grammar`); and the temperature and seed of the attempt;
+    - any other provider: nothing (its own defaults).
+    """
+    if isinstance(chat, LlamaCppChatModel):
+        return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
+                "temperature": temperature, "seed": seed}
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:  # pragma: no cover - the openai extra is not installed
+        return {}
+    if not isinstance(chat, BaseChatOpenAI):
+        return {}
+    from helper_agent.config import get_settings
+    from helper_agent.program.grammar import program_grammar
+
+    kwargs: dict[str, Any] = {"temperature": temperature, "seed": seed}
+    field_name = {"llama.cpp": "grammar", "vllm": "guided_grammar"}.get(get_settings().llm_grammar)
+    if field_name:
+        kwargs["extra_body"] = {field_name: program_grammar(max_statements=max_lines)}
+    return kwargs

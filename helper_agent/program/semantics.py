@@ -32,6 +32,7 @@ check whose flag the catalog does not give (a stand-in catalog, a list of names)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 
@@ -276,3 +277,26 @@ def _raise(reason: str, line: int, col: int, parsed: ParsedProgram) -> None:
     snippet = clip(parsed.line_text(line)) if line else ""
     text = f"'{snippet}': {reason}" if snippet else reason
     raise SemanticError(text, line=line or None, col=col or None, snippet=snippet or None)
+
+
+
+@functools.lru_cache(maxsize=1)
+def _default_checker() -> _Checker | None:
+    from helper_agent.program.classes import default_catalog
+
+    view = default_catalog()
+    return _Checker(view) if view is not None else None
+
+
+def affords(method: str, cls: str) -> bool:
+    """Whether an object of class `cls` can take `method`: the check `compile_program` applies,
+    for a decoder that offers only the calls that make sense."""
+    checker = _default_checker()
+    return checker is None or checker.object_reason(method, cls) is None
+
+
+def accepts(method: str, cls: str, argument_cls: str) -> bool:
+    """Whether `obj.method(argument)` makes sense for an object of class `cls` and an argument of
+    class `argument_cls` (the receptacle takes the object; a pour target holds liquid)."""
+    checker = _default_checker()
+    return checker is None or checker.argument_reason(method, cls, argument_cls) is None

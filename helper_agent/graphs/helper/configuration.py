@@ -21,6 +21,11 @@ class HelperConfig:
     feedback_rounds: int = 1  # 0, 1 or 2
     k: int = 3  # retrieved examples in the planner's prompt
     max_plan_attempts: int = 3  # invalid programs are sent back with the parser's message
+    # Decoding: programs are constrained to the API where the chat model allows it (see
+    # `llm.program_decoding`); a first attempt is greedy, a retry samples at `retry_temperature`
+    # with a new seed so it does not repeat the rejected answer.
+    max_program_lines: int = 30
+    retry_temperature: float = 0.7
     max_corrections: int = 2
     max_locate_attempts: int = 2
     max_steps: int = 1000

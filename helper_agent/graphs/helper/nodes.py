@@ -45,16 +45,30 @@ def _llm_config(ctx: HelperContext, config: RunnableConfig, name: str) -> dict[s
     return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
 
 
-def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str) -> str:
+def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
+         decoding: dict[str, Any] | None = None) -> str:
     from helper_agent.llm import invoke_with_retry
 
-    reply = invoke_with_retry(ctx.chat(), messages, config=_llm_config(ctx, config, name))
+    chat: Any = ctx.chat()
+    if decoding:
+        chat = chat.bind(**decoding)
+    reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, name))
     text = str(reply.content)
     if (getattr(reply, "response_metadata", None) or {}).get("finish_reason") == "length":
         # Cut off by the token limit (small models sometimes repeat themselves until then): the
         # last line is incomplete, so keep the complete lines and let validation judge the rest.
         text = text[: text.rfind("\n")] if "\n" in text else ""
     return text
+
+
+def _program_decoding(ctx: HelperContext, attempt: int, agent_moves: bool = False) -> dict[str, Any]:
+    """How to decode a program on attempt `attempt` (1-based): constrained where the model allows
+    it; greedy first, then sampled with a new seed, so a retry is not the same rejected answer."""
+    from helper_agent.llm import program_decoding
+
+    temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
+    return program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, temperature=temperature,
+                            seed=ctx.config.seed + attempt - 1, agent_moves=agent_moves)
 
 
 def _executor(ctx: HelperContext, state: HelperState) -> Executor:
@@ -126,7 +140,7 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
     if routine:
         examples = [{"dialogue": routine["request"] or routine["name"], "program": routine["program"]}, *examples]
     messages = planner_messages(state["request"], examples, state.get("plan_error", ""), state.get("program", ""))
-    text = _ask(ctx, config, messages, "plan")
+    text = _ask(ctx, config, messages, "plan", _program_decoding(ctx, attempts))
     adapting = f" adapting routine '{routine['name']}'" if routine else ""
     return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}{adapting}"]}
 
@@ -218,8 +232,9 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     failed = execution.get("failed_subgoal", "")
     hits = ctx.correction_memory().retrieve(correction_query(failed, failure, state["request"]), k=2)
     examples = [h.record.model_dump() for h in hits]
-    text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct")
     corrections = int(state.get("corrections", 0)) + 1
+    text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct",
+                _program_decoding(ctx, corrections, agent_moves=True))
     try:
         compiled = compile_program(text, class_mapper=ctx.mapper())
     except ProgramError as err:
@@ -250,7 +265,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     """Write a program for what the feedback says is missing; it runs from a fresh start."""
     ctx = _ctx(runtime)
     messages = replanner_messages(state["request"], state.get("program", ""), state["feedback"], state.get("examples") or [])
-    text = _ask(ctx, config, messages, "replan")
+    text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, 1))
     return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
             "locate_attempts": 0, "log": ["replan: from feedback"]}
 

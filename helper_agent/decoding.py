@@ -1,0 +1,239 @@
+"""Program decoding under a grammar that knows what the program has defined so far.
+
+A context-free grammar of the whole program (`program.grammar`) guarantees a program that parses,
+but not one that makes sense: small models write `pot.pickup_and_place(pot)`, call objects they
+never created (`pan.toggle_on()`), and pick up a CoffeeMachine. So the in-process model writes the
+program one line at a time, each line under a small GBNF grammar generated from the action API,
+the object catalog's affordances and the names defined on the lines before:
+
+* a new object: `name = InteractionObject("Class"[, landmark="Class"][, attributes=[...]])`;
+* a method call on a defined name, among the methods its class affords, with an argument among the
+  other defined names that can take it (never the object itself);
+* a bounded `for i in range(n):` loop whose body is indented;
+* one leading comment (the plan in words, as the examples show), and the closing fence.
+
+The lines reuse the KV cache (each call's prompt is the previous one plus the new line), so a line
+costs the tokens it writes. At most `max_lines` lines are written; a block of lines repeated three
+times in a row ends the program (a small model's loop). The result is a program in the documented
+language in which every call names a defined object that affords it; `compile_program` still
+validates it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from helper_agent.program import api
+from helper_agent.program.classes import LexicalClassMapper
+from helper_agent.program.semantics import accepts, affords
+from helper_agent.world.catalog import load_catalog
+
+FENCE_OPEN = "```python\n"
+FENCE_CLOSE = "```"
+INDENT = "    "
+MAX_COMMENT_CHARS = 100
+MAX_NAME_CHARS = 24
+MAX_LINE_TOKENS = 72
+REPEATS_TO_STOP = 3
+
+_DECL = re.compile(r'^(?P<indent>\s*)(?P<name>[a-z][a-z0-9_]*) = InteractionObject\("(?P<cls>[A-Za-z]+)"')
+_FOR = re.compile(r"^for i in range\(\d+\):$")
+_CALL = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)\.(?P<method>[a-z_]+)\(")
+
+
+def _lit(text: str) -> str:
+    """A GBNF string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _alt(options: Sequence[str]) -> str:
+    return "(" + " | ".join(options) + ")" if len(options) > 1 else options[0]
+
+
+@dataclass
+class DecodeState:
+    """What the lines so far have defined: names and their resolved classes, and the loop."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    loop_open: bool = False  # the last line is a `for` header: the next must be its body
+    in_loop: bool = False  # the last line is in a loop body: the next may continue it
+    actions: int = 0
+    held: str | None = None  # the name picked up and not yet placed, as far as the lines say
+    last_call: str | None = None  # the previous line's call, which the next line may not repeat
+
+    def add(self, line: str, resolve: Callable[[str], str]) -> None:
+        body = line[len(INDENT):] if line.startswith(INDENT) else line
+        self.in_loop = line.startswith(INDENT) or bool(_FOR.match(line))
+        self.loop_open = bool(_FOR.match(line))
+        match = _DECL.match(body)
+        call = _CALL.match(body)
+        if match:
+            self.names[match.group("name")] = resolve(match.group("cls"))
+        elif call:
+            self.actions += 1
+            name, method = call.group("name"), call.group("method")
+            if method == "pickup":
+                self.held = name
+            elif method in ("place", "put_down", "pickup_and_place") or self.held == name:
+                self.held = None
+        self.last_call = body if call else None
+        self.lines.append(line)
+
+    def repeating(self) -> bool:
+        """Whether the last lines are one block written `REPEATS_TO_STOP` times in a row."""
+        lines = self.lines
+        for size in range(1, 5):
+            span = size * REPEATS_TO_STOP
+            if len(lines) >= span:
+                block = lines[-size:]
+                if all(lines[-span + k * size: len(lines) - span + (k + 1) * size] == block for k in range(REPEATS_TO_STOP)):
+                    return True
+        return False
+
+
+def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool = False) -> str:
+    """The GBNF grammar of the next line (or of the closing fence) given what is defined so far."""
+    rules: dict[str, str] = {}
+    statements = ["decl"]
+    rules["decl"] = 'name " = InteractionObject(" cls kw ")"'
+    rules["name"] = f"[a-z] [a-z0-9_]{{0,{MAX_NAME_CHARS - 1}}}"
+    rules["cls"] = '"\\"" [A-Z] [a-zA-Z]{1,30} "\\""'
+    attributes = " | ".join(_lit(f'"{a}"') for a in api.ATTRIBUTE_METHODS)
+    rules["kw"] = '(", landmark=" cls)? (", attributes=[" attr (", " attr)* "]")?'
+    rules["attr"] = f"({attributes})"
+    calls = []
+    for n, (name, cls) in enumerate(sorted(state.names.items())):
+        methods = []
+        for method, spec in api.OBJECT_METHODS.items():
+            if not affords(method, cls):
+                continue
+            if method == "pickup" and state.held == name or method == "put_down" and state.held != name:
+                continue  # picking up what is held, putting down what is not
+            if spec.param is None:
+                if state.last_call != f"{name}.{method}()":  # the same call twice in a row
+                    methods.append(_lit(f"{method}()"))
+                continue
+            targets = [_lit(other) for other, other_cls in sorted(state.names.items())
+                       if other != name and accepts(method, cls, other_cls)
+                       and state.last_call != f"{name}.{method}({other})"]
+            if targets:
+                methods.append(f'{_lit(method + "(")} {_alt(targets)} ")"')
+        if methods:
+            rules[f"call{n}"] = f"{_lit(name + '.')} {_alt(methods)}"
+            calls.append(f"call{n}")
+    statements += calls
+    if allow_agent_moves:
+        rules["move"] = _alt([_lit(f"{m}()") for m in api.AGENT_METHODS])
+        statements.append("move")
+    rules["stmt"] = _alt(statements)
+    rules["loop"] = f'"for i in range(" ([1-9] | "1" [0-9] | "{api.MAX_LOOP_LENGTH}") "):"'
+    lines: list[str] = []
+    if state.loop_open:
+        lines.append(f'{_lit(INDENT)} stmt "\\n"')
+    else:
+        if state.in_loop:
+            lines.append(f'{_lit(INDENT)} stmt "\\n"')
+        if len(state.lines) < max_lines:
+            lines.append('stmt "\\n"')
+            if len(state.lines) < max_lines - 1:
+                lines.append('loop "\\n"')
+            if not state.lines:
+                rules["comment"] = f'"# " [^\\n]{{1,{MAX_COMMENT_CHARS}}}'
+                lines.append('comment "\\n"')
+        if state.actions or len(state.lines) >= max_lines:
+            lines.append(_lit(FENCE_CLOSE))
+    rules["root"] = _alt(lines)
+    return "\n".join(f"{name} ::= {body}" for name, body in [("root", rules.pop("root")), *rules.items()])
+
+
+@dataclass
+class DecodeResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    prompt_tokens_evaluated: int | None
+    seconds: float
+    line_calls: int
+    stopped_by: str  # "fence", "max_lines", "repetition", "no_line"
+
+
+class ProgramDecoder:
+    """Writes a program line by line with a llama-cpp-python `Llama` under `line_grammar`."""
+
+    def __init__(self, client: Any, *, max_lines: int = 40, agent_moves: bool = False,
+                 class_mapper: Callable[[str], tuple[str, float]] | None = None) -> None:
+        self.client = client
+        self.max_lines = max_lines
+        self.agent_moves = agent_moves
+        self.mapper = class_mapper or _lexical_mapper()
+
+    def resolve(self, cls: str) -> str:
+        return self.mapper(cls)[0]
+
+    def decode(self, prompt: str, *, temperature: float = 0.0, seed: int = 0,
+               evaluated: Callable[[], int | None] | None = None) -> DecodeResult:
+        from llama_cpp import LlamaGrammar
+
+        started = time.perf_counter()
+        state = DecodeState()
+        text = FENCE_OPEN
+        completion = calls = 0
+        before = evaluated() if evaluated else None
+        prompt_tokens = len(self.client.tokenize((prompt + FENCE_OPEN).encode("utf-8"), add_bos=False, special=True))
+        stopped_by = "max_lines"
+        while True:
+            rules = line_grammar(state, max_lines=self.max_lines, allow_agent_moves=self.agent_moves)
+            grammar = LlamaGrammar.from_string(rules, verbose=False)
+            out = self.client.create_completion(prompt + text, max_tokens=MAX_LINE_TOKENS, temperature=temperature,
+                                                seed=seed + calls, grammar=grammar, stop=[])
+            calls += 1
+            completion += int((out.get("usage") or {}).get("completion_tokens", 0))
+            piece = out["choices"][0]["text"]
+            if piece.startswith(FENCE_CLOSE):
+                text += FENCE_CLOSE
+                stopped_by = "fence" if state.actions else "max_lines"
+                break
+            if not piece.endswith("\n"):  # the line did not finish within its token bound
+                stopped_by = "no_line"
+                text += FENCE_CLOSE
+                break
+            line = piece[:-1]
+            state.add(line, self.resolve)
+            text += piece
+            if state.repeating():
+                stopped_by = "repetition"
+                text += FENCE_CLOSE
+                break
+            if len(state.lines) >= self.max_lines and not state.loop_open:
+                text += FENCE_CLOSE
+                break
+        after = evaluated() if evaluated else None
+        prompt_evaluated = None
+        if before is not None and after is not None:
+            # What llama.cpp evaluated beyond the tokens this decoding wrote itself.
+            prompt_evaluated = max(after - before - completion, 0)
+        return DecodeResult(text, prompt_tokens, completion, prompt_evaluated, time.perf_counter() - started, calls, stopped_by)
+
+
+@functools.lru_cache(maxsize=1)
+def _lexical_mapper() -> LexicalClassMapper:
+    return LexicalClassMapper(sorted(load_catalog().names()))
+
+
+def format_chat(client: Any, messages: Sequence[Mapping[str, str]]) -> str:
+    """The prompt text the model's own chat template makes of `messages`, ready for the answer."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = client.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ValueError("the model has no chat template: line-by-line decoding needs one")
+    eos = client._model.token_get_text(client.token_eos())
+    bos = client._model.token_get_text(client.token_bos()) if client.token_bos() >= 0 else ""
+    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True)
+    return formatter(messages=list(messages)).prompt
