@@ -4,10 +4,20 @@ The scale test uses the embedded Chroma store (PersistentClient in a temporary f
 precomputed random unit vectors (384-d, like all-MiniLM-L6-v2), so embedding time is excluded;
 the embedding throughput of the local model is measured separately.
 
+Per-user queries (what routines do) are measured two ways at each size, with `--per-user` entries
+per user (so 100k entries are 1,000 users):
+
+- `user_filter_query_p50_ms_N`: one collection for everyone, a `where` filter on the user (the
+  routine memory's first layout; local Chroma has no metadata index, so this scans every entry);
+- `user_query_p50_ms_N`, `routine_recall_p50_ms_N`, `routine_list_p50_ms_N`: the routine memory's
+  layout, one collection per user, through `RoutineMemory` (recall = query + the matched routine's
+  versions; list = the latest version of each of the user's routines), with a hashing embedder so
+  that the model's time is excluded.
+
     .venv/bin/python benchmarks/memory_bench.py                       # 1k, 10k, 100k entries
     .venv/bin/python benchmarks/memory_bench.py --sizes 1000,10000 --json out/memory_bench.json
 
-Targets: query p50 < 20 ms at 10k entries, < 100 ms at 100k.
+Targets: every query p50 < 20 ms at 10k entries, < 100 ms at 100k (per-user queries included).
 """
 
 from __future__ import annotations
@@ -25,6 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from helper_agent.memory.embeddings import HashEmbedder
+from helper_agent.memory.routines import Routine, RoutineMemory
 from helper_agent.memory.store import Entry, VectorStore
 
 TARGETS_P50_MS = {10_000: 20.0, 100_000: 100.0}
@@ -97,6 +109,78 @@ def bench_store(
     if agree:
         out[f"recall_at_{k}_vs_exact_{size}"] = float(np.mean(agree))
     return out
+
+
+def _p50(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def _timed(calls: int, fn) -> list[float]:
+    out = []
+    for i in range(calls):
+        t0 = time.perf_counter()
+        fn(i)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def bench_users(
+    size: int, *, dim: int, queries: int, k: int, batch: int, per_user: int, root: Path, seed: int
+) -> dict[str, float]:
+    """Per-user queries at `size` entries in total: one shared collection with a `where` filter
+    (the first routine layout) against a collection per user (the routine memory's layout)."""
+    rng = np.random.default_rng(seed + size + 1)
+    users = max(1, size // per_user)
+    # The first layout: everyone in one collection, each entry tagged with its user.
+    store = VectorStore(root / f"users-shared-{size}")
+    shared = store.collection(f"shared-{size}", embedder_name=f"random:{dim}", dim=dim)
+    for start in range(0, size, batch):
+        n = min(batch, size - start)
+        shared.upsert(
+            [
+                Entry(id=f"e{start + i}", document="", metadata={"user": f"u{(start + i) % users}"}, embedding=v)
+                for i, v in enumerate(unit_vectors(rng, n, dim))
+            ]
+        )
+    probe = unit_vectors(rng, queries + 10, dim)
+    picks = rng.integers(0, users, size=queries + 10)
+    for i in range(10):
+        shared.query(probe[i], k, {"user": f"u{picks[i]}"})
+    filtered = _timed(queries, lambda i: shared.query(probe[10 + i], k, {"user": f"u{picks[10 + i]}"}))
+
+    # The routine memory's layout: one collection per user, written through RoutineMemory.
+    memory = RoutineMemory(store=VectorStore(root / f"users-own-{size}"), embedder=HashEmbedder(dim))
+    t0 = time.perf_counter()
+    for u in range(users):
+        memory.add(
+            [
+                Routine(
+                    user=f"u{u}",
+                    name=f"routine {n}",
+                    program=f"# routine {n} of u{u}\n",
+                    request=f"please do routine number {n} the way user {u} likes it",
+                )
+                for n in range(per_user)
+            ]
+        )
+    add_s = time.perf_counter() - t0
+    assert memory.count(user="u0") == per_user
+    texts = [f"do routine number {int(n)} please" for n in rng.integers(0, per_user, size=queries + 10)]
+    for i in range(10):
+        memory.recall(texts[i], user=f"u{picks[i]}", min_score=-1)
+    recall = _timed(queries, lambda i: memory.recall(texts[10 + i], user=f"u{picks[10 + i]}", min_score=-1))
+    listing = _timed(max(10, queries // 4), lambda i: memory.routines(user=f"u{picks[i]}"))
+    vectors = unit_vectors(rng, queries, dim)
+    own = _timed(queries, lambda i: memory._user_col(f"u{picks[i]}", create=False).query(vectors[i], k))
+    return {
+        f"users_{size}": users,
+        f"user_filter_query_p50_ms_{size}": _p50(filtered),
+        f"user_query_p50_ms_{size}": _p50(own),
+        f"routine_recall_p50_ms_{size}": _p50(recall),
+        f"routine_recall_p95_ms_{size}": percentile(recall, 95),
+        f"routine_list_p50_ms_{size}": _p50(listing),
+        f"routine_add_per_s_{size}": size / add_s,
+    }
 
 
 def bench_embedding(n: int, seed: int) -> dict[str, float]:
@@ -180,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "--embed-texts", type=int, default=1000, help="sentences for the embedding throughput"
     )
     parser.add_argument("--skip-embedding", action="store_true")
+    parser.add_argument("--per-user", type=int, default=100, help="entries per user in the per-user queries")
+    parser.add_argument("--skip-users", action="store_true", help="skip the per-user query figures")
     parser.add_argument(
         "--dir", type=Path, default=None, help="where to build the stores (default: a temp dir)"
     )
@@ -221,6 +307,30 @@ def main(argv: list[str] | None = None) -> int:
                 + f"   disk {result[f'disk_mb_{size}']:.0f} MB   ({time.perf_counter() - t0:.0f} s){verdict}",
                 flush=True,
             )
+            if not args.skip_users:
+                t1 = time.perf_counter()
+                users = bench_users(
+                    size,
+                    dim=args.dim,
+                    queries=args.queries,
+                    k=args.k,
+                    batch=args.batch,
+                    per_user=args.per_user,
+                    root=root,
+                    seed=args.seed,
+                )
+                figures.update(users)
+                waited = [users[f"{name}_p50_ms_{size}"] for name in ("user_query", "routine_recall", "routine_list")]
+                if target is not None and max(waited) >= target:
+                    failed.append(size)
+                print(
+                    f"{size:>7} entries, {users[f'users_{size}']:.0f} users: shared collection + where p50 "
+                    f"{users[f'user_filter_query_p50_ms_{size}']:6.2f} ms   per-user collection p50 "
+                    f"{users[f'user_query_p50_ms_{size}']:6.2f} ms   routine recall p50 "
+                    f"{users[f'routine_recall_p50_ms_{size}']:6.2f} ms (p95 {users[f'routine_recall_p95_ms_{size}']:.2f})   "
+                    f"routine list p50 {users[f'routine_list_p50_ms_{size}']:6.2f} ms   ({time.perf_counter() - t1:.0f} s)",
+                    flush=True,
+                )
         if not args.skip_embedding:
             emb = bench_embedding(args.embed_texts, args.seed)
             figures.update(emb)
