@@ -53,12 +53,13 @@ for module_name, group, help_text in _GROUPS:
 
 
 def _agent_commands() -> None:
-    from helper_agent.commands import agent
+    from helper_agent.commands import agent, trace
     from helper_agent.commands.eval import demo
 
     app.command("run")(agent.run)
     app.command("chat")(agent.chat)
     app.command("demo")(demo)
+    app.command("trace")(trace.trace)
 
 
 _agent_commands()
