@@ -75,3 +75,80 @@ def test_chat_killed_mid_task_resumes_from_checkpoint(tmp_path: Path) -> None:
     assert "locate: Mug found" in out
     assert "execute: done" in out
     assert "plan: attempt" not in out
+
+
+MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'  # no television in a kitchen
+
+
+def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tmp_path: Path) -> None:
+    """Execution fails (the program's object is not in the household); the person still says "yes"."""
+    stdin = "Perform the Mary cleaning: wash two plates in the sink\nyes\n/routines\n/quit\n"
+    result = chat(tmp_path, [fenced(MISSING_TV)], stdin)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "Is the task completed to your satisfaction?" in out
+    assert "feedback: satisfied" in out  # the person said yes ...
+    assert "memorize: the execution did not finish; nothing stored" in out  # ... but it was not done
+    assert "not done: the execution did not finish" in out
+    assert "success" not in out.lower()
+    assert "no routines yet" in out  # /routines
+    from helper_agent.memory.embeddings import get_embedder
+    from helper_agent.memory.routines import RoutineMemory
+
+    memory = RoutineMemory(path=tmp_path / "home" / "memory", embedder=get_embedder("hash"))
+    assert memory.routines(user="mary") == []
+
+
+def test_chat_shows_the_program_and_the_whole_episode_of_subgoals(tmp_path: Path) -> None:
+    result = chat(tmp_path, [fenced(MISSING_TV)], "switch on the television\nyes\n/quit\n")
+    out = result.stdout
+    assert "─ program ─" in out and 'tv = InteractionObject("Television")' in out
+    # every execute segment (the first try, after each search, after each correction), not the last one
+    rows = [line for line in out.splitlines() if "│ Navigate(Television)" in line]
+    executes = out.count("execute: not_found") + out.count("execute: correction not_found")
+    assert len(rows) == executes >= 3
+
+
+def test_llm_spinner_runs_while_the_chat_model_answers() -> None:
+    import io
+
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from rich.console import Console
+
+    from helper_agent.commands.agent import llm_spinner
+
+    stream = io.StringIO()
+    spinner = llm_spinner(Console(file=stream, force_terminal=True, width=80))
+    model = FakeListChatModel(responses=["ok"], callbacks=[spinner])
+    seen = []
+    original = spinner._start
+
+    def start(name: str | None) -> None:
+        original(name)
+        seen.append(spinner.status is not None)
+
+    spinner._start = start
+    assert model.invoke("hi", config={"run_name": "plan"}).content == "ok"
+    assert seen == [True] and spinner.status is None and spinner.calls == 1  # started, then stopped
+    assert "asking the LLM (plan)" in stream.getvalue()
+
+
+def test_a_terminal_prompt_has_line_editing_and_a_history_file(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from helper_agent.commands import agent
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        ask = agent._reader(tmp_path)
+        keys.send_text("make coffe\x7fee\r")  # a typo fixed with backspace
+        assert ask("mary> ") == "make coffee"
+        keys.send_text("\x1b[A\r")  # up arrow: the previous line again
+        assert ask("mary> ") == "make coffee"
+    assert "make coffee" in (tmp_path / agent.HISTORY_FILE).read_text()

@@ -95,6 +95,117 @@ def run(
 
 # ------------------------------------------------------------------------------------------ chat
 HELP = "commands: /state  /map  /routines  /quit   (anything else is a request)"
+HISTORY_FILE = "chat_history"
+
+
+def llm_spinner(out: Console) -> Any:
+    """A LangChain callback handler that shows a Rich spinner while the chat model answers
+    (started when a chat model call starts, stopped when it ends or fails)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class LLMSpinner(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.status: Any = None
+            self.running = 0
+            self.calls = 0
+
+        def _start(self, name: str | None) -> None:
+            self.calls += 1
+            self.running += 1
+            text = f"asking the LLM ({name})..." if name else "asking the LLM..."
+            if self.status is None:
+                self.status = out.status(text, spinner="dots")
+                self.status.start()
+            else:
+                self.status.update(text)
+
+        def _stop(self) -> None:
+            self.running = max(0, self.running - 1)
+            if self.running == 0 and self.status is not None:
+                self.status.stop()
+                self.status = None
+
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            self._start(kwargs.get("name"))
+
+        def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
+            self._start(kwargs.get("name"))
+
+        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+            self._stop()
+
+        def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
+            self._stop()
+
+    return LLMSpinner()
+
+
+def _with_spinner(model: Any) -> Any:
+    """`model` with the spinner among its own callbacks: the graph's nodes call it with their own
+    callback list, so the model's callbacks are the ones every call keeps."""
+    own = model.callbacks if isinstance(getattr(model, "callbacks", None), list) else []
+    model.callbacks = [*own, llm_spinner(console)]
+    return model
+
+
+def _reader(home: Path) -> Any:
+    """`ask(prompt) -> str | None` (None at the end of input). A terminal gets prompt_toolkit's line
+    editing with a history kept in `home/chat_history`; piped stdin is read line by line (and echoed),
+    so a chat can be scripted."""
+    if not sys.stdin.isatty():
+        lines = iter(sys.stdin.readline, "")
+
+        def scripted(prompt: str) -> str | None:
+            console.print(prompt, end="")
+            line = next(lines, None)
+            if line is None:
+                return None
+            console.print(line.rstrip("\n"), markup=False, highlight=False)
+            return line.rstrip("\n")
+
+        return scripted
+    try:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.formatted_text import ANSI
+        from prompt_toolkit.history import FileHistory
+    except ImportError:  # pragma: no cover - prompt_toolkit is a dependency
+
+        def plain(prompt: str) -> str | None:
+            try:
+                return console.input(prompt)
+            except EOFError:
+                return None
+
+        return plain
+    session: Any = PromptSession(history=FileHistory(str(home / HISTORY_FILE)))
+
+    def edited(prompt: str) -> str | None:
+        with console.capture() as captured:
+            console.print(prompt, end="")
+        try:
+            return session.prompt(ANSI(captured.get()))
+        except (EOFError, KeyboardInterrupt):
+            return None
+
+    return edited
+
+
+def _outcome(values: dict[str, Any]) -> str:
+    """The request's end, as the agent knows it: success only when its execution finished and the
+    person was satisfied (the graph's `memorize` decides), never merely because someone said yes."""
+    outcome = values.get("outcome", "")
+    execution = values.get("execution") or {}
+    if outcome == "success":
+        stored = next((line for line in values.get("log") or [] if line.startswith("memorize: routine")), "")
+        return "[bold green]success[/bold green]" + (f" ({stored.removeprefix('memorize: ')} stored)" if stored else "")
+    if outcome == "done":
+        return "[bold green]done[/bold green]"
+    why = execution.get("failed_subgoal") or ""
+    error = execution.get("error") or execution.get("failure") or values.get("plan_error") or ""
+    detail = "; ".join(part for part in (f"stopped at {why}" if why else "", error) if part)
+    label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
+             "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit"}.get(outcome, outcome)
+    return f"[bold red]{label}[/bold red]" + (f" ({detail})" if detail else "") + ("; nothing stored" if outcome == "incomplete" else "")
 
 
 def chat(
@@ -111,6 +222,7 @@ def chat(
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
+    from helper_agent import tracing
     from helper_agent.config import get_settings
     from helper_agent.envs.symbolic import SymbolicEnv
     from helper_agent.evals.agents import Memories
@@ -127,36 +239,34 @@ def chat(
     env = SymbolicEnv()
     # A person answers the feedback question (no feedback source); the household goes into every
     # checkpoint, so a chat killed mid-task resumes in the household it left.
-    context = HelperContext(env=env, chat_model=_chat_model(llm), examples=memories.examples,
+    context = HelperContext(env=env, chat_model=_with_spinner(_chat_model(llm)), examples=memories.examples,
                             corrections=memories.corrections, routines=memories.routines,
                             config=HelperConfig(feedback_rounds=1), keep_snapshots=True, tags=["chat", f"user:{user}"])
-    config = {"configurable": {"thread_id": thread or f"household:{user}"}, "run_name": "helper chat", "tags": ["chat"]}
-    lines = iter(sys.stdin.readline, "") if not sys.stdin.isatty() else None
-
-    def ask(prompt: str) -> str | None:
-        if lines is None:
-            try:
-                return console.input(prompt)
-            except EOFError:
-                return None
-        console.print(prompt, end="")
-        line = next(lines, None)
-        if line is None:
-            return None
-        console.print(line.rstrip("\n"))
-        return line.rstrip("\n")
+    # The checkpoints keep the household; the traces do not (helper_agent.tracing).
+    config = {"configurable": {"thread_id": thread or f"household:{user}"}, "run_name": "helper chat", "tags": ["chat"],
+              "callbacks": tracing.household_free_callbacks()}
+    ask = _reader(home)
 
     connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
     graph = build_graph(SqliteSaver(connection))
+    shown = {"subgoals": -1}  # how many subgoal runs the last table showed
+
+    def subgoals(values: dict[str, Any]) -> None:
+        _print_trace(values)
+        shown["subgoals"] = len((values.get("execution") or {}).get("trace") or [])
 
     def stream(payload: Any) -> None:
-        """Run the graph, printing each node's log lines as it finishes (so progress shows)."""
+        """Run the graph, printing each node's log lines as it finishes (so progress shows) and
+        each program once it is valid."""
         for chunk in graph.stream(payload, config, context=context, stream_mode="updates", durability="sync"):
             for node, update in chunk.items():
                 if node == "__interrupt__" or not isinstance(update, dict):
                     continue
                 for line in update.get("log", []) or []:
-                    console.print(f"[dim]{line}[/dim]")
+                    console.print(f"[dim]{line}[/dim]", highlight=False)
+                if node == "validate" and update.get("program") and not update.get("plan_error"):
+                    console.print(Panel(Syntax(update["program"].strip("\n"), "python", theme="ansi_dark",
+                                               line_numbers=True), title="program"))
 
     def drive(payload: Any) -> None:
         stream(payload)
@@ -164,12 +274,15 @@ def chat(
             snapshot = graph.get_state(config)
             if not any(task.interrupts for task in snapshot.tasks):
                 break
-            _print_trace(snapshot.values)
+            subgoals(snapshot.values)
             answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
             if answer is None:
                 return
             stream(Command(resume=answer))
-        console.print(f"[bold]{graph.get_state(config).values.get('outcome', '')}[/bold]")
+        values = graph.get_state(config).values
+        if len((values.get("execution") or {}).get("trace") or []) != shown["subgoals"]:
+            subgoals(values)  # the whole episode's subgoals, when the last table did not show them all
+        console.print(_outcome(values))
 
     snapshot = graph.get_state(config)
     if snapshot.values.get("world"):
@@ -180,33 +293,38 @@ def chat(
         console.print("[yellow]resuming the request that was interrupted[/yellow]")
         pending = any(task.interrupts for task in snapshot.tasks)
         if pending:
+            subgoals(snapshot.values)
             answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
             if answer is not None:
                 drive(Command(resume=answer))
         else:
             drive(None)
     console.print(Panel(f"household of {user}. {HELP}", title="helper chat"))
-    while True:
-        text = ask(f"[cyan]{user}>[/cyan] ")
-        if text is None or text.strip() in ("/quit", "/exit"):
-            break
-        text = text.strip()
-        if not text:
-            continue
-        if text == "/state":
-            _print_state(env)
-            continue
-        if text == "/map":
-            console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
-            continue
-        if text == "/routines":
-            _print_routines(memories.routines, user)
-            continue
-        if text.startswith("/"):
-            console.print(HELP)
-            continue
-        drive({"request": text, "user": user})
-    connection.close()
+    try:
+        while True:
+            text = ask(f"[cyan]{user}>[/cyan] ")
+            if text is None or text.strip() in ("/quit", "/exit"):
+                break
+            text = text.strip()
+            if not text:
+                continue
+            if text == "/state":
+                _print_state(env)
+                continue
+            if text == "/map":
+                console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
+                continue
+            if text == "/routines":
+                _print_routines(memories.routines, user)
+                continue
+            if text.startswith("/"):
+                console.print(HELP)
+                continue
+            shown["subgoals"] = -1
+            drive({"request": text, "user": user})
+    finally:
+        connection.close()
+        tracing.flush()
 
 
 def _print_state(env: Any) -> None:
