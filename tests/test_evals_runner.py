@@ -36,7 +36,7 @@ def fast_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_gold_oracle_reaches_full_success(bench: Path, tmp_path: Path, mode: str) -> None:
     metrics = run_eval(EvalSpec(mode=mode, data=str(bench), split="valid_unseen", planner="gold", out=str(tmp_path / "run")))
     assert metrics["overall"]["SR"] == 100.0 and metrics["overall"]["GC"] == 100.0
-    assert metrics["ended_by"] == {"step_limit": 0, "failure_limit": 0, "error": 0}
+    assert metrics["ended_by"] == {"step_limit": 0, "failure_limit": 0, "error": 0, "llm_budget": 0}
     assert "ORACLE" in metrics["label"]
     assert (tmp_path / "run" / "report.md").read_text().count("ORACLE") >= 2
     assert (tmp_path / "run" / "by_task.png").stat().st_size > 1000

@@ -1,0 +1,116 @@
+"""Line-by-line program decoding: the grammar of each next line, from what the lines so far define.
+
+The grammars are compiled by llama.cpp's own parser (through llama-cpp-python, when installed) and
+checked with a scripted client standing in for the model: a line the grammar offers is appended,
+and the program the decoder returns parses and compiles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from helper_agent.decoding import DecodeState, ProgramDecoder, line_grammar
+from helper_agent.program import compile_program
+
+
+def state_of(*lines: str) -> DecodeState:
+    state = DecodeState()
+    for line in lines:
+        state.add(line, lambda cls: cls)
+    return state
+
+
+def offered(grammar: str, rule_prefix: str) -> str:
+    return "\n".join(line for line in grammar.splitlines() if line.startswith(rule_prefix))
+
+
+def test_calls_are_offered_only_on_defined_names_and_never_on_themselves() -> None:
+    state = state_of('mug = InteractionObject("Mug")', 'coffee_machine = InteractionObject("CoffeeMachine")')
+    grammar = line_grammar(state, max_lines=30)
+    calls = offered(grammar, "call")
+    assert '"mug." ' in calls and '"coffee_machine." ' in calls
+    assert '"pickup_and_place(" "coffee_machine" ")"' in calls
+    assert '"mug.pickup_and_place(" "mug"' not in calls and 'pickup_and_place(" "mug"' not in calls
+    machine = next(line for line in calls.splitlines() if line.startswith("call0"))
+    assert "pickup()" not in machine and "toggle_on()" in machine  # a CoffeeMachine cannot be carried
+    assert "pan." not in grammar  # nothing undefined can be called
+
+
+def test_the_same_call_is_not_offered_twice_in_a_row_and_put_down_needs_the_object_held() -> None:
+    state = state_of('knife = InteractionObject("Knife")', "knife.pickup()")
+    calls = offered(line_grammar(state, max_lines=30), "call")
+    assert '"pickup()"' not in calls and '"put_down()"' in calls
+    state.add("knife.put_down()", lambda cls: cls)
+    calls = offered(line_grammar(state, max_lines=30), "call")
+    assert '"put_down()"' not in calls and '"pickup()"' in calls
+
+
+def test_loops_take_an_indented_body_and_the_fence_ends_only_after_an_action() -> None:
+    assert '"```"' not in line_grammar(state_of('plate = InteractionObject("Plate")'), max_lines=30)
+    head = line_grammar(state_of('plate = InteractionObject("Plate")', "for i in range(2):"), max_lines=30)
+    assert head.splitlines()[0] == 'root ::= "    " stmt "\\n"'
+    done = line_grammar(state_of('plate = InteractionObject("Plate")', "plate.pickup()"), max_lines=30)
+    assert '"```"' in done.splitlines()[0]
+
+
+def test_the_line_cap_leaves_only_the_fence() -> None:
+    state = state_of('plate = InteractionObject("Plate")', "plate.pickup()")
+    assert line_grammar(state, max_lines=2).splitlines()[0] == 'root ::= "```"'
+
+
+def test_a_block_written_three_times_is_repetition() -> None:
+    lines = ['potato = InteractionObject("Potato")', 'pot = InteractionObject("Pot")']
+    lines += ["potato.pickup_and_place(pot)", 'potato = InteractionObject("Potato")'] * 3
+    assert state_of(*lines).repeating()
+    assert not state_of(*lines[:4]).repeating()
+
+
+def test_every_grammar_compiles_with_llama_cpp() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    states = (DecodeState(), state_of('mug = InteractionObject("Mug")'),
+              state_of('mug = InteractionObject("Mug")', "for i in range(3):"),
+              state_of('mug = InteractionObject("Mug")', 'sink = InteractionObject("SinkBasin")', "mug.pickup()"))
+    for state in states:
+        for moves in (False, True):
+            grammar = line_grammar(state, max_lines=30, allow_agent_moves=moves)
+            # llama.cpp's own parser (no model needed): NULL means the grammar was rejected
+            sampler = llama_cpp.llama_sampler_init_grammar(None, grammar.encode("utf-8"), b"root")
+            assert sampler, grammar
+            llama_cpp.llama_sampler_free(sampler)
+    assert not llama_cpp.llama_sampler_init_grammar(None, b"root ::= undefined-rule", b"root")
+
+
+class ScriptedClient:
+    """Stands in for `llama_cpp.Llama`: answers each line from a script and checks it is offered."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = list(lines)
+        self.prompts: list[str] = []
+
+    def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
+        return list(range(len(text.split())))
+
+    def create_completion(self, prompt: str, **kwargs: Any) -> dict[str, Any]:
+        self.prompts.append(prompt)
+        piece = self.lines.pop(0)
+        return {"choices": [{"text": piece}], "usage": {"completion_tokens": len(piece.split())}}
+
+
+def test_the_decoder_writes_a_program_that_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_cpp")
+    import llama_cpp
+
+    monkeypatch.setattr(llama_cpp.LlamaGrammar, "from_string", classmethod(lambda cls, text, verbose=False: text))
+    script = ["# make coffee\n", 'mug = InteractionObject("Mug", attributes=["clean"])\n', "mug.clean()\n",
+              'coffee_machine = InteractionObject("CoffeeMachine")\n', "mug.pickup_and_place(coffee_machine)\n",
+              "coffee_machine.toggle_on()\n", "```"]
+    client = ScriptedClient(script)
+    result = ProgramDecoder(client, max_lines=30).decode("PROMPT")
+    assert result.stopped_by == "fence" and result.line_calls == 7
+    assert all(p.startswith("PROMPT```python\n") for p in client.prompts)  # each line extends the last prompt
+    compiled = compile_program(result.text)
+    assert [s.kind.value for s in compiled.subgoals][-1] == "ToggleOn"
+    assert re.fullmatch(r"```python\n(.+\n)+```", result.text, re.S)
