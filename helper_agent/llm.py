@@ -257,9 +257,10 @@ class LlamaCppChatModel(BaseChatModel):
 
     Per call, `invoke(..., grammar=GBNF_TEXT)` constrains decoding to a grammar, and
     `temperature=` / `seed=` override the defaults (a retry samples instead of repeating the
-    greedy answer). llama.cpp reuses the longest common token prefix of consecutive prompts; a RAM
-    cache of states (`state_cache_bytes`) keeps the prefixes of several prompt kinds (planner,
-    locator, corrector) so one does not evict another.
+    greedy answer). llama.cpp reuses the longest common token prefix of consecutive prompts, so every
+    prompt starts with its fixed part (system text and API). A RAM cache of saved states
+    (`state_cache_bytes`, off by default) would keep several prompt kinds' prefixes, but each call
+    then copies the whole context state, which costs more here than re-evaluating a short prefix.
     """
 
     model_path: str
@@ -269,7 +270,7 @@ class LlamaCppChatModel(BaseChatModel):
     n_threads: int | None = None
     seed: int = 0
     stop: list[str] | None = None
-    state_cache_bytes: int = 256 << 20
+    state_cache_bytes: int = 0
     client: Any = None
 
     model_config = {"arbitrary_types_allowed": True}
