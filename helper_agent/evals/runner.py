@@ -128,7 +128,9 @@ def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
 def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, Any]:
     """Run and score one instance through the harness; never raises: an error becomes an error record."""
     from helper_agent.envs.symbolic import SymbolicEnv
+    from helper_agent.envs.thor import EnvironmentUnavailable
     from helper_agent.evals.harness import run_instance
+    from helper_agent.memory.errors import StoreUnavailableError
     from helper_agent.teach.instances import load_instance
     from helper_agent.teach.metrics import failed_episode
 
@@ -143,6 +145,8 @@ def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, 
         tags = [spec.mode, spec.split, spec.planner, *(["ablate:" + spec.ablate] if spec.ablate else [])]
         record, _ = run_instance(loaded, agent, SymbolicEnv(), tags=tags,
                                  metadata={"split": spec.split, "ablation": spec.ablate or "none"})
+    except (StoreUnavailableError, EnvironmentUnavailable):
+        raise  # the memory store or the simulator is down: every episode would fail the same way
     except Exception as exc:  # noqa: BLE001 - one episode's error must not stop the run
         record = failed_episode(instance_id, game_id, task_name).to_teach_dict()
         record.update({"ended_by": "error", "error_message": f"{type(exc).__name__}: {exc}",

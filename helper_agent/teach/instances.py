@@ -117,7 +117,10 @@ class LoadedInstance:
         return self._ours().get("family") or None
 
     def initial_state(self) -> dict[str, Any]:
-        return initial_state(self.game)
+        try:
+            return initial_state(self.game)
+        except TeachFormatError as err:
+            raise TeachFormatError(str(game_path(self.path, self.game_id)), err.key, err.problem) from None
 
     def start(self, env: Environment) -> None:
         """Put `env` where the agent starts: the game's initial state, then (EDH) the replayed
