@@ -240,6 +240,11 @@ def _verified(path: Path, model: LocalModel) -> bool:
     return ok
 
 
+def _chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """LangChain messages as llama.cpp's chat messages."""
+    return [{"role": _role(m), "content": str(m.content)} for m in messages]
+
+
 def _role(message: BaseMessage) -> str:
     if isinstance(message, SystemMessage):
         return "system"
@@ -320,7 +325,7 @@ class LlamaCppChatModel(BaseChatModel):
         grammar_text = kwargs.get("grammar")
         before = self._prompt_tokens_evaluated()
         reply = self.client.create_chat_completion(
-            messages=[{"role": _role(m), "content": str(m.content)} for m in messages],
+            messages=_chat_messages(messages),
             temperature=float(kwargs.get("temperature", self.temperature)),
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
             stop=stop or self.stop,
@@ -352,7 +357,7 @@ class LlamaCppChatModel(BaseChatModel):
         (`helper_agent.decoding`); one LLM call as far as callers and callbacks can tell."""
         from helper_agent.decoding import ProgramDecoder, format_chat
 
-        prompt = format_chat(self.client, [{"role": _role(m), "content": str(m.content)} for m in messages])
+        prompt = format_chat(self.client, _chat_messages(messages))
         decoder = ProgramDecoder(self.client, max_lines=int(kwargs.get("max_lines", 40)),
                                  agent_moves=bool(kwargs.get("agent_moves", False)))
         result = decoder.decode(prompt, temperature=float(kwargs.get("temperature", self.temperature)),
