@@ -168,3 +168,34 @@ def test_an_episode_out_of_llm_time_is_scored_with_what_was_done(bench: Path, mo
     loaded = load_instance(sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[0])
     record, result = run_instance(loaded, Slow(), SymbolicEnv())
     assert record["ended_by"] == "llm_budget" and record["steps"] == 1 and record["success"] == 0
+
+
+def test_subgoals_are_child_spans_of_execute(bench: Path, memories: Memories) -> None:
+    from langchain_core.tracers.base import BaseTracer
+
+    class Collect(BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.runs: list = []
+
+        def _persist_run(self, run) -> None:  # noqa: ANN001
+            self.runs.append(run)
+
+    def walk(run, out):  # noqa: ANN001, ANN202
+        out.append(run)
+        for child in run.child_runs:
+            walk(child, out)
+        return out
+
+    collector = Collect()
+    loaded = load_instance(sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[0])
+    agent = OracleGraphAgent(memories)
+    original = agent.helper.graph.invoke
+    agent.helper.graph.invoke = lambda payload, config, context: original(  # type: ignore[method-assign]
+        payload, {**config, "callbacks": [collector]}, context=context)
+    record, result = run_instance(loaded, agent, SymbolicEnv())
+    runs = walk(collector.runs[0], [])
+    execute = next(r for r in runs if r.name == "execute")
+    children = [c.name for c in execute.child_runs if c.run_type == "tool"]
+    assert children == [t[0] for t in result.trace][: len(children)] and children
+    assert all("world" not in (r.inputs or {}) and "world" not in (r.outputs or {}) for r in runs)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from helper_agent.envs.base import Environment, NavigationGrid, Observation
 from helper_agent.perception.diagnosis import Diagnosis, FailureDiagnoser
@@ -106,6 +106,14 @@ class SubgoalTrace:
     object_id: str | None = None
 
 
+class ExecutionListener(Protocol):
+    """Told when each subgoal starts and ends (the graph turns these into trace spans)."""
+
+    def subgoal_started(self, trace: SubgoalTrace) -> None: ...
+
+    def subgoal_finished(self, trace: SubgoalTrace) -> None: ...
+
+
 @dataclass
 class ExecutionResult:
     """How a run of subgoals ended, and its full trace."""
@@ -143,8 +151,10 @@ class Executor:
         diagnoser: FailureDiagnoser | None = None,
         locator: Locator | None = None,
         bindings: dict[str, str] | None = None,
+        listener: ExecutionListener | None = None,
     ) -> None:
         self.env = env
+        self.listener = listener
         self.config = config or ExecutorConfig()
         self.catalog = catalog or load_catalog()
         self.diagnoser = diagnoser
@@ -180,6 +190,8 @@ class Executor:
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
+            if self.listener is not None:
+                self.listener.subgoal_started(trace)
             try:
                 self._run_with_recovery(subgoal)
                 if trace.status == "pending":
@@ -196,6 +208,9 @@ class Executor:
             except StepFailed as failed:
                 trace.status = "failed"
                 return self._result("failed", index, subgoal, failed.error, self._diagnose(failed.error), traces)
+            finally:
+                if self.listener is not None:
+                    self.listener.subgoal_finished(trace)
         return self._result("done", len(subgoals), None, "", None, traces)
 
     def _result(

@@ -24,9 +24,17 @@ from helper_agent.graphs.helper.prompts import (
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, satisfied, teach_request
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
+from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.subgoals import ObjectRef
-from helper_agent.tools.executor import EpisodeLimit, ExecutionResult, Executor, ExecutorConfig, Prechecks
+from helper_agent.tools.executor import (
+    EpisodeLimit,
+    ExecutionListener,
+    ExecutionResult,
+    Executor,
+    ExecutorConfig,
+    Prechecks,
+)
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 LIMITS = ("step_limit", "failure_limit")
@@ -71,7 +79,7 @@ def _program_decoding(ctx: HelperContext, attempt: int, agent_moves: bool = Fals
                             seed=ctx.config.seed + attempt - 1, agent_moves=agent_moves)
 
 
-def _executor(ctx: HelperContext, state: HelperState) -> Executor:
+def _executor(ctx: HelperContext, state: HelperState, listener: ExecutionListener | None = None) -> Executor:
     config = ExecutorConfig(
         prechecks=Prechecks() if ctx.config.prechecks else Prechecks.off(),
         max_steps=ctx.config.max_steps,
@@ -79,7 +87,8 @@ def _executor(ctx: HelperContext, state: HelperState) -> Executor:
         search_unseen=False,
         seed=ctx.config.seed,
     )
-    return Executor(ctx.environment(), config=config, diagnoser=ctx.failure_diagnoser(), bindings=state.get("bindings") or {})
+    return Executor(ctx.environment(), config=config, diagnoser=ctx.failure_diagnoser(), bindings=state.get("bindings") or {},
+                    listener=listener)
 
 
 def _acted(ctx: HelperContext, executor: Executor) -> dict[str, Any]:
@@ -157,10 +166,11 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
             "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
 
 
-def execute(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Run a pending corrective program, then the plan from where it stopped."""
+def execute(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Run a pending corrective program, then the plan from where it stopped; each subgoal is a
+    child span of this node in traces."""
     ctx = _ctx(runtime)
-    executor = _executor(ctx, state)
+    executor = _executor(ctx, state, SubgoalSpans(config))
     log: list[str] = []
     trace = list((state.get("execution") or {}).get("trace") or [])
     pending = state.get("correction_subgoals")
