@@ -158,7 +158,7 @@ def _saved_world(graph: Any, config: RunnableConfig) -> dict[str, Any] | None:
         return None
 
 
-def helper(state: ServeState, runtime: Runtime[ServeContext], config: RunnableConfig) -> dict[str, Any]:
+def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableConfig) -> dict[str, Any]:
     """Build the household, then run the HELPER graph on it (resuming it after an interrupt)."""
     from helper_agent.graphs.helper import HelperContext
     from helper_agent.tracing import household_free_callbacks
@@ -183,7 +183,7 @@ def helper(state: ServeState, runtime: Runtime[ServeContext], config: RunnableCo
                             config=_config(ctx), keep_snapshots=True, tags=["serve"],
                             metadata={"instance_id": loaded.instance_id} if loaded else {})
     final = graph.invoke({"request": request, "user": state.get("user")}, context=context,
-                         config={"callbacks": household_free_callbacks(), "run_name": "helper"})
+                         config={"callbacks": household_free_callbacks(config), "run_name": "helper-graph"})
     update: dict[str, Any] = {
         "request": request,
         "program": final.get("program", ""),
@@ -206,9 +206,9 @@ def helper(state: ServeState, runtime: Runtime[ServeContext], config: RunnableCo
 def build_served_graph(checkpointer: Any = None) -> Any:
     """The served graph; `langgraph dev` gives it the server's checkpointer."""
     builder = StateGraph(ServeState, input_schema=ServeInput, output_schema=ServeOutput, context_schema=ServeContext)
-    builder.add_node("helper", helper)
-    builder.add_edge(START, "helper")
-    builder.add_edge("helper", END)
+    builder.add_node("episode", episode)
+    builder.add_edge(START, "episode")
+    builder.add_edge("episode", END)
     return builder.compile(checkpointer=checkpointer, name="helper")
 
 

@@ -14,6 +14,7 @@ LLM calls) is unchanged. Nothing is added when tracing is off.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -54,22 +55,55 @@ def _client() -> Any:
     return Client(hide_inputs=without_household, hide_outputs=without_household)
 
 
+@lru_cache(maxsize=1)
+def _tracer_class() -> Any:
+    from langchain_core.tracers.langchain import LangChainTracer
+
+    class HouseholdFreeTracer(LangChainTracer):
+        """Sends every run it traces through its own (filtering) client. A run nested under a run of
+        another tracer (the LangGraph server's node that invokes the HELPER graph) would otherwise
+        inherit that tracer's client and send its updates, world included, unfiltered."""
+
+        def _start_trace(self, run: Any) -> None:
+            super()._start_trace(run)
+            run.ls_client = self.client
+
+    return HouseholdFreeTracer
+
+
 def household_free_tracer() -> Any:
     """A LangChain tracer for the current LangSmith project whose runs carry no household.
 
-    Inside a traced run (a LangGraph server's node) it joins that run's project."""
-    from langchain_core.tracers.langchain import LangChainTracer
+    Inside a traced run (a LangGraph server's node) it joins that run's project and trace."""
     from langsmith.run_helpers import get_tracing_context
 
     parent = get_tracing_context().get("parent")
     project = getattr(parent, "session_name", None) if parent is not None else None
-    return LangChainTracer(client=_client(), project_name=project)
+    tracer = _tracer_class()(client=_client(), project_name=project)
+    if parent is not None:  # nest under the run that is calling us, as LangChain's own tracer would
+        tracer.order_map[parent.id] = (parent.trace_id, parent.dotted_order)
+    return tracer
 
 
-def household_free_callbacks() -> list[Any]:
+def household_free_callbacks(config: Mapping[str, Any] | None = None) -> list[Any]:
     """Callbacks for a run whose state carries `world`: the household-free tracer when tracing is
-    on (it replaces LangChain's default tracer, which would send the snapshot), else none."""
-    return [household_free_tracer()] if tracing_enabled() else []
+    on, else none.
+
+    At the top of a run they take the place of LangChain's default tracer. Inside a traced run
+    (`config`: the config of the node that invokes the graph) LangGraph would merge them with the
+    node's own callbacks, whose tracer would then send every nested run as it is; so the other
+    LangChain tracers are removed from that node's child callbacks (they trace the node's children
+    only: the node's own run is ended by its parent's callbacks)."""
+    if not tracing_enabled():
+        return []
+    from langchain_core.callbacks import BaseCallbackManager
+    from langchain_core.tracers.langchain import LangChainTracer
+
+    manager = (config or {}).get("callbacks")
+    if isinstance(manager, BaseCallbackManager):
+        manager.handlers = [h for h in manager.handlers if not isinstance(h, LangChainTracer)]
+        manager.inheritable_handlers = [h for h in manager.inheritable_handlers if not isinstance(h, LangChainTracer)]
+    return [household_free_tracer()]
 
 
 def flush() -> None:

@@ -86,7 +86,7 @@ def test_feedback_interrupt_resumes_in_the_household_it_left(served) -> None:  #
     outer = graph.get_state(config)
     assert "world" not in outer.values
     (task,) = outer.tasks
-    inner = graph.checkpointer.get_tuple({"configurable": {"thread_id": "mary-1", "checkpoint_ns": f"helper:{task.id}"}})
+    inner = graph.checkpointer.get_tuple({"configurable": {"thread_id": "mary-1", "checkpoint_ns": f"episode:{task.id}"}})
     steps_before = inner.checkpoint["channel_values"]["world"]["steps"]
     assert steps_before > 0
 

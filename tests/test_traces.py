@@ -6,8 +6,9 @@ endpoints the langsmith client uses (`POST /runs/multipart`, and `POST /runs`, `
 runs in its own process (LANGSMITH_ENDPOINT, LANGSMITH_API_KEY, LANGSMITH_TRACING=true) and
 flushes its tracer before it exits.
 
-- one oracle episode through the harness: the runs read like the graph, the oracle's fake chat
-  model is traced and counted, no household is sent, and the whole episode is under 200 KB;
+- one oracle episode through the harness: the runs read like the graph, each subgoal is a span
+  under `execute`, the oracle's fake chat model is traced and counted, no household is sent, and
+  the whole episode is under 200 KB;
 - a checkpointed run that keeps `world` snapshots in its state (chat, the LangGraph server) sends
   no household when traced through `helper_agent.tracing`, and would without it.
 """
@@ -154,7 +155,30 @@ SCRIPT = textwrap.dedent(
 
         record, result = run_instance(load_instance(arg), OracleGraphAgent(memories), SymbolicEnv(), tags=["tfd"])
         out = {"success": record["success"], "llm_calls": record["llm_calls"], "outcome": result.outcome,
-               "subgoals": len(result.trace)}
+               "subgoals": result.trace}
+    elif mode in ("chat", "serve"):  # helper chat, or the served graph, with a scripted fake chat model
+        import helper_agent.llm as llm
+
+        program = 'cm = InteractionObject("CoffeeMachine")\\ncm.toggle_on()'
+        llm.make_chat_model = lambda *a, **k: FakeListChatModel(responses=[f"```python\\n{program}\\n```"])
+        if mode == "chat":
+            from helper_agent.cli import app
+
+            try:
+                app(["chat", "--user", "mary", "--scene", "3"], standalone_mode=False)
+            except SystemExit:
+                pass
+            out = {"chat": "done"}
+        else:
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.types import Command
+            from helper_agent.serving import build_served_graph
+
+            graph = build_served_graph(InMemorySaver())
+            config = {"configurable": {"thread_id": "t"}}
+            first = graph.invoke({"request": "switch on the coffee machine", "seed": 3}, config)
+            final = graph.invoke(Command(resume="yes"), config)
+            out = {"interrupted": "__interrupt__" in first, "outcome": final["outcome"]}
     else:  # a run that keeps the household in its state, as chat and the LangGraph server do
         from langgraph.checkpoint.memory import InMemorySaver
         from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
@@ -181,12 +205,13 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def traced(endpoint: str, tmp_path: Path, *args: str) -> dict:
+def traced(endpoint: str, tmp_path: Path, *args: str, stdin: str = "") -> dict:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "TOKENIZERS_PARALLELISM": "false",
            "LANGSMITH_ENDPOINT": endpoint, "LANGSMITH_API_KEY": "lsv2-test-key", "LANGSMITH_TRACING": "true",
            "LANGSMITH_PROJECT": "helper-tests"}
-    result = subprocess.run([sys.executable, "-c", SCRIPT, *args], env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run([sys.executable, "-c", SCRIPT, *args], env=env, input=stdin, capture_output=True, text=True,
+                            timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -217,13 +242,13 @@ def test_one_oracle_episode_sends_under_200_kb_and_no_household(langsmith, insta
     assert llm_runs and all(r["name"] in ("plan", "locate", "correct", "replan") for r in llm_runs)
     assert root["extra"]["metadata"]["instance_id"] == instance.name.removesuffix(".json")
     assert "tfd" in root["tags"]
-    # Subgoal spans, children of `execute`, once the executor emits them: one per subgoal run.
+    # Subgoals are spans under `execute`: one per subgoal run, in order, with its outcome.
     executes = {str(r["id"]) for r in by_name["execute"]}
-    spans = [r for r in runs.values() if str(r.get("parent_run_id")) in executes
-             and not r.get("name", "").startswith("after_")]  # the routing function runs there too
-    print(f"{len(spans)} spans under execute")
-    if spans:
-        assert len(spans) >= out["subgoals"], [r.get("name") for r in spans]
+    spans = sorted((r for r in runs.values() if r.get("run_type") == "tool"), key=lambda r: r["dotted_order"])
+    print(f"{len(spans)} subgoal spans under execute")
+    assert [r["name"] for r in spans] == [subgoal for subgoal, _, _ in out["subgoals"]]
+    assert all(str(r["parent_run_id"]) in executes for r in spans)
+    assert [r["outputs"]["status"] for r in spans] == [status for _, status, _ in out["subgoals"]]
 
 
 def test_a_run_keeping_household_snapshots_traces_none_of_them(langsmith, tmp_path: Path) -> None:  # noqa: ANN001
@@ -249,3 +274,21 @@ def test_without_the_filter_the_snapshots_would_be_traced(langsmith, tmp_path: P
     assert HOUSEHOLD in ingest.body()
     print(f"the same run traced with the snapshots: {ingest.posted()} bytes")
     assert ingest.posted() > LIMIT
+
+
+@pytest.mark.parametrize("mode", ["chat", "serve"])
+def test_chat_and_the_served_graph_trace_no_household(mode: str, langsmith, tmp_path: Path) -> None:  # noqa: ANN001
+    endpoint, ingest = langsmith
+    out = traced(endpoint, tmp_path, mode, "", stdin="switch on the coffee machine\nyes\n/quit\n")
+    assert out == ({"chat": "done"} if mode == "chat" else {"interrupted": True, "outcome": "success"})
+    runs = ingest.runs()
+    assert {"retrieve", "plan", "execute", "ask_feedback", "memorize"} <= {r.get("name") for r in runs.values()}
+    assert HOUSEHOLD not in ingest.body()
+    if mode == "serve":  # the HELPER graph's runs nest under the served graph's node, one trace per run
+        (graph_run, *_) = [r for r in runs.values() if r.get("name") == "helper-graph"]
+        node = runs[str(graph_run["parent_run_id"])]
+        assert node["name"] == "episode" and node["trace_id"] == graph_run["trace_id"]
+        assert graph_run["dotted_order"].startswith(node["dotted_order"])
+        assert len({r["trace_id"] for r in runs.values()}) == 2  # the request and its resume
+    print(f"{mode}: {ingest.posted()} bytes for one request")
+    assert ingest.posted() < LIMIT
