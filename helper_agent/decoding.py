@@ -101,12 +101,11 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     """The GBNF grammar of the next line (or of the closing fence) given what is defined so far."""
     rules: dict[str, str] = {}
     statements = ["decl"]
-    rules["decl"] = 'name " = InteractionObject(" cls kw ")"'
+    # A declaration stops after its class: its keywords come from `decl_tail_grammar`, which
+    # knows the class and offers only the attributes (end states) that class can reach.
+    rules["decl"] = 'name " = InteractionObject(" cls'
     rules["name"] = f"[a-z] [a-z0-9_]{{0,{MAX_NAME_CHARS - 1}}}"
     rules["cls"] = '"\\"" [A-Z] [a-zA-Z]{1,30} "\\""'
-    attributes = " | ".join(_lit(f'"{a}"') for a in api.ATTRIBUTE_METHODS)
-    rules["kw"] = '(", landmark=" cls)? (", attributes=[" attr (", " attr)* "]")?'
-    rules["attr"] = f"({attributes})"
     calls = []
     for n, (name, cls) in enumerate(sorted(state.names.items())):
         methods = []
@@ -152,6 +151,23 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     return "\n".join(f"{name} ::= {body}" for name, body in [("root", rules.pop("root")), *rules.items()])
 
 
+def decl_tail_grammar(cls: str) -> str:
+    """The rest of `name = InteractionObject("Cls"`: an optional landmark, the attributes an object
+    of class `cls` can be given (each stands for a method it must afford), the parenthesis."""
+    attributes = [a for a, method in api.ATTRIBUTE_METHODS.items() if affords(method, cls)]
+    rules = {
+        "root": 'landmark? attributes? ")\\n"' if attributes else 'landmark? ")\\n"',
+        "landmark": '", landmark=\\"" [A-Z] [a-zA-Z]{1,30} "\\""',
+    }
+    if attributes:
+        rules["attributes"] = '", attributes=[" attr (", " attr)* "]"'
+        rules["attr"] = _alt([_lit(f'"{a}"') for a in attributes])
+    return "\n".join(f"{name} ::= {body}" for name, body in rules.items())
+
+
+_DECL_HEAD = re.compile(r'^\s*[a-z][a-z0-9_]* = InteractionObject\("(?P<cls>[A-Za-z]+)"$')
+
+
 @dataclass
 class DecodeResult:
     text: str
@@ -195,6 +211,14 @@ class ProgramDecoder:
             calls += 1
             completion += int((out.get("usage") or {}).get("completion_tokens", 0))
             piece = out["choices"][0]["text"]
+            head = _DECL_HEAD.match(piece)
+            if head:  # a declaration's class is written: now its keywords, for that class
+                tail = LlamaGrammar.from_string(decl_tail_grammar(self.resolve(head.group("cls"))), verbose=False)
+                out = self.client.create_completion(prompt + text + piece, max_tokens=MAX_LINE_TOKENS,
+                                                    temperature=temperature, seed=seed + calls, grammar=tail, stop=[])
+                calls += 1
+                completion += int((out.get("usage") or {}).get("completion_tokens", 0))
+                piece += out["choices"][0]["text"]
             if piece.startswith(FENCE_CLOSE):
                 text += FENCE_CLOSE
                 stopped_by = "fence" if state.actions else "max_lines"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helper_agent.decoding import DecodeState, ProgramDecoder, line_grammar
+from helper_agent.decoding import DecodeState, ProgramDecoder, decl_tail_grammar, line_grammar
 from helper_agent.program import compile_program
 
 
@@ -80,7 +80,18 @@ def test_every_grammar_compiles_with_llama_cpp() -> None:
             sampler = llama_cpp.llama_sampler_init_grammar(None, grammar.encode("utf-8"), b"root")
             assert sampler, grammar
             llama_cpp.llama_sampler_free(sampler)
+    for cls in ("CounterTop", "Mug", "BreadSliced", "Potato"):
+        sampler = llama_cpp.llama_sampler_init_grammar(None, decl_tail_grammar(cls).encode("utf-8"), b"root")
+        assert sampler, cls
+        llama_cpp.llama_sampler_free(sampler)
     assert not llama_cpp.llama_sampler_init_grammar(None, b"root ::= undefined-rule", b"root")
+
+
+def test_a_declaration_is_offered_only_the_end_states_its_class_can_reach() -> None:
+    assert "attributes" not in decl_tail_grammar("CounterTop")  # a counter is never washed or cooked
+    mug = decl_tail_grammar("Mug")
+    assert '"\\"clean\\""' in mug and "cooked" not in mug and "sliced" not in mug
+    assert "cooked" in decl_tail_grammar("Potato") and "sliced" in decl_tail_grammar("Potato")
 
 
 class ScriptedClient:
@@ -104,12 +115,13 @@ def test_the_decoder_writes_a_program_that_compiles(monkeypatch: pytest.MonkeyPa
     import llama_cpp
 
     monkeypatch.setattr(llama_cpp.LlamaGrammar, "from_string", classmethod(lambda cls, text, verbose=False: text))
-    script = ["# make coffee\n", 'mug = InteractionObject("Mug", attributes=["clean"])\n', "mug.clean()\n",
-              'coffee_machine = InteractionObject("CoffeeMachine")\n', "mug.pickup_and_place(coffee_machine)\n",
+    # a declaration comes in two calls: up to its class, then the keywords that class allows
+    script = ["# make coffee\n", 'mug = InteractionObject("Mug"', ', attributes=["clean"])\n', "mug.clean()\n",
+              'coffee_machine = InteractionObject("CoffeeMachine"', ")\n", "mug.pickup_and_place(coffee_machine)\n",
               "coffee_machine.toggle_on()\n", "```"]
     client = ScriptedClient(script)
     result = ProgramDecoder(client, max_lines=30).decode("PROMPT")
-    assert result.stopped_by == "fence" and result.line_calls == 7
+    assert result.stopped_by == "fence" and result.line_calls == 9
     assert all(p.startswith("PROMPT```python\n") for p in client.prompts)  # each line extends the last prompt
     compiled = compile_program(result.text)
     assert [s.kind.value for s in compiled.subgoals][-1] == "ToggleOn"
