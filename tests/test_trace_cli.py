@@ -52,7 +52,7 @@ def test_trace_prints_the_episode_node_by_node(run: Path) -> None:
         assert f"│ {node}" in out
     first_line = next(line for line in record["program"].splitlines() if line.strip())
     assert first_line.strip() in out  # the program
-    assert "subgoals of the final program" in out and "done" in out
+    assert "subgoals (every execute segment)" in out and "done" in out  # the harness records them
     assert f"LLM: {record['llm_calls']} calls" in out
     assert f"goal conditions {record['completed_goal_conditions']}/{record['total_goal_conditions']}" in out
 

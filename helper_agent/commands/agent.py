@@ -44,7 +44,7 @@ def run(
     scene: int = typer.Option(0, help="Seed of the generated household."),
     room: str = typer.Option("Kitchen", help="Kitchen, LivingRoom, Bedroom or Bathroom."),
     instance: Path | None = typer.Option(None, help="A TfD/EDH instance file (its game is read from the dataset layout)."),
-    llm: str = typer.Option("local", help="Chat model spec (local, local:1.5b, openai:gpt-4o, or a base URL)."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec (local, local:1.5b, openai:gpt-4o, or a base URL)."),
     out: Path = typer.Option(Path("out/run"), help="Folder for the top-down pictures."),
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
@@ -212,7 +212,7 @@ def chat(
     user: str = typer.Option(..., help="Who is chatting: routines are stored per user."),
     scene: int = typer.Option(0, help="Seed of the household (first session only)."),
     room: str = typer.Option("Kitchen", help="Room of the household (first session only)."),
-    llm: str = typer.Option("local", help="Chat model spec."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec."),
     thread: str | None = typer.Option(None, help="Conversation id (default: the user's household)."),
     home: Path | None = typer.Option(None, help="Folder for checkpoints and memory (default: HELPER_HOME or .helper)."),
 ) -> None:

@@ -78,7 +78,7 @@ def _print_metrics(runs: list[dict]) -> None:
 _DATA = typer.Option(..., help="A TEACh-layout folder: games/, edh_instances/, tfd_instances/ per split.")
 _SPLIT = typer.Option("valid_unseen", help="Split to evaluate.")
 _LIMIT = typer.Option(None, help="Evaluate the first N instances only.")
-_LLM = typer.Option("local", help="Chat model: local, local:1.5b, openai:gpt-4o, or an OpenAI-compatible base URL.")
+_LLM = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or an OpenAI-compatible base URL.")
 _WORKERS = typer.Option(1, help="Worker processes (each with its own environment and local model).")
 _ABLATE = typer.Option(None, help="HELPER ablation: mem, precheck, correction or locator.")
 _FEEDBACK = typer.Option(1, help="Feedback rounds: 0, 1 or 2.")
@@ -124,7 +124,7 @@ def compare(runs: list[Path] = typer.Argument(..., help="Run folders to put side
 
 def demo(
     episodes: int = typer.Option(5, help="How many valid_unseen TfD episodes to run."),
-    llm: str = typer.Option("local", help="Chat model spec (default: the embedded Qwen2.5-Coder-0.5B)."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec (default: the embedded Qwen2.5-Coder-0.5B)."),
     out: Path = typer.Option(Path("out/demo"), help="Folder for the benchmark and the run."),
 ) -> None:
     """The main job on the embedded defaults: a short TfD evaluation of HELPER with the local LLM."""
@@ -139,7 +139,7 @@ def demo(
 
 @app.command()
 def personalization(
-    llm: str = typer.Option("local", help="Chat model spec."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec."),
     out: Path = typer.Option(Path("runs/personalization"), help="Folder for results.json and the routines memory."),
     planner: str = typer.Option("helper", help="helper (the agent), gold or unmodified (baselines)."),
     limit: int | None = typer.Option(None, help="Score the first N requests only."),

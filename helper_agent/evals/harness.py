@@ -88,6 +88,7 @@ def run_instance(
         "program": result.program,
         "log": result.log,
         "agent": agent.name,
+        "subgoals": result.trace,
         **usage,
     })
     return record, result

@@ -106,7 +106,8 @@ def _chat(spec: EvalSpec) -> Any:
 
 def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
     """The agent a spec names (cached per worker process: models and memories load once)."""
-    key = f"agent:{spec.planner}:{spec.ablate}:{spec.feedback}:{spec.seed}:{id(chat_model) if chat_model else spec.llm}"
+    key = (f"agent:{spec.planner}:{spec.ablate}:{spec.feedback}:{spec.seed}:{spec.memory_dir or spec.out}:"
+           f"{id(chat_model) if chat_model else spec.llm}")
     if key not in _worker_cache:
         from helper_agent.evals.agents import GoldAgent, HelperAgent, OracleGraphAgent
         from helper_agent.graphs.helper import HelperConfig

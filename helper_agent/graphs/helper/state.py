@@ -11,7 +11,9 @@ The program is compiled once, in `validate`, and travels as `subgoals` (plain di
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
 
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 
