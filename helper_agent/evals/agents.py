@@ -30,6 +30,7 @@ class Reference:
 
     gold_program: str | None = None
     future_actions: list[tuple[str, str | None]] = field(default_factory=list)
+    replay: bool = False  # EDH: the gold agent replays the reference future actions
 
 
 @dataclass
@@ -174,13 +175,13 @@ class GoldAgent:
 
     def run(self, setup: EpisodeSetup) -> AgentResult:
         reference = setup.reference or Reference()
-        if reference.gold_program:
-            result = Executor(setup.env).run(compile_program(reference.gold_program).subgoals)
-            return AgentResult(outcome=result.status, program=reference.gold_program)
-        if reference.future_actions:
+        if reference.replay:
             for action, oid in reference.future_actions:
                 setup.env.step(action, oid)
             return AgentResult(outcome="replayed")
+        if reference.gold_program:
+            result = Executor(setup.env).run(compile_program(reference.gold_program).subgoals)
+            return AgentResult(outcome=result.status, program=reference.gold_program)
         raise ValueError(f"{setup.instance_id}: no gold program (the gold planner needs the built-in benchmark)")
 
 

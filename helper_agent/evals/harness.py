@@ -33,7 +33,7 @@ def checker_feedback(task: Task, env: Environment) -> Callable[[], str]:
 def reference_of(loaded: LoadedInstance) -> Reference:
     future = [(a.action_name, a.oid) for a in getattr(loaded.instance, "driver_actions_future", [])
               if a.action_name not in NON_WORLD_ACTIONS]
-    return Reference(gold_program=loaded.gold_program if loaded.mode == "tfd" else None, future_actions=future)
+    return Reference(gold_program=loaded.gold_program, future_actions=future, replay=loaded.mode == "edh")
 
 
 def run_instance(
