@@ -96,3 +96,44 @@ def test_llama_cpp_server_stops_at_the_token_cap(tmp_path: Path) -> None:
     print(f"\nseconds per call (16 tokens max): server {server_seconds}, "
           f"in-process {[round(c.seconds, 3) for c in in_process.calls]}; "
           f"completion tokens via server {[r.usage_metadata['output_tokens'] for r in replies]}")
+
+
+def test_helper_eval_runs_to_completion_against_the_server(tmp_path: Path) -> None:
+    """`helper eval tfd --llm URL --limit 2 --workers 2` finishes, both workers sharing one server
+    that decodes under the whole-program grammar (`HELPER_LLM_GRAMMAR=llama.cpp`)."""
+    for module in ("llama_cpp", "langchain_openai", "fastapi", "uvicorn", "sse_starlette", "starlette_context"):
+        pytest.importorskip(module)
+    import json
+
+    from helper_agent.evals.benchmark import generate_benchmark
+    from helper_agent.llm import assemble_local_model
+
+    data = tmp_path / "bench"
+    generate_benchmark(data, seed=0, sizes={"valid_unseen": 2})
+    model = assemble_local_model("0.5b")
+    port = _free_port()
+    log = (tmp_path / "server.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                             "--port", str(port), "--n_threads", "2", "--n_ctx", "4096"], stdout=log, stderr=subprocess.STDOUT)
+    out = tmp_path / "run"
+    try:
+        _wait_until_serving(proc, f"http://127.0.0.1:{port}/v1/models", 120)
+        env = {**os.environ, "HELPER_LLM_GRAMMAR": "llama.cpp", "HELPER_EMBEDDINGS": "hash", "HELPER_LLM_TIMEOUT": "600"}
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "helper_agent.cli", "eval", "tfd", "--data", str(data), "--limit", "2",
+                               "--workers", "2", "--llm", f"http://127.0.0.1:{port}/v1#qwen", "--out", str(out)],
+                              env=env, capture_output=True, text=True, timeout=3600)
+        elapsed = time.monotonic() - started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["episodes"] == 2 and metrics["ended_by"]["error"] == 0
+    print(f"\nhelper eval via the server: 2 episodes in {elapsed:.0f} s, {metrics['seconds_per_llm_call']} s per LLM call, "
+          f"SR {metrics['overall']['SR']}")
