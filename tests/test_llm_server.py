@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,17 @@ def _wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> Non
     raise AssertionError(f"llama_cpp.server did not serve {url} within {seconds:g} s")
 
 
+def _stop(proc: subprocess.Popen, log: Any) -> None:
+    """Stop the server (kill it if it does not stop within 15 s) and close its log."""
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
 def test_llama_cpp_server_stops_at_the_token_cap(tmp_path: Path) -> None:
     for module in ("llama_cpp", "langchain_openai", "fastapi", "uvicorn", "sse_starlette", "starlette_context"):
         pytest.importorskip(module)
@@ -74,13 +86,7 @@ def test_llama_cpp_server_stops_at_the_token_cap(tmp_path: Path) -> None:
         replies = [invoke_with_retry(chat, [HumanMessage(content=PROMPT)], config={"callbacks": [recorder]})
                    for _ in range(2)]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        _stop(proc, log)
     for reply in replies:
         assert 0 < reply.usage_metadata["output_tokens"] <= 16
         assert reply.response_metadata["finish_reason"] == "length"  # a long story, cut by the cap
@@ -125,13 +131,7 @@ def test_helper_eval_runs_to_completion_against_the_server(tmp_path: Path) -> No
                               env=env, capture_output=True, text=True, timeout=3600)
         elapsed = time.monotonic() - started
     finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        _stop(proc, log)
     assert done.returncode == 0, done.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["episodes"] == 2 and metrics["ended_by"]["error"] == 0
