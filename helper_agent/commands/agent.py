@@ -46,12 +46,15 @@ def run(
     instance: Path | None = typer.Option(None, help="A TfD/EDH instance file (its game is read from the dataset layout)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec (local, local:1.5b, openai:gpt-4o, or a base URL)."),
     out: Path = typer.Option(Path("out/run"), help="Folder for the top-down pictures."),
+    agent_name: str = typer.Option("helper", "--agent", help="The method: helper, llm-planner, prag or embodiedrag."),
+    agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="A method's switch as KEY=VALUE (repeatable)."),
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import EpisodeSetup, HelperAgent, Memories
+    from helper_agent.evals.agents import EpisodeSetup
     from helper_agent.evals.harness import run_instance
-    from helper_agent.graphs.helper import HelperConfig
+    from helper_agent.evals.methods import METHODS, build_agent, parse_agent_options
+    from helper_agent.evals.runner import EvalSpec
     from helper_agent.teach.errors import TeachFormatError
     from helper_agent.teach.instances import load_instance
 
@@ -69,8 +72,20 @@ def run(
         raise typer.BadParameter("give a request, or --instance FILE")
     else:
         env.reset(scene, room_type=room)
+    if agent_name not in METHODS:
+        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)}")
+    try:
+        options = parse_agent_options(agent_option)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     # Feedback comes from the checker when the task is known; a plain request has nobody to ask.
-    agent = HelperAgent(_chat_model(llm), Memories.at(), HelperConfig(feedback_rounds=1 if loaded else 0))
+    spec = EvalSpec(mode=loaded.mode if loaded else "tfd", data="", out=str(out), llm=llm, planner=agent_name,
+                    feedback=1 if loaded else 0, agent_options=options, shared_memory=True)
+    try:
+        agent = build_agent(spec, _chat_model(llm))
+    except ValueError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
     out.mkdir(parents=True, exist_ok=True)
     env.render(out / "before.png")
     console.print(Panel(request, title="request"))

@@ -21,25 +21,33 @@ console = Console()
 
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
-         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False) -> None:
-    from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
+         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False,
+         agent_options: list[str] | None = None) -> None:
+    from helper_agent.evals.methods import METHODS, parse_agent_options
+    from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
 
     if ablate not in (None, "mem", "precheck", "correction", "locator"):
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
     if feedback not in (0, 1, 2):
         raise typer.BadParameter("--feedback takes 0, 1 or 2")
-    if planner not in ("helper", "gold", "oracle-graph"):
-        raise typer.BadParameter("--planner takes helper, gold or oracle-graph")
+    if planner not in (*METHODS, *ORACLE_PLANNERS):
+        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)} (methods) or {', '.join(ORACLE_PLANNERS)} (oracles)")
+    if ablate and planner != "helper":
+        raise typer.BadParameter("--ablate switches off parts of HELPER; use --agent-option for other methods")
+    try:
+        options = parse_agent_options(agent_options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
                     ablate=ablate, feedback=feedback, planner=planner, seed=seed,
-                    memory_dir=str(memory_dir) if memory_dir else None)
+                    memory_dir=str(memory_dir) if memory_dir else None, agent_options=options)
     if train_memory:
         try:
             console.print(f"example memory: {seed_examples_from_split(spec)} examples from the train split added")
         except (FileNotFoundError, ValueError) as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
-    if planner != "helper":
+    if planner in ORACLE_PLANNERS:
         console.print(f"[yellow]planner '{planner}' is an ORACLE: it measures the world and executor, not an agent[/yellow]")
     successes = {"n": 0, "done": 0}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("SR {task.fields[sr]}"),
@@ -82,7 +90,10 @@ _LLM = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local
 _WORKERS = typer.Option(1, help="Worker processes (each with its own environment and local model).")
 _ABLATE = typer.Option(None, help="HELPER ablation: mem, precheck, correction or locator.")
 _FEEDBACK = typer.Option(1, help="Feedback rounds: 0, 1 or 2.")
-_PLANNER = typer.Option("helper", help="helper (the agent), gold or oracle-graph (oracles).")
+_PLANNER = typer.Option("helper", "--agent", "--planner",
+                        help="The method: helper, llm-planner, prag, embodiedrag; or an oracle: gold, oracle-graph.")
+_AGENT_OPTIONS = typer.Option(None, "--agent-option", "-o",
+                              help="A method's switch as KEY=VALUE (repeatable), e.g. -o replan=off for llm-planner.")
 _OUT = typer.Option(..., help="Run folder: results.jsonl, metrics.json, report.md, plots. Re-running resumes.")
 _SEED = typer.Option(0, help="Seed for random search and tie-breaking.")
 _MEMORY = typer.Option(None, help="Memory folder (default: <out>/memory).")
@@ -92,17 +103,21 @@ _TRAIN_MEMORY = typer.Option(False, "--train-memory", help="Add the dataset's tr
 @app.command()
 def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY) -> None:
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
+        agent_option: list[str] | None = _AGENT_OPTIONS) -> None:
     """Trajectory from Dialogue: the whole dialogue is given; do the task."""
-    _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory)
+    _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory,
+         agent_option)
 
 
 @app.command()
 def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY) -> None:
+        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
+        agent_option: list[str] | None = _AGENT_OPTIONS) -> None:
     """Execution from Dialogue History: the dialogue and actions so far are given; finish the session."""
-    _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory)
+    _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory,
+         agent_option)
 
 
 @app.command()

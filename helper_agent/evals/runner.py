@@ -47,6 +47,8 @@ class EvalSpec:
     seed: int = 0
     memory_dir: str | None = None
     instances: list[str] = field(default_factory=list)  # explicit instance files (else the split's)
+    agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`--agent-option`)
+    shared_memory: bool = False  # `helper run`: the user's memories (settings' folder or server), not the run's
 
     def label(self) -> str:
         parts = [self.mode, self.split, self.planner]
@@ -55,6 +57,7 @@ class EvalSpec:
         if self.ablate:
             parts.append(f"no-{self.ablate}")
         parts.append(f"fb{self.feedback}")
+        parts.extend(f"{key}={value}" for key, value in sorted(self.agent_options.items()))
         return "/".join(parts)
 
 
@@ -83,10 +86,10 @@ def _instance_id(path: Path) -> str:
 _worker_cache: dict[str, Any] = {}
 
 
-def _memories(spec: EvalSpec) -> Any:
+def run_memories(spec: EvalSpec) -> Any:
     """The run's memories: its folder (`--memory-dir`, else `<out>/memory`) or, when a Chroma server
     is configured, the run's own collections on the server (`Memories.at`)."""
-    path = spec.memory_dir or str(Path(spec.out) / "memory")
+    path = None if spec.shared_memory else spec.memory_dir or str(Path(spec.out) / "memory")
     key = f"memories:{path}"
     if key not in _worker_cache:
         from helper_agent.evals.agents import Memories
@@ -106,22 +109,21 @@ def _chat(spec: EvalSpec) -> Any:
 
 def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
     """The agent a spec names (cached per worker process: models and memories load once)."""
-    key = (f"agent:{spec.planner}:{spec.ablate}:{spec.feedback}:{spec.seed}:{spec.memory_dir or spec.out}:"
-           f"{id(chat_model) if chat_model else spec.llm}")
+    key = (f"agent:{spec.planner}:{sorted(spec.agent_options.items())}:{spec.ablate}:{spec.feedback}:{spec.seed}:"
+           f"{spec.memory_dir or spec.out}:{id(chat_model) if chat_model else spec.llm}")
     if key not in _worker_cache:
-        from helper_agent.evals.agents import GoldAgent, HelperAgent, OracleGraphAgent
+        from helper_agent.evals.agents import GoldAgent, OracleGraphAgent
+        from helper_agent.evals.methods import build_agent
         from helper_agent.graphs.helper import HelperConfig
 
-        config = HelperConfig.ablated(spec.ablate, spec.feedback)
-        config.seed = spec.seed
         if spec.planner == "gold":
             agent: Any = GoldAgent()
         elif spec.planner == "oracle-graph":
-            agent = OracleGraphAgent(_memories(spec), config)
-        elif spec.planner == "helper":
-            agent = HelperAgent(chat_model or _chat(spec), _memories(spec), config)
-        else:
-            raise ValueError(f"unknown planner {spec.planner!r}")
+            config = HelperConfig.ablated(spec.ablate, spec.feedback)
+            config.seed = spec.seed
+            agent = OracleGraphAgent(run_memories(spec), config)
+        else:  # one of the methods: helper, llm-planner, prag, embodiedrag
+            agent = build_agent(spec, chat_model or _chat(spec))
         _worker_cache[key] = agent
     return _worker_cache[key]
 
@@ -192,8 +194,8 @@ def run_eval(
     spec_file = out / "spec.json"
     if spec_file.exists():
         previous = json.loads(spec_file.read_text())
-        for key in ("mode", "split", "planner", "ablate", "feedback", "llm"):
-            if previous.get(key) != asdict(spec).get(key):
+        for key in ("mode", "split", "planner", "ablate", "feedback", "llm", "agent_options"):
+            if previous.get(key, {} if key == "agent_options" else None) != asdict(spec).get(key):
                 raise ValueError(f"{out} holds a run with {key}={previous.get(key)!r}; use another --out for {key}={asdict(spec).get(key)!r}")
     spec_file.write_text(json.dumps(asdict(spec), indent=1))
     paths = instance_paths(spec)
@@ -254,6 +256,6 @@ def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
                                           dialogue=instruction_text(instance.dialog()), program=extra["gold_program"]))
     if not records:
         raise ValueError(f"{spec.data}: split {split!r} has no TfD instances with gold programs to seed memory from")
-    memory = _memories(spec).examples
+    memory = run_memories(spec).examples
     memory.add(records)
     return len(records)
