@@ -740,3 +740,30 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
     if field_name:
         kwargs["extra_body"] = {field_name: program_grammar(max_statements=max_lines)}
     return kwargs
+
+
+def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed: int = 0) -> dict[str, Any]:
+    """Keyword arguments for `chat.invoke` that constrain an answer to a GBNF `grammar` (any
+    grammar: a plan, one step's action), for the models that can take one; {} for the others.
+
+    The in-process model decodes under it (llama.cpp's `grammar=`); an OpenAI-compatible server gets
+    it in the field `HELPER_LLM_GRAMMAR` names (`llama.cpp`: `grammar`, `vllm`: `guided_grammar`),
+    with the attempt's temperature and seed; other providers get nothing and their answers are
+    parsed and checked as usual. Methods other than HELPER use this; HELPER's programs use
+    `program_decoding`, which also knows what a program has defined so far.
+    """
+    if isinstance(chat, LlamaCppChatModel):
+        return {"grammar": grammar, "temperature": temperature, "seed": seed}
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:  # pragma: no cover - the openai extra is not installed
+        return {}
+    if not isinstance(chat, BaseChatOpenAI):
+        return {}
+    from helper_agent.config import get_settings
+
+    kwargs: dict[str, Any] = {"temperature": temperature, "seed": seed}
+    field_name = {"llama.cpp": "grammar", "vllm": "guided_grammar"}.get(get_settings().llm_grammar)
+    if field_name:
+        kwargs["extra_body"] = {field_name: grammar}
+    return kwargs

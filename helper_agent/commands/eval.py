@@ -217,3 +217,10 @@ def _chat_model(llm: str):  # noqa: ANN202
     except LLMUnavailable as exc:
         console.print(f"[red]cannot load the chat model:[/red] {exc}")
         raise typer.Exit(2) from None
+
+
+# Method-specific evaluations live in their own modules and register themselves here.
+from helper_agent.commands import eval_eai, eval_hlp, eval_progressive  # noqa: E402
+
+for _module in (eval_hlp, eval_progressive, eval_eai):
+    _module.register(app)
