@@ -130,16 +130,17 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     if allow_agent_moves:
         rules["move"] = _alt([_lit(f"{m}()") for m in api.AGENT_METHODS])
         statements.append("move")
-    rules["stmt"] = _alt(statements)
     rules["loop"] = f'"for i in range(" ([1-9] | "1" [0-9] | "{api.MAX_LOOP_LENGTH}") "):"'
+    # A declaration's line ends in `decl_tail_grammar` (its keywords and ")\\n"), a call's here.
+    rules["stmt"] = _alt(["decl", *(f'{call} "\\n"' for call in statements[1:])])
     lines: list[str] = []
     if state.loop_open:
-        lines.append(f'{_lit(INDENT)} stmt "\\n"')
+        lines.append(f'{_lit(INDENT)} stmt')
     else:
         if state.in_loop:
-            lines.append(f'{_lit(INDENT)} stmt "\\n"')
+            lines.append(f'{_lit(INDENT)} stmt')
         if len(state.lines) < max_lines:
-            lines.append('stmt "\\n"')
+            lines.append('stmt')
             if len(state.lines) < max_lines - 1:
                 lines.append('loop "\\n"')
             if not state.lines:
@@ -165,7 +166,7 @@ def decl_tail_grammar(cls: str) -> str:
     return "\n".join(f"{name} ::= {body}" for name, body in rules.items())
 
 
-_DECL_HEAD = re.compile(r'^\s*[a-z][a-z0-9_]* = InteractionObject\("(?P<cls>[A-Za-z]+)"$')
+_DECL_HEAD = re.compile(r'^\s*[a-z][a-z0-9_]* = InteractionObject\("(?P<cls>[A-Za-z]+)"\Z')
 
 
 @dataclass

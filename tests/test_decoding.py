@@ -51,7 +51,7 @@ def test_the_same_call_is_not_offered_twice_in_a_row_and_put_down_needs_the_obje
 def test_loops_take_an_indented_body_and_the_fence_ends_only_after_an_action() -> None:
     assert '"```"' not in line_grammar(state_of('plate = InteractionObject("Plate")'), max_lines=30)
     head = line_grammar(state_of('plate = InteractionObject("Plate")', "for i in range(2):"), max_lines=30)
-    assert head.splitlines()[0] == 'root ::= "    " stmt "\\n"'
+    assert head.splitlines()[0] == 'root ::= "    " stmt'
     done = line_grammar(state_of('plate = InteractionObject("Plate")', "plate.pickup()"), max_lines=30)
     assert '"```"' in done.splitlines()[0]
 
@@ -126,3 +126,16 @@ def test_the_decoder_writes_a_program_that_compiles(monkeypatch: pytest.MonkeyPa
     compiled = compile_program(result.text)
     assert [s.kind.value for s in compiled.subgoals][-1] == "ToggleOn"
     assert re.fullmatch(r"```python\n(.+\n)+```", result.text, re.S)
+    assert 'mug = InteractionObject("Mug", attributes=["clean"])\n' in result.text
+
+
+def test_a_declaration_line_ends_only_after_its_keywords() -> None:
+    """The line grammar stops a declaration at its class (no newline there), so the keywords from
+    `decl_tail_grammar` continue the same line: `x = InteractionObject("Pot"\n, landmark=...)` once
+    put every declaration on two lines, a form no example shows, and the small model lost its way."""
+    grammar = line_grammar(state_of('pot = InteractionObject("Pot")'), max_lines=30)
+    rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+    assert rules["stmt"].startswith("(decl | ")
+    assert rules["decl"] == 'name " = InteractionObject(" cls'
+    assert all('"\\n"' in option for option in rules["stmt"].strip("()").split(" | ")[1:])
+    assert decl_tail_grammar("Pot").splitlines()[0].endswith('")\\n"')
