@@ -80,21 +80,33 @@ class DecodeState:
             name, method = call.group("name"), call.group("method")
             if method == "pickup":
                 self.held = name
-            elif method in ("place", "put_down", "pickup_and_place") or self.held == name:
-                self.held = None
+            elif method in ("place", "put_down", "pickup_and_place") or api.OBJECT_METHODS[method].macro:
+                self.held = None  # placed, or a macro that leaves the hands as it likes (as the compiler says)
         self.last_call = body if call else None
         self.lines.append(line)
 
     def repeating(self) -> bool:
         """Whether the last lines are one block written `REPEATS_TO_STOP` times in a row."""
+        return self.repeated_block() > 0
+
+    def repeated_block(self) -> int:
+        """The size of the block the last lines repeat `REPEATS_TO_STOP` times in a row (0: none)."""
         lines = self.lines
         for size in range(1, 5):
             span = size * REPEATS_TO_STOP
             if len(lines) >= span:
                 block = lines[-size:]
                 if all(lines[-span + k * size: len(lines) - span + (k + 1) * size] == block for k in range(REPEATS_TO_STOP)):
-                    return True
-        return False
+                    return size
+        return 0
+
+    def drop_repeats(self) -> list[str]:
+        """Keep one copy of a block the lines repeat (a loop of a small model, not a plan); returns
+        the lines kept."""
+        size = self.repeated_block()
+        if size:
+            del self.lines[len(self.lines) - size * (REPEATS_TO_STOP - 1):]
+        return self.lines
 
 
 def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool = False) -> str:
@@ -233,7 +245,7 @@ class ProgramDecoder:
             text += piece
             if state.repeating():
                 stopped_by = "repetition"
-                text += FENCE_CLOSE
+                text = FENCE_OPEN + "".join(line + "\n" for line in state.drop_repeats()) + FENCE_CLOSE
                 break
             if len(state.lines) >= self.max_lines and not state.loop_open:
                 text += FENCE_CLOSE

@@ -66,6 +66,18 @@ def test_a_block_written_three_times_is_repetition() -> None:
     lines += ["potato.pickup_and_place(pot)", 'potato = InteractionObject("Potato")'] * 3
     assert state_of(*lines).repeating()
     assert not state_of(*lines[:4]).repeating()
+    state = state_of(*lines)
+    assert state.drop_repeats() == lines[:4]  # one copy of the block is kept
+
+
+def test_the_object_stays_held_while_the_robot_goes_somewhere_with_it() -> None:
+    """`pot.pickup(); pot.go_to(); pot.pickup(); ...` was a 0.5B loop: going to what you hold does
+    not empty your hands, so a second pickup is not offered; a macro (clean) may leave them empty."""
+    state = state_of('pot = InteractionObject("Pot")', "pot.pickup()", "pot.go_to()")
+    calls = offered(line_grammar(state, max_lines=30), "call")
+    assert '"pickup()"' not in calls and '"put_down()"' in calls
+    state.add("pot.clean()", lambda cls: cls)
+    assert '"pickup()"' in offered(line_grammar(state, max_lines=30), "call")
 
 
 def test_every_grammar_compiles_with_llama_cpp() -> None:
