@@ -21,6 +21,8 @@ def generate(
     valid_seen: int = typer.Option(200, help="TfD episodes in valid_seen."),
     valid_unseen: int = typer.Option(200, help="TfD episodes in valid_unseen."),
     force: bool = typer.Option(False, "--force", help="Replace splits that already hold files."),
+    distractors: int = typer.Option(0, min=0, help="Extra distractor objects per scene (EmbodiedRAG's large homes); "
+                                    "the same episodes and goals as without them."),
 ) -> None:
     """Write the built-in benchmark in TEACh's formats (deterministic from the seed)."""
     from helper_agent.evals.benchmark import generate_benchmark
@@ -33,7 +35,8 @@ def generate(
             bar.update(tasks[split], completed=done)
 
         try:
-            summaries = generate_benchmark(out, seed=seed, sizes=sizes, progress=report, overwrite=force)
+            summaries = generate_benchmark(out, seed=seed, sizes=sizes, progress=report, overwrite=force,
+                                           distractors=distractors)
         except FileExistsError as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None

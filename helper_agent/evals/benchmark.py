@@ -10,6 +10,10 @@ Splits and seeds (all derived from `--seed`, documented in the README):
 - valid_unseen: scene seeds `seed * 1_000_000 + 500_000 + n` (layouts never seen in train) and the
   unseen phrasing pool (wording never seen in train).
 Generation is deterministic from the seed.
+
+`distractors=N` (`helper bench generate --distractors N`) adds N distractor objects to every scene
+(`world/distractors.py`) after its task is chosen, from their own random stream: the episodes, tasks
+and dialogues are those of the same seed without distractors, and the same TEACh goals check them.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from helper_agent.teach.formats import (
     write_record,
 )
 from helper_agent.teach.instances import initial_state as state_from_game  # noqa: F401 - re-exported
+from helper_agent.world.distractors import add_distractors
 from helper_agent.world.metadata import export_state
 
 SPLIT_SIZES = {"train": 500, "valid_seen": 200, "valid_unseen": 200}
@@ -254,6 +259,16 @@ def build_episode(split: str, index: int, scene: SceneTask, rng: random.Random) 
     return game, tfd, edhs
 
 
+def task_classes(scene: SceneTask) -> set[str]:
+    """Every object class the episode's task parameters or gold program name (kept free of distractors)."""
+    names = {str(p) for p in scene.instance.params}
+    for sg in compile_program(scene.instance.program).subgoals:
+        for ref in (sg.target, sg.receptacle):
+            if ref is not None:
+                names.add(ref.object_class)
+    return names
+
+
 class GoldFailure(RuntimeError):
     """A gold program failed in its own scene: a bug in the world, executor or generator."""
 
@@ -264,8 +279,14 @@ def generate_benchmark(
     sizes: dict[str, int] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     overwrite: bool = False,
+    distractors: int = 0,
 ) -> dict[str, SplitSummary]:
-    """Write games/, edh_instances/ and tfd_instances/ per split under `out`; returns a summary."""
+    """Write games/, edh_instances/ and tfd_instances/ per split under `out`; returns a summary.
+
+    `distractors`: extra objects per scene (see the module docstring); 0 leaves scenes as they are.
+    """
+    if distractors < 0:
+        raise ValueError("distractors must be >= 0")
     out = Path(out)
     sizes = dict(SPLIT_SIZES if sizes is None else sizes)
     families = sorted(FAMILIES)
@@ -297,6 +318,8 @@ def generate_benchmark(
             scene = prepare(family, scene_seed, task_seed=rng.randrange(1 << 30))
             if scene is None:
                 continue
+            if distractors:
+                add_distractors(scene.state, distractors, f"{seed}:{split}:{scene_seed}", exclude=task_classes(scene))
             try:
                 game, tfd, edhs = build_episode(split, n, scene, random.Random(rng.randrange(1 << 30)))
             except GoldFailure as failure:
@@ -320,6 +343,7 @@ def generate_benchmark(
     manifest = {
         "generator": "helper-agent",
         "seed": seed,
+        "distractors": distractors,
         "splits": {
             s: {"tfd": v.tfd, "edh": v.edh, "families": dict(v.families), "gold_failures": v.gold_failures,
                 "mean_reference_length": round(v.mean_reference_length, 2)}
