@@ -1,0 +1,177 @@
+"""The ReAct action vocabulary: object-level actions on entity ids, their grammar and parser.
+
+The planner answers every step with two lines:
+
+    Thought: <one line>
+    Action: pickup(Mug_2)
+
+Actions name an entity of the scene graph the prompt shows (`goto`, `pickup`, `place`, ...), an
+object class not seen yet (`search(Knife)`), or nothing (`put_down()`, `done()`). Each runs as one
+subgoal of the shared executor (`tools/executor.py`) with the object already bound to the named
+entity, so walking there, the pre-condition checks and the macros (clean, cook, toast, fill) are
+the same as for the other methods.
+
+`react_grammar(ids, classes)` is generated from `ACTIONS` and the ids shown, so a constrained model
+can only name what it sees; `parse_react` accepts exactly the strings the grammar does (and reports
+why anything else is rejected, for the bounded retry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from helper_agent.program.subgoals import SubgoalKind
+
+ArgKind = Literal["id", "class", "none"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    name: str
+    arg: ArgKind
+    kind: SubgoalKind | None  # the executor subgoal it runs (None: handled by the graph)
+    help: str
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("goto", "id", SubgoalKind.NAVIGATE, "walk to the object"),
+    ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up"),
+    ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle"),
+    ActionSpec("open", "id", SubgoalKind.OPEN, "open it"),
+    ActionSpec("close", "id", SubgoalKind.CLOSE, "close it"),
+    ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on"),
+    ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off"),
+    ActionSpec("slice", "id", SubgoalKind.SLICE, "cut it (a knife is fetched if needed)"),
+    ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it"),
+    ActionSpec("clean", "id", SubgoalKind.CLEAN, "wash it in the sink"),
+    ActionSpec("cook", "id", SubgoalKind.COOK, "cook it (microwave or pan on a stove)"),
+    ActionSpec("toast", "id", SubgoalKind.TOAST, "toast a bread slice in the toaster"),
+    ActionSpec("fill", "id", SubgoalKind.FILL_UP, "fill it with water at the sink"),
+    ActionSpec("empty", "id", SubgoalKind.EMPTY, "pour its liquid out in the sink"),
+    ActionSpec("put_down", "none", SubgoalKind.PUT_DOWN, "put what you hold on a free surface"),
+    ActionSpec("search", "class", None, "look for an object class you have not seen yet"),
+    ActionSpec("done", "none", None, "the task is finished"),
+)
+BY_NAME = {a.name: a for a in ACTIONS}
+
+MAX_THOUGHT_CHARS = 200
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class ReactAnswer:
+    thought: str
+    action: str
+    arg: str | None
+
+    def render(self) -> str:
+        return f"{self.action}({self.arg or ''})"
+
+
+class ReactParseError(ValueError):
+    """The answer is not `Thought: ...` then `Action: name(arg)` with a known action and argument."""
+
+
+def action_help() -> str:
+    """The action list for the system prompt."""
+    lines = []
+    for a in ACTIONS:
+        arg = {"id": "ID", "class": "ObjectClass", "none": ""}[a.arg]
+        lines.append(f"- {a.name}({arg}): {a.help}")
+    return "\n".join(lines)
+
+
+def _lit(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def react_grammar(ids: list[str], classes: list[str]) -> str:
+    """GBNF for one ReAct answer; id actions only when some id is shown, ids and classes as listed."""
+    for name in [*ids, *classes]:
+        if not _ID.match(name):
+            raise ValueError(f"{name!r} cannot be an action argument")
+    alternatives = []
+    if ids:
+        alternatives.append("idaction \"(\" id \")\"")
+    if classes:
+        alternatives.append("\"search(\" cls \")\"")
+    alternatives += [_lit(f"{a.name}()") for a in ACTIONS if a.arg == "none"]
+    rules = [
+        'root ::= "Thought: " thought "\\nAction: " action',
+        "thought ::= [^\\n]{1," + str(MAX_THOUGHT_CHARS) + "}",
+        "action ::= " + " | ".join(alternatives),
+    ]
+    if ids:
+        rules.append("idaction ::= " + " | ".join(_lit(a.name) for a in ACTIONS if a.arg == "id"))
+        rules.append("id ::= " + " | ".join(_lit(i) for i in sorted(set(ids))))
+    if classes:
+        rules.append("cls ::= " + " | ".join(_lit(c) for c in sorted(set(classes))))
+    return "\n".join(rules) + "\n"
+
+
+_ANSWER = re.compile(r"^\s*Thought:\s?(?P<thought>[^\n]*)\nAction:\s?(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
+
+
+def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
+    """The answer's thought and action; `ReactParseError` says what is wrong."""
+    match = _ANSWER.match(text.strip("\n") if text.startswith("\n") else text.rstrip())
+    if match is None:
+        raise ReactParseError("answer with exactly two lines: 'Thought: ...' then 'Action: name(argument)'")
+    thought = match.group("thought").strip()
+    if not thought or len(match.group("thought")) > MAX_THOUGHT_CHARS:
+        raise ReactParseError(f"the thought must be one line of 1 to {MAX_THOUGHT_CHARS} characters")
+    name, arg = match.group("name"), match.group("arg").strip()
+    spec = BY_NAME.get(name)
+    if spec is None:
+        raise ReactParseError(f"unknown action {name!r}; use one of {', '.join(BY_NAME)}")
+    if spec.arg == "none":
+        if arg:
+            raise ReactParseError(f"{name}() takes no argument")
+        return ReactAnswer(thought, name, None)
+    if spec.arg == "id":
+        if arg not in ids:
+            raise ReactParseError(f"{name}({arg}): {arg or 'nothing'} is not an object id listed in the scene graph")
+        return ReactAnswer(thought, name, arg)
+    if arg not in classes:
+        raise ReactParseError(f"search({arg}): {arg or 'nothing'} is not a known object class")
+    return ReactAnswer(thought, name, arg)
+
+
+# ------------------------------------------------------------------------------------ self-query
+def self_query_grammar(attributes: list[str], max_items: int) -> str:
+    """GBNF for the self-query: up to `max_items` lines `- object name: attr, attr` (attributes optional)."""
+    attrs = " | ".join(_lit(a) for a in attributes)
+    more = f"{{0,{max(max_items - 1, 0)}}}"
+    return "\n".join([
+        f'root ::= item ("\\n" item){more}',
+        'item ::= "- " label (": " attr (", " attr){0,3})?',
+        "label ::= [a-z] [a-z ]{0,30}",
+        f"attr ::= {attrs}",
+    ]) + "\n"
+
+
+_ITEM = re.compile(r"^\s*[-*]?\s*(?P<label>[A-Za-z][A-Za-z ]{0,40}?)\s*(?::\s*(?P<attrs>[A-Za-z, ]*))?\s*$")
+
+
+def parse_self_query(text: str, attributes: list[str], max_items: int) -> list[tuple[str, list[str]]]:
+    """(label, [attributes]) per line; unknown attributes are dropped; `ReactParseError` when none."""
+    known = set(attributes)
+    items: list[tuple[str, list[str]]] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        match = _ITEM.match(line)
+        if match is None or not line.strip():
+            continue
+        label = " ".join(match.group("label").lower().split())
+        if not label or label in seen:
+            continue
+        seen.add(label)
+        attrs = [a.strip() for a in (match.group("attrs") or "").split(",") if a.strip() in known]
+        items.append((label, attrs))
+        if len(items) >= max_items:
+            break
+    if not items:
+        raise ReactParseError("name the task's objects, one per line: '- object name: attribute, attribute'")
+    return items

@@ -1,0 +1,36 @@
+"""EmbodiedRAG's switches (what `--agent-option` sets through `evals/methods/embodiedrag.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+GraphMode = Literal["subgraph", "full"]
+
+
+@dataclass
+class EmbodiedRAGConfig:
+    """How the planner sees the scene and how long it may act.
+
+    - `graph`: "subgraph" is EmbodiedRAG (self-query, retrieve, refresh every step); "full" is the
+      paper's baseline: the whole scene graph the agent knows goes into every planning prompt.
+    - `k`: entities kept per query; `threshold`: minimum similarity (None: the memory settings').
+    - `attributes`: "all" shows every observed state attribute of a retrieved entity (at most a few
+      per class); "named" only those the self-query named, as the paper's attribute filtering does.
+    - `max_steps`: ReAct steps (one LLM call each) before the episode stops.
+    - `history`: the last thought/action/observation triples kept in the prompt.
+    - `feedback_rounds`: after `done()`, how many times to ask the feedback source whether something
+      is missing and continue on its answer (0: stop at `done()`, as the paper's agent does).
+    """
+
+    graph: GraphMode = "subgraph"
+    k: int = 3
+    threshold: float | None = None
+    attributes: Literal["all", "named"] = "all"
+    max_steps: int = 30
+    history: int = 6
+    feedback_rounds: int = 0
+    parse_retries: int = 1
+    max_self_query_items: int = 6
+    retry_temperature: float = 0.7
+    seed: int = 0

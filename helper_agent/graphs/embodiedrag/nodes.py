@@ -1,0 +1,244 @@
+"""The EmbodiedRAG graph's nodes, one function each, and the routing between them.
+
+    start       look around once; the scene graph memory gets what was seen
+    self_query  the LLM names the task-relevant objects and attributes (subgraph mode only)
+    retrieve    subgraph of the self-query + the last thought's needs + neighbours (or the full graph)
+    think       one ReAct answer: a thought and an action (constrained to the shown ids)
+    act         run the action on the environment, observe, sync the memory; loop or finish
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from helper_agent.graphs.embodiedrag.actions import (
+    ReactAnswer,
+    ReactParseError,
+    parse_react,
+    parse_self_query,
+    react_grammar,
+    self_query_grammar,
+)
+from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
+from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
+from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
+from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
+from helper_agent.memory.scene_graph import humanize_label
+from helper_agent.tools.errors import EpisodeLimit
+
+SELF_QUERY_ATTRIBUTES = [a for a in THOR_ATTRIBUTES if a != "isPickedUp"]
+_ALIAS = re.compile(r"\b[A-Z][A-Za-z]*_\d+\b")
+_CONTEXT_OVERFLOW = re.compile(r"context (window|length)|context_length|maximum context|too many tokens", re.I)
+
+
+class ContextOverflow(RuntimeError):
+    """The prompt does not fit the model's context (the full-graph baseline in large homes)."""
+
+
+def _ctx(runtime: Runtime[EmbodiedRAGContext]) -> EmbodiedRAGContext:
+    return runtime.context if runtime.context is not None else EmbodiedRAGContext()
+
+
+def _llm_config(ctx: EmbodiedRAGContext, config: RunnableConfig, name: str) -> dict[str, Any]:
+    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
+    if ctx.usage not in callbacks:
+        callbacks.append(ctx.usage)
+    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
+
+
+def _ask(ctx: EmbodiedRAGContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
+         grammar: str, attempt: int) -> str:
+    from helper_agent.llm import grammar_decoding, invoke_with_retry
+
+    chat: Any = ctx.chat()
+    temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
+    decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1)
+    if decoding:
+        chat = chat.bind(**decoding)
+    try:
+        reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, name))
+    except Exception as exc:
+        if _CONTEXT_OVERFLOW.search(str(exc)):
+            raise ContextOverflow(str(exc)) from exc
+        raise
+    return str(reply.content)
+
+
+def _classes(ctx: EmbodiedRAGContext) -> list[str]:
+    return sorted(ctx.episode_scene().catalog.types)
+
+
+# ------------------------------------------------------------------------------------ nodes
+def start(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    ctx.memory().clear()  # this episode's graph starts empty: the agent knows only what it sees
+    scene = ctx.episode_scene()
+    try:
+        scene.look_around()
+    except EpisodeLimit as limit:
+        return {"finished": True, "outcome": limit.reason, "log": [f"stopped: {limit.reason}"]}
+    n = scene.sync()
+    return {"step": 0, "history": [], "queries": [], "thought_queries": [], "finished": False,
+            "feedback_left": ctx.config.feedback_rounds, "log": [f"start: {n} objects seen"]}
+
+
+def self_query(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config: RunnableConfig) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    cfg = ctx.config
+    grammar = self_query_grammar(SELF_QUERY_ATTRIBUTES, cfg.max_self_query_items)
+    messages = self_query_messages(state["request"], SELF_QUERY_ATTRIBUTES, cfg.max_self_query_items)
+    log = list(state.get("log", []))
+    items: list[tuple[str, list[str]]] = []
+    for attempt in range(1, cfg.parse_retries + 2):
+        try:
+            text = _ask(ctx, config, messages, "embodiedrag:self_query", grammar, attempt)
+        except ContextOverflow as exc:
+            return {"finished": True, "outcome": "context_overflow", "log": [*log, f"self-query: {exc}"]}
+        try:
+            items = parse_self_query(text, SELF_QUERY_ATTRIBUTES, cfg.max_self_query_items)
+            break
+        except ReactParseError as err:
+            log.append(f"self-query rejected: {err}")
+    log.append("self-query: " + "; ".join(f"{label} [{', '.join(attrs)}]" for label, attrs in items))
+    return {"queries": [[label, attrs] for label, attrs in items], "log": log}
+
+
+def retrieve(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    cfg = ctx.config
+    scene = ctx.episode_scene()
+    began = time.perf_counter()
+    if cfg.graph == "full":
+        view = scene.full()
+    else:
+        queries = [(str(label), list(attrs)) for label, attrs in state.get("queries", [])]
+        have = {label for label, _ in queries}
+        queries += [(label, []) for label in state.get("thought_queries", []) if label not in have]
+        focus = [scene.held] if scene.held else []
+        for step in state.get("history", [])[-1:]:
+            focus += _ALIAS.findall(step.get("action", "")) + _ALIAS.findall(step.get("thought", ""))
+        view = scene.retrieve(queries, cfg.k, cfg.threshold, focus=focus, all_attributes=cfg.attributes == "all")
+    ctx.meter.retrieve_seconds.append(time.perf_counter() - began)
+    ctx.meter.shown.append(len(view.nodes))
+    ctx.meter.known.append(len(scene.objects))
+    return {"graph_text": view.render(), "shown_ids": view.ids}
+
+
+def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config: RunnableConfig) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    cfg = ctx.config
+    scene = ctx.episode_scene()
+    ids = list(state.get("shown_ids", []))
+    classes = _classes(ctx)
+    grammar = react_grammar(ids, classes)
+    history = list(state.get("history", []))
+    log = list(state.get("log", []))
+    reason: str | None = None
+    answer: ReactAnswer | None = None
+    for attempt in range(1, cfg.parse_retries + 2):
+        messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history, reason)
+        try:
+            text = _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
+        except ContextOverflow as exc:
+            ctx.meter.context_overflow = True
+            return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}
+        try:
+            answer = parse_react(text, ids, classes)
+            break
+        except ReactParseError as err:
+            reason = str(err)
+            log.append(f"step {state.get('step', 0)} rejected: {err}")
+    if answer is None:
+        step: Step = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
+        return {"history": [*history, step], "log": log}
+    step = {"thought": answer.thought, "action": answer.render()}
+    return {"history": [*history, step], "log": log}
+
+
+def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    scene = ctx.episode_scene()
+    history = list(state.get("history", []))
+    log = list(state.get("log", []))
+    number = state.get("step", 0) + 1
+    last = dict(history[-1]) if history else {}
+    if "observation" in last:  # the think node already recorded an invalid answer
+        return _after(state, ctx, number, log, history, done=False)
+    name, _, rest = last.get("action", "").partition("(")
+    answer = ReactAnswer(last.get("thought", ""), name, rest.rstrip(")") or None)
+    done = False
+    if name == "done":
+        done = True
+        observation = "finished"
+        if state.get("feedback_left", 0) > 0 and ctx.feedback is not None:
+            missing = ctx.feedback().strip()
+            state = {**state, "feedback_left": state.get("feedback_left", 0) - 1}
+            if missing:
+                done = False
+                observation = f"not finished: {missing}"
+    else:
+        try:
+            observation = scene.act(answer)
+        except EpisodeLimit as limit:
+            last["observation"] = f"stopped: {limit.reason}"
+            history[-1] = last
+            return {"history": history, "step": number, "finished": True, "outcome": limit.reason,
+                    "log": [*log, f"step {number}: {answer.render()} -> {limit.reason}"]}
+    last["observation"] = observation
+    history[-1] = last
+    log.append(f"step {number}: {answer.render()} -> {observation}")
+    update = _after(state, ctx, number, log, history, done)
+    update["thought_queries"] = _needs(answer.thought, scene.catalog.types)
+    return update
+
+
+def _after(state: EmbodiedRAGState, ctx: EmbodiedRAGContext, number: int, log: list[str], history: list[Step],
+           done: bool) -> dict[str, Any]:
+    update: dict[str, Any] = {"history": history, "step": number, "log": log,
+                              "feedback_left": state.get("feedback_left", 0)}
+    if done:
+        update.update(finished=True, outcome="done")
+    elif number >= ctx.config.max_steps:
+        update.update(finished=True, outcome="max_steps")
+    return update
+
+
+def _needs(thought: str, classes: Any) -> list[str]:
+    """The object classes the thought names ("I need the knife" -> "knife"): retrieved next step."""
+    text = " " + " ".join(re.sub(r"[^a-z]+", " ", thought.lower()).split()) + " "
+    found = []
+    for cls in classes:
+        label = humanize_label(cls)
+        if f" {label} " in text or f" {label}s " in text:
+            found.append(label)
+    # A longer name contains a shorter one ("butter knife" / "knife"): keep both, they retrieve alike.
+    return sorted(set(found))
+
+
+def finish(state: EmbodiedRAGState) -> dict[str, Any]:
+    return {"outcome": state.get("outcome") or "done"}
+
+
+# ------------------------------------------------------------------------------------ routing
+def after_start(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> str:
+    if state.get("finished"):
+        return "finish"
+    return "retrieve" if _ctx(runtime).config.graph == "full" else "self_query"
+
+
+def after_self_query(state: EmbodiedRAGState) -> str:
+    return "finish" if state.get("finished") else "retrieve"
+
+
+def after_think(state: EmbodiedRAGState) -> str:
+    return "finish" if state.get("finished") else "act"
+
+
+def after_act(state: EmbodiedRAGState) -> str:
+    return "finish" if state.get("finished") else "retrieve"
