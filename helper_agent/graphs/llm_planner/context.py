@@ -1,0 +1,83 @@
+"""Run-scoped dependencies of the LLM-Planner graph (LangGraph's runtime `context`).
+
+The caller hands the graph the environment to act on, the chat model, the few-shot pool and the
+plan vocabulary (allowed actions and the environment's object classes). The low-level controller
+(an `Executor` with HELPER's extras off) is built on first use and lives for the episode, so object
+bindings and everything observed carry over between re-plans.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from helper_agent.envs.base import Environment
+from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
+from helper_agent.graphs.llm_planner.plans import PlanVocabulary
+from helper_agent.llm import UsageRecorder
+from helper_agent.memory.fewshot import FewShotMemory, PlanExample
+from helper_agent.tools.executor import Executor
+
+
+class MissingEnvironment(RuntimeError):
+    """The graph was invoked without an environment in its context."""
+
+
+@dataclass
+class LLMPlannerContext:
+    env: Environment | None = None
+    chat_model: BaseChatModel | None = None
+    pool: FewShotMemory | None = None  # the few-shot pool (kNN over instructions)
+    vocabulary: PlanVocabulary | None = None  # first plan: allowed actions x the environment's object classes
+    config: LLMPlannerConfig = field(default_factory=LLMPlannerConfig)
+    usage: UsageRecorder = field(default_factory=UsageRecorder)
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+    executor: Executor | None = None
+    _all_examples: list[PlanExample] | None = None
+
+    def environment(self) -> Environment:
+        if self.env is None:
+            raise MissingEnvironment("the LLM-Planner graph needs an environment: pass LLMPlannerContext(env=...)")
+        return self.env
+
+    def chat(self) -> BaseChatModel:
+        if self.chat_model is None:
+            from helper_agent.config import get_settings
+            from helper_agent.llm import make_chat_model
+
+            self.chat_model = make_chat_model(get_settings().llm, temperature=get_settings().temperature)
+        return self.chat_model
+
+    def controller(self) -> Executor:
+        if self.executor is None:
+            from helper_agent.graphs.llm_planner.controller import make_controller
+
+            self.executor = make_controller(self.environment(), self.config)
+        return self.executor
+
+    def retrieve(self, request: str) -> list[PlanExample]:
+        """k examples: the nearest by instruction (kNN) or a random draw seeded by run and request."""
+        if self.pool is None:
+            return []
+        k = self.config.k
+        if self.config.retriever == "random":
+            if self._all_examples is None:
+                self._all_examples = self.pool.list()
+            rng = random.Random(f"{self.config.seed}:{request}")
+            return rng.sample(self._all_examples, min(k, len(self._all_examples)))
+        return [hit.record for hit in self.pool.retrieve(request, k=k)]
+
+    def first_vocabulary(self) -> PlanVocabulary:
+        if self.vocabulary is None:
+            from helper_agent.graphs.llm_planner.plans import ALFRED_ACTIONS
+            from helper_agent.world.catalog import load_catalog
+
+            self.vocabulary = PlanVocabulary.build(ALFRED_ACTIONS, load_catalog().names())
+        return self.vocabulary
+
+    def seen_objects(self) -> list[str]:
+        """The object classes observed so far (what the re-planner sees)."""
+        return sorted(self.controller().tracker.types_seen())

@@ -1,0 +1,64 @@
+"""LLM-Planner's prompt: task explanation, allowed actions, k in-context examples, then the query.
+
+The layout follows the paper (Song et al. 2023, Fig. 2 and Algorithm 1): each block reads
+
+    Task description: <goal instruction>
+    Step-by-step instructions: <steps>          (when the run uses them)
+    Completed plans: <subgoals done>             (re-planning only)
+    Visible objects are <objects seen>           (re-planning, or when the run shows them)
+    Next plans:
+
+and an example's answer is its plan. Examples go in as user/assistant turns, which small chat models
+follow better than one long completion prompt; the system turn holds the explanation and the list
+of allowed actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from helper_agent.graphs.llm_planner.plans import Step, format_plan
+
+EXPLANATION = ("Create a high-level plan for completing a household task using the allowed actions and visible objects. "
+               "A plan is a comma-separated list of steps; each step is an action followed by one object.")
+
+
+@dataclass
+class PlanQuery:
+    """One block of the prompt (an example's or the query's)."""
+
+    task: str
+    steps: Sequence[str] = ()
+    completed: Sequence[Step] | None = None
+    visible: Sequence[str] | None = None
+    plan: Sequence[Step] = field(default_factory=list)  # an example's answer
+
+    def text(self) -> str:
+        lines = [f"Task description: {self.task.strip()}"]
+        if self.steps:
+            lines.append("Step-by-step instructions: " + " ".join(s.strip() for s in self.steps if s.strip()))
+        if self.completed is not None:
+            lines.append(f"Completed plans: {format_plan(self.completed) or 'none'}")
+        if self.visible is not None:
+            lines.append("Visible objects are " + (", ".join(sorted({v.lower() for v in self.visible})) or "none"))
+        lines.append("Next plans:")
+        return "\n".join(lines)
+
+
+def planner_messages(actions: Sequence[str], examples: Sequence[PlanQuery], query: PlanQuery,
+                     error: str = "", previous: str = "") -> list[BaseMessage]:
+    """The chat messages of one planning call (first plan or re-plan); `error` asks for a fix of
+    `previous` after the parser rejected it."""
+    system = f"{EXPLANATION}\n\nAllowed actions: {', '.join(actions)}"
+    messages: list[BaseMessage] = [SystemMessage(content=system)]
+    for example in examples:
+        messages.append(HumanMessage(content=example.text()))
+        messages.append(AIMessage(content=format_plan(example.plan)))
+    messages.append(HumanMessage(content=query.text()))
+    if error:
+        messages.append(AIMessage(content=previous.strip() or "(no plan)"))
+        messages.append(HumanMessage(content=f"That plan was rejected: {error}\nWrite the plan again.\nNext plans:"))
+    return messages
