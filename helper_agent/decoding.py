@@ -117,7 +117,7 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     # knows the class and offers only the attributes (end states) that class can reach.
     rules["decl"] = 'name " = InteractionObject(" cls'
     rules["name"] = f"[a-z] [a-z0-9_]{{0,{MAX_NAME_CHARS - 1}}}"
-    rules["cls"] = '"\\"" [A-Z] [a-zA-Z]{1,30} "\\""'
+    rules["cls"] = f'"\\"" {_class_names()} "\\""'
     calls = []
     for n, (name, cls) in enumerate(sorted(state.names.items())):
         methods = []
@@ -170,7 +170,7 @@ def decl_tail_grammar(cls: str) -> str:
     attributes = [a for a, method in api.ATTRIBUTE_METHODS.items() if affords(method, cls)]
     rules = {
         "root": 'landmark? attributes? ")\\n"' if attributes else 'landmark? ")\\n"',
-        "landmark": '", landmark=\\"" [A-Z] [a-zA-Z]{1,30} "\\""',
+        "landmark": f'", landmark=\\"" {_class_names()} "\\""',
     }
     if attributes:
         rules["attributes"] = '", attributes=[" attr (", " attr)* "]"'
@@ -256,6 +256,15 @@ class ProgramDecoder:
             # What llama.cpp evaluated beyond the tokens this decoding wrote itself.
             prompt_evaluated = max(after - before - completion, 0)
         return DecodeResult(text, prompt_tokens, completion, prompt_evaluated, time.perf_counter() - started, calls, stopped_by)
+
+
+@functools.lru_cache(maxsize=1)
+def _class_names() -> str:
+    """The catalog's object classes as one GBNF alternation: a class is a name the world knows, not
+    any capitalised word (the 0.5B model wrote "PotatoSlicedSlicedSliced..." to the length cap)."""
+    from helper_agent.program.grammar import default_class_names
+
+    return _alt([_lit(name) for name in default_class_names()])
 
 
 @functools.lru_cache(maxsize=1)

@@ -151,3 +151,16 @@ def test_a_declaration_line_ends_only_after_its_keywords() -> None:
     assert rules["decl"] == 'name " = InteractionObject(" cls'
     assert all('"\\n"' in option for option in rules["stmt"].strip("()").split(" | ")[1:])
     assert decl_tail_grammar("Pot").splitlines()[0].endswith('")\\n"')
+
+
+def test_a_class_is_one_of_the_catalog_names_not_any_capitalised_word() -> None:
+    """The 0.5B model wrote `InteractionObject("PotatoSlicedSlicedSliced...")` to the length cap
+    when any capitalised word was a class; now the class and the landmark are catalog names."""
+    from helper_agent.program.grammar import default_class_names
+
+    rules = dict(line.split(" ::= ", 1) for line in line_grammar(DecodeState(), max_lines=30).splitlines())
+    offered_classes = re.findall(r'"([A-Za-z]+)"', rules["cls"])
+    assert offered_classes == list(default_class_names()) and "PotatoSliced" in offered_classes
+    assert "PotatoSlicedSliced" not in rules["cls"]
+    tail = dict(line.split(" ::= ", 1) for line in decl_tail_grammar("Pot").splitlines())
+    assert re.findall(r'"([A-Za-z]+)"', tail["landmark"].split("(", 1)[1]) == list(default_class_names())

@@ -130,6 +130,11 @@ def _default_classes() -> tuple[str, ...]:
     return tuple(view.names())
 
 
+def default_class_names() -> tuple[str, ...]:
+    """The object classes a program may name: the catalog's, sorted."""
+    return tuple(sorted(_default_classes()))
+
+
 def _statement(class_arg: Expr) -> Expr:
     """The constructor for a statement whose class argument is `class_arg` (a string, or in a list
     loop also the loop variable)."""
