@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.subgoals import SubgoalKind
 
 ArgKind = Literal["id", "class", "none"]
@@ -83,44 +84,46 @@ def action_help() -> str:
     return "\n".join(lines)
 
 
-def _lit(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def react_grammar(ids: list[str], classes: list[str]) -> str:
-    """GBNF for one ReAct answer; id actions only when some id is shown, ids and classes as listed."""
+def react_cfg(ids: list[str], classes: list[str]) -> Grammar:
+    """The ReAct answer grammar as data; id actions only when some id is shown."""
     for name in [*ids, *classes]:
         if not _ID.match(name):
             raise ValueError(f"{name!r} cannot be an action argument")
-    alternatives = []
+    options: list[Expr | str] = []
     if ids:
-        alternatives.append("idaction \"(\" id \")\"")
+        options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
     if classes:
-        alternatives.append("\"search(\" cls \")\"")
-    alternatives += [_lit(f"{a.name}()") for a in ACTIONS if a.arg == "none"]
-    rules = [
-        'root ::= "Thought: " thought "\\nAction: " action',
-        "thought ::= [^\\n]{1," + str(MAX_THOUGHT_CHARS) + "}",
-        "action ::= " + " | ".join(alternatives),
-    ]
+        options.append(seq("search(", Ref("cls"), ")"))
+    options += [f"{a.name}()" for a in ACTIONS if a.arg == "none"]
+    rules: dict[str, Expr] = {
+        "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
+        "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
+        "action": alt(*options),
+    }
     if ids:
-        rules.append("idaction ::= " + " | ".join(_lit(a.name) for a in ACTIONS if a.arg == "id"))
-        rules.append("id ::= " + " | ".join(_lit(i) for i in sorted(set(ids))))
+        rules["idaction"] = alt(*[a.name for a in ACTIONS if a.arg == "id"])
+        rules["id"] = alt(*sorted(set(ids)))
     if classes:
-        rules.append("cls ::= " + " | ".join(_lit(c) for c in sorted(set(classes))))
-    return "\n".join(rules) + "\n"
+        rules["cls"] = alt(*sorted(set(classes)))
+    return Grammar(rules)
 
 
-_ANSWER = re.compile(r"^\s*Thought:\s?(?P<thought>[^\n]*)\nAction:\s?(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
+def react_grammar(ids: list[str], classes: list[str]) -> str:
+    """GBNF for one ReAct answer (`react_cfg` rendered for llama.cpp)."""
+    return react_cfg(ids, classes).to_gbnf()
+
+
+_ANSWER = re.compile(r"^\s*Thought:[ \t]*(?P<thought>[^\n]*)\nAction:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
 
 
 def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
     """The answer's thought and action; `ReactParseError` says what is wrong."""
-    match = _ANSWER.match(text.strip("\n") if text.startswith("\n") else text.rstrip())
+    match = _ANSWER.match(text.strip())
     if match is None:
         raise ReactParseError("answer with exactly two lines: 'Thought: ...' then 'Action: name(argument)'")
-    thought = match.group("thought").strip()
-    if not thought or len(match.group("thought")) > MAX_THOUGHT_CHARS:
+    raw = match.group("thought")
+    thought = raw.strip() or raw
+    if not raw or len(raw) > MAX_THOUGHT_CHARS:
         raise ReactParseError(f"the thought must be one line of 1 to {MAX_THOUGHT_CHARS} characters")
     name, arg = match.group("name"), match.group("arg").strip()
     spec = BY_NAME.get(name)
@@ -140,16 +143,18 @@ def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
 
 
 # ------------------------------------------------------------------------------------ self-query
+def self_query_cfg(attributes: list[str], max_items: int) -> Grammar:
+    """Up to `max_items` lines `- object name: attr, attr` (attributes optional), as data."""
+    return Grammar({
+        "root": seq(Ref("item"), Repeat(seq("\n", Ref("item")), 0, max(max_items - 1, 0))),
+        "item": seq("- ", Ref("label"), opt(seq(": ", Ref("attr"), Repeat(seq(", ", Ref("attr")), 0, 3)))),
+        "label": seq(chars("a-z"), Repeat(chars("a-z "), 0, 30)),
+        "attr": alt(*attributes),
+    })
+
+
 def self_query_grammar(attributes: list[str], max_items: int) -> str:
-    """GBNF for the self-query: up to `max_items` lines `- object name: attr, attr` (attributes optional)."""
-    attrs = " | ".join(_lit(a) for a in attributes)
-    more = f"{{0,{max(max_items - 1, 0)}}}"
-    return "\n".join([
-        f'root ::= item ("\\n" item){more}',
-        'item ::= "- " label (": " attr (", " attr){0,3})?',
-        "label ::= [a-z] [a-z ]{0,30}",
-        f"attr ::= {attrs}",
-    ]) + "\n"
+    return self_query_cfg(attributes, max_items).to_gbnf()
 
 
 _ITEM = re.compile(r"^\s*[-*]?\s*(?P<label>[A-Za-z][A-Za-z ]{0,40}?)\s*(?::\s*(?P<attrs>[A-Za-z, ]*))?\s*$")

@@ -122,7 +122,8 @@ def retrieve(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> d
         queries += [(label, []) for label in state.get("thought_queries", []) if label not in have]
         focus = [scene.held] if scene.held else []
         for step in state.get("history", [])[-1:]:
-            focus += _ALIAS.findall(step.get("action", "")) + _ALIAS.findall(step.get("thought", ""))
+            for key in ("thought", "action", "observation"):
+                focus += _ALIAS.findall(step.get(key, ""))
         view = scene.retrieve(queries, cfg.k, cfg.threshold, focus=focus, all_attributes=cfg.attributes == "all")
     ctx.meter.retrieve_seconds.append(time.perf_counter() - began)
     ctx.meter.shown.append(len(view.nodes))
@@ -211,7 +212,7 @@ def _after(state: EmbodiedRAGState, ctx: EmbodiedRAGContext, number: int, log: l
 
 def _needs(thought: str, classes: Any) -> list[str]:
     """The object classes the thought names ("I need the knife" -> "knife"): retrieved next step."""
-    text = " " + " ".join(re.sub(r"[^a-z]+", " ", thought.lower()).split()) + " "
+    text = " " + " ".join(re.sub(r"[^a-z]+", " ", humanize_label(thought)).split()) + " "
     found = []
     for cls in classes:
         label = humanize_label(cls)
