@@ -1,9 +1,131 @@
-"""`helper eval eai`: registered on the `helper eval` app by `register`."""
+"""`helper eval eai`: EAI's VirtualHome action sequencing, scored by EAI's own evaluator.
+
+Needs the optional extra: `pip install -e '.[virtualhome]'`.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+console = Console()
+
+
+def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:
+    """The chat model; a local model gets the context length EAI's long prompts need."""
+    from helper_agent.llm import (
+        LOCAL_MODELS,
+        LlamaCppChatModel,
+        LLMUnavailable,
+        assemble_local_model,
+        make_chat_model,
+    )
+
+    try:
+        if llm == "local" or llm.startswith("local:"):
+            size = llm.partition(":")[2] or "0.5b"
+            if size not in LOCAL_MODELS:
+                raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
+            return LlamaCppChatModel(model_path=str(assemble_local_model(size)), n_ctx=n_ctx, max_tokens=max_tokens,
+                                     temperature=0.0)
+        return make_chat_model(llm, max_tokens=max_tokens)
+    except LLMUnavailable as exc:
+        console.print(f"[red]cannot load the chat model:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[note]}"),
+                    TimeElapsedColumn(), TimeRemainingColumn(), console=console)
+
+
+def _table(rows: list[dict[str, Any]], title: str) -> None:
+    from helper_agent.evals.eai.report import COLUMNS
+
+    table = Table(title=title)
+    for column in ("row", "tasks", *COLUMNS, "LLM s/task", "prompt tok/task", "full-seq SR"):
+        table.add_column(column, overflow="fold")
+    for r in rows:
+        table.add_row(r["name"], str(r["tasks"]), *(f"{r[c]:.1f}" for c in COLUMNS), str(r.get("llm_seconds_per_task", "")),
+                      str(r.get("prompt_tokens_per_task", "")), str(r.get("full_sequence_success", "")))
+    console.print(table)
+
+
+def eai(
+    task: str = typer.Option("action-sequencing", help="EAI task (only action-sequencing)."),
+    agent: str = typer.Option("helper", help="Method: helper (llm-planner, prag, embodiedrag have no EAI adapter yet)."),
+    mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
+    limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),
+    out: Path = typer.Option(..., help="Run folder: results.jsonl (resumable), scores/, report.md."),
+    k: int = typer.Option(3, help="Retrieved examples (other tasks' gold sequences, leave-one-out); 0 = none."),
+    n_ctx: int = typer.Option(8192, help="Context length for a local model (EAI prompts take ~2.4k tokens, examples more)."),
+    max_tokens: int = typer.Option(640, help="Answer length bound (tokens)."),
+    max_replans: int = typer.Option(2, help="Closed loop: corrections after failed actions."),
+    peers: bool = typer.Option(True, "--peers/--no-peers", help="Score the 15 packaged LLM outputs on the same tasks."),
+    peers_only: bool = typer.Option(False, "--peers-only", help="Only the peers' table (no agent, no LLM)."),
+) -> None:
+    """EAI VirtualHome action sequencing: our agent and the 15 packaged LLMs, scored by EAI's evaluator."""
+    from helper_agent.evals.eai.peers import peer_models, score_outputs, score_peers
+    from helper_agent.evals.eai.report import our_extras, row, write_report
+    from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
+    from helper_agent.evals.eai.tasks import EaiUnavailable, select_tasks
+
+    spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=k, max_replans=max_replans, n_ctx=n_ctx, task=task)
+    try:
+        if not peers_only:
+            check_spec(spec)
+        tasks = select_tasks(limit)
+    except (ValueError, EaiUnavailable) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    ids = [t.identifier for t in tasks]
+    rows: list[dict[str, Any]] = []
+    if not peers_only:
+        if mode == "closed-loop":
+            console.print("[yellow]closed-loop: the agent acts and sees failures — NOT EAI's open-loop protocol[/yellow]")
+        chat = _chat(llm, n_ctx, max_tokens)
+        stats = {"done": 0, "seq": 0}
+        with _progress() as bar:
+            job = bar.add_task(spec.row_name, total=len(tasks), note="")
+
+            def step(record: dict[str, Any]) -> None:
+                stats["done"] += 1
+                stats["seq"] += int(bool(record.get("sequence_success")))
+                bar.update(job, advance=1, note=f"full-seq SR {100 * stats['seq'] / stats['done']:.0f}%")
+
+            try:
+                records = run_tasks(spec, chat, out, tasks=tasks, progress=step)
+            except ValueError as exc:
+                console.print(f"[red]error:[/red] {exc}")
+                raise typer.Exit(2) from None
+        console.print("scoring with EAI's evaluate_results ...")
+        ours = score_outputs(spec.row_name, responses(records), out)
+        rows.append({**row(spec.row_name, ours), **our_extras(records)})
+    if peers or peers_only:
+        with _progress() as bar:
+            job = bar.add_task("peers (EAI's evaluator)", total=len(peer_models()), note="")
+            scored = score_peers(ids, out, progress=lambda m: bar.update(job, advance=1, note=m))
+        rows += [row(name, s) for name, s in sorted(scored.items(), key=lambda kv: -kv[1]["summary"]["goal_evaluation"]["task_success_rate"])]
+    title = f"EAI VirtualHome action sequencing, first {len(ids)} tasks, % by EAI's evaluate_results"
+    if mode == "closed-loop" and not peers_only:
+        title += " (our row: CLOSED-LOOP)"
+    _table(rows, title)
+    console.print(f"report: {write_report(rows, out, title)}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `helper eval` (none yet)."""
+    """Add `helper eval eai` to `helper eval`."""
+    app.command("eai")(eai)

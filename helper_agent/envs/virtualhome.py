@@ -1,0 +1,268 @@
+"""VirtualHome (EAI's evolving-graph simulator) behind the `Environment` protocol.
+
+The Embodied Agent Interface (`pip install -e '.[virtualhome]'`) ships VirtualHome's
+action-sequencing tasks with their initial scene graphs, a symbolic simulator (`MotionPlanner` over
+`EnvironmentState`) and goal checks. This adapter resets to a task's initial graph, executes
+actions in EAI's vocabulary (`[WALK] <sink> (12)`) exactly as EAI's evaluator does (its
+evaluation-mode executor, whose failures carry an error type: wrong order, missing step,
+affordance, additional step), and answers success with EAI's own goal check on the current graph
+and the executed actions. An agent may act step by step (`step`, `execute`) or hand over a whole
+sequence (`run`).
+
+Observations are symbolic: the TEACh-shaped `Observation` carries the task's relevant objects
+(those EAI's prompt lists) as `ObjectView`s with their states; there is no metric pose or
+navigation grid (VirtualHome walks by name).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from helper_agent.envs.base import NavigationGrid, ObjectView, Observation, StepOutcome
+from helper_agent.world.actions import ActionResult
+
+SCENE_ID = 1
+CHARACTER_ID = 65  # EAI's acting character in scene 1
+ERROR_TYPES = {0: "wrong_order", 1: "missing_step", 2: "affordance_error", 3: "unseen_object",
+               4: "additional_step", 5: "unknown_error"}
+ADDITIONAL_STEP = 4  # EAI's evaluator skips such a step and goes on; every other failure ends a plan
+
+
+class VirtualHomeUnavailable(RuntimeError):
+    """`virtualhome-eval` is not installed."""
+
+
+def _package() -> Path:
+    try:
+        import virtualhome_eval
+    except ImportError:
+        raise VirtualHomeUnavailable("virtualhome-eval is not installed: pip install -e '.[virtualhome]'") from None
+    return Path(virtualhome_eval.__file__).parent
+
+
+def _dataset_root() -> Path:
+    return _package() / "dataset" / "programs_processed_precond_nograb_morepreconds"
+
+
+@lru_cache(maxsize=1)
+def _goal_tables() -> tuple[dict[str, Any], dict[str, str]]:
+    resources = _package() / "resources" / "virtualhome"
+    goals = json.loads((resources / "task_state_LTL_formula_accurate.json").read_text())[f"scene_{SCENE_ID}"]
+    id2task = json.loads((resources / "id2task.json").read_text())
+    return goals, id2task
+
+
+@lru_cache(maxsize=1)
+def _metadata_tables() -> tuple[Any, Any, Any]:
+    import virtualhome_eval.simulation.evolving_graph.utils as utils
+
+    return utils.load_name_equivalence(), utils.load_properties_data(), utils.load_object_placing()
+
+
+@dataclass(frozen=True)
+class TaskGoals:
+    """EAI's symbolic goal of a task: node goals (states), edge goals (relations), action goals."""
+
+    nodes: list[dict[str, Any]]
+    edges: list[dict[str, Any]]
+    actions: list[str]
+
+
+def task_goals(task_id: str) -> TaskGoals:
+    from virtualhome_eval.simulation.evolving_graph.eval_utils import remove_duplicate_dicts
+
+    goals, id2task = _goal_tables()
+    vh_goal = goals[id2task[task_id]][task_id]["vh_goal"]
+    nodes = [g for g in vh_goal["goal"] if {"id", "class_name", "state"} <= set(g)]
+    edges = [g for g in vh_goal["goal"] if {"from_id", "to_id", "relation_type"} <= set(g)]
+    return TaskGoals(remove_duplicate_dicts(nodes), remove_duplicate_dicts(edges), sorted(set(vh_goal["actions"])))
+
+
+@dataclass
+class GoalReport:
+    """EAI's goal check on a state: matched counts and whether everything is satisfied."""
+
+    success: bool
+    node_matched: int
+    edge_matched: int
+    action_matched: int
+    totals: tuple[int, int, int]
+
+
+@dataclass
+class _Episode:
+    task_id: str
+    planner: Any
+    goals: TaskGoals
+    name_to_id: dict[str, int]
+    executed: list[str] = field(default_factory=list)  # script lines that succeeded
+    history_states: list[dict[str, Any]] = field(default_factory=list)
+
+
+_LINE = re.compile(r"^\[(\w+)\]")
+
+
+class VirtualHomeEnv:
+    """One EAI task at a time; `reset(task_id)` starts it from its initial scene graph."""
+
+    def __init__(self, task_id: str | None = None) -> None:
+        _package()
+        self.steps = 0
+        self.failures = 0
+        self.last_error_type: str | None = None
+        self._episode: _Episode | None = None
+        self._last: tuple[str | None, bool, str] = (None, True, "")
+        if task_id is not None:
+            self.reset(task_id)
+
+    # ------------------------------------------------------------------ lifecycle
+    def reset(self, scene: Any = None, *, room_type: str | None = None) -> Observation:
+        """Start task `scene` (an EAI file id such as "27_2") from its initial graph."""
+        if scene is None:
+            if self._episode is None:
+                raise ValueError("VirtualHomeEnv.reset needs a task id the first time")
+            scene = self._episode.task_id
+        from virtualhome_eval.simulation.evolving_graph.eval_utils import construct_planner
+
+        equivalence, properties, placing = _metadata_tables()
+        planner, _, _, _, _ = construct_planner(equivalence, properties, placing, scenegraph_id=SCENE_ID,
+                                                script_id=str(scene), dataset_root=str(_dataset_root()))
+        goals = task_goals(str(scene))
+        *_, name_to_id = planner.get_symbolic_goal_nl(goals.nodes, goals.edges, action_goals=goals.actions)
+        self._episode = _Episode(str(scene), planner, goals, dict(name_to_id),
+                                 history_states=[copy.deepcopy(planner.env_state.to_dict())])
+        self.steps = self.failures = 0
+        self.last_error_type = None
+        self._last = (None, True, "")
+        return self.observe()
+
+    @property
+    def episode(self) -> _Episode:
+        if self._episode is None:
+            raise RuntimeError("VirtualHomeEnv: call reset(task_id) first")
+        return self._episode
+
+    @property
+    def task_id(self) -> str:
+        return self.episode.task_id
+
+    @property
+    def object_ids(self) -> dict[str, int]:
+        """The task's relevant object names -> graph ids (the names EAI's prompt lists)."""
+        return dict(self.episode.name_to_id)
+
+    @property
+    def executed(self) -> list[str]:
+        """The script lines that have succeeded, in order."""
+        return list(self.episode.executed)
+
+    # ------------------------------------------------------------------ acting
+    def line(self, action: str, *objects: str) -> str:
+        """`[ACTION] <name> (id) ...` for names of the task's objects (KeyError for another name)."""
+        ids = self.episode.name_to_id
+        return " ".join([f"[{action.upper()}]", *(f"<{o}> ({ids[o]})" for o in objects)])
+
+    def step(self, action: str, object_id: str | None = None) -> StepOutcome:
+        """One action; `object_id` is an object name, or two joined by `|` for two-argument actions."""
+        objects = [o for o in (object_id or "").split("|") if o]
+        try:
+            script = self.line(action, *objects)
+        except KeyError as exc:
+            return self._record(ActionResult(action, object_id, False, f"unknown object {exc.args[0]!r}"), None)
+        return self.execute(script)
+
+    def execute(self, script: str) -> StepOutcome:
+        """One script line, executed as EAI's evaluator executes it (evaluation-mode executor)."""
+        from virtualhome_eval.simulation.evolving_graph.checker import TemporalOrderChecker
+
+        episode = self.episode
+        match = _LINE.match(script.strip())
+        action = match.group(1) if match else script
+        try:
+            ok, info = episode.planner.my_execute_primitive_action_eval(script)
+        except Exception as exc:  # noqa: BLE001 - the simulator raises on malformed lines and unknown actions
+            return self._record(ActionResult(action, script, False, f"cannot execute {script!r}: {exc}"), "unknown_error")
+        if ok:
+            episode.executed.append(script)
+            episode.history_states.append(copy.deepcopy(episode.planner.env_state.to_dict()))
+            return self._record(ActionResult(action, script, True), None)
+        checked = TemporalOrderChecker(info, copy.deepcopy(episode.history_states)).run_checker()
+        error_type = ERROR_TYPES.get(checked.get_error_type(), "unknown_error")
+        message = checked.get_error_string() or info.get_error_string() or "not executable"
+        return self._record(ActionResult(action, script, False, f"{error_type}: {message}"), error_type)
+
+    def run(self, scripts: list[str], *, stop_on_failure: bool = True) -> list[ActionResult]:
+        """A whole sequence, as EAI's evaluator runs it: an additional step is skipped, any other
+        failure ends the sequence (unless `stop_on_failure=False`)."""
+        results = []
+        for script in scripts:
+            outcome = self.execute(script)
+            results.append(outcome.result)
+            if not outcome.result.success and stop_on_failure and self.last_error_type != "additional_step":
+                break
+        return results
+
+    def _record(self, result: ActionResult, error_type: str | None) -> StepOutcome:
+        self.steps += 1
+        if not result.success:
+            self.failures += 1
+        self.last_error_type = error_type
+        self._last = (result.action, result.success, result.error)
+        return StepOutcome(result, self.observe)
+
+    # ------------------------------------------------------------------ success (EAI's goal check)
+    def goal_report(self) -> GoalReport:
+        from virtualhome_eval.simulation.evolving_graph.eval_utils import scene_evaluate_wID
+
+        episode, goals = self.episode, self.episode.goals
+        nodes, edges, actions, success, *_ = scene_evaluate_wID(
+            episode.planner.env_state.to_dict(), goals.nodes, goals.edges, CHARACTER_ID,
+            action_seq=list(episode.executed), action_goals=goals.actions)
+        return GoalReport(bool(success), nodes, edges, actions, (len(goals.nodes), len(goals.edges), len(goals.actions)))
+
+    def success(self) -> bool:
+        return self.goal_report().success
+
+    # ------------------------------------------------------------------ observing
+    def state_dict(self) -> dict[str, Any]:
+        return self.episode.planner.env_state.to_dict()
+
+    def observe(self) -> Observation:
+        state = self.state_dict()
+        ids = set(self.episode.name_to_id.values())
+        nodes = {n["id"]: n for n in state["nodes"]}
+        held = next((str(e["to_id"]) for e in state["edges"]
+                     if e["from_id"] == CHARACTER_ID and e["relation_type"] in ("HOLDS_RH", "HOLDS_LH")), None)
+        near = {e["to_id"] for e in state["edges"] if e["from_id"] == CHARACTER_ID and e["relation_type"] == "CLOSE"}
+        views = tuple(ObjectView(str(i), nodes[i]["class_name"], 0.0 if i in near else 1.0, i in near,
+                                 (0.0, 0.0, 0.0), state={"states": list(nodes[i].get("states", [])),
+                                                         "properties": list(nodes[i].get("properties", []))})
+                      for i in sorted(ids) if i in nodes)
+        action, ok, error = self._last
+        return Observation((0, 0, 0, 0), (0.0, 0.0), held, views, action, ok, error)
+
+    def metadata(self) -> dict[str, Any]:
+        action, ok, _ = self._last
+        return {"task_id": self.task_id, "objects": self.objects_metadata(), "lastAction": action,
+                "lastActionSuccess": ok, "executed": self.executed}
+
+    def objects_metadata(self) -> list[dict[str, Any]]:
+        nodes = {n["id"]: n for n in self.state_dict()["nodes"]}
+        return [{"objectId": str(i), "objectType": name, "states": list(nodes[i].get("states", [])),
+                 "properties": list(nodes[i].get("properties", []))}
+                for name, i in self.episode.name_to_id.items() if i in nodes]
+
+    def navigation_grid(self) -> NavigationGrid:
+        return NavigationGrid(1, 1, (0.0, 0.0), 1.0, frozenset())  # VirtualHome walks by name: no grid
+
+    def render(self, path: str | Path) -> Path:
+        """The current scene graph as JSON (no images in a symbolic simulator)."""
+        path = Path(path)
+        path.write_text(json.dumps(self.state_dict()))
+        return path

@@ -1,0 +1,59 @@
+"""The comparison table: our rows beside the 15 packaged LLMs, every row from EAI's evaluator.
+
+Columns are EAI's summary fields (percentages of the tasks its evaluator keeps: it drops a task
+whose own gold final state fails its goal check): task success, execution success, and its error
+breakdown. Our rows add LLM seconds and prompt tokens per task, and the share of tasks whose full
+sequence (repeated action names kept) satisfies EAI's goal check in the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg_number", "wrong_order",
+           "missing_step", "affordance", "additional_step")
+
+
+def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
+    """One table row from a `score_outputs` record."""
+    summary = score["summary"]
+    goal, trajectory = summary["goal_evaluation"], summary["trajectory_evaluation"]
+    grammar, runtime = trajectory["grammar_error"], trajectory["runtime_error"]
+    return {
+        "name": name, "tasks": len(score["ids"]), "scored": len(score.get("errors", {})),
+        "task_success": goal["task_success_rate"], "execution_success": trajectory["execution_success_rate"],
+        "parsing": grammar["parsing"], "hallucination": grammar["hallucination"],
+        "arg_number": grammar["predicate_argument_number"], "wrong_order": runtime["wrong_order"],
+        "missing_step": runtime["missing_step"], "affordance": runtime["affordance_error"],
+        "additional_step": runtime["additional_step"],
+    }
+
+
+def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM cost per task and the full-sequence success (ours, not EAI's evaluator)."""
+    n = max(len(records), 1)
+    usage = [r.get("usage", {}) for r in records]
+    return {
+        "llm_seconds_per_task": round(sum(u.get("llm_seconds", 0.0) for u in usage) / n, 2),
+        "prompt_tokens_per_task": round(sum(u.get("prompt_tokens", 0) for u in usage) / n, 1),
+        "max_prompt_tokens_per_call": max((u.get("prompt_tokens", 0) / max(u.get("llm_calls", 1), 1) for u in usage), default=0),
+        "llm_calls_per_task": round(sum(u.get("llm_calls", 0) for u in usage) / n, 2),
+        "full_sequence_success": round(100.0 * sum(bool(r.get("sequence_success")) for r in records) / n, 2),
+    }
+
+
+def markdown(rows: list[dict[str, Any]], title: str) -> str:
+    head = ["name", "tasks", *COLUMNS, "llm_seconds_per_task", "prompt_tokens_per_task", "full_sequence_success"]
+    lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r.get(h, "")) for h in head) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(rows: list[dict[str, Any]], run_dir: Path, title: str) -> Path:
+    (run_dir / "report.json").write_text(json.dumps(rows, indent=1))
+    path = run_dir / "report.md"
+    path.write_text(markdown(rows, title))
+    return path

@@ -1,0 +1,128 @@
+"""Runs an agent over EAI tasks into a resumable `results.jsonl`, then scores it with EAI's evaluator.
+
+One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
+`sequence_success`: EAI's goal check after executing *every* step in the simulator. EAI's
+evaluator reads the response with `json.loads`, which keeps only the last of repeated keys, so a
+sequence that repeats an action name (WALK, WALK, ...) is scored on a collapsed sequence; the
+second figure shows what that costs (it is ours, not EAI's, and labelled so).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from helper_agent.evals.eai.grammar import Step
+from helper_agent.evals.eai.tasks import EaiTask, select_tasks
+
+AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
+IMPLEMENTED = ("helper",)
+MODES = ("open-loop", "closed-loop")
+
+
+@dataclass(frozen=True)
+class EaiRunSpec:
+    """What a run is; stored as `spec.json` so a resumed run cannot mix settings."""
+
+    agent: str = "helper"
+    mode: str = "open-loop"
+    llm: str = "local"
+    limit: int | None = None
+    k: int = 3
+    max_steps: int = 40
+    max_replans: int = 2
+    n_ctx: int = 8192
+    task: str = "action-sequencing"
+
+    @property
+    def row_name(self) -> str:
+        llm = self.llm.replace("/", "-").replace(":", "-")
+        return f"ours-{self.agent}-{self.mode}-{llm}"
+
+
+def check_spec(spec: EaiRunSpec) -> None:
+    if spec.task != "action-sequencing":
+        raise ValueError("only --task action-sequencing is implemented")
+    if spec.mode not in MODES:
+        raise ValueError(f"--mode takes {' or '.join(MODES)}")
+    if spec.agent not in AGENTS:
+        raise ValueError(f"--agent takes {', '.join(AGENTS)}")
+    if spec.agent not in IMPLEMENTED:
+        raise ValueError(f"agent {spec.agent!r} has no EAI adapter yet (only {', '.join(IMPLEMENTED)} runs its "
+                         "method on EAI); it is not substituted by another method")
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_results(run_dir: Path) -> list[dict[str, Any]]:
+    return _read(run_dir / "results.jsonl")
+
+
+def sequence_success(task_id: str, steps: list[Step]) -> bool:
+    """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    env = VirtualHomeEnv(task_id)
+    try:
+        env.run([env.line(a, *args) for a, args in steps])
+    except KeyError:
+        return False
+    return env.success()
+
+
+def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask] | None = None,
+              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Run (or resume) `spec` into `run_dir/results.jsonl`; returns all records in task order."""
+    from helper_agent.evals.eai.closed_loop import HelperActor
+    from helper_agent.evals.eai.memory import GoldMemory
+    from helper_agent.evals.eai.open_loop import HelperSequencer
+
+    check_spec(spec)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    spec_path = run_dir / "spec.json"
+    if spec_path.exists():
+        old = json.loads(spec_path.read_text())
+        if {k: v for k, v in old.items() if k != "limit"} != {k: v for k, v in asdict(spec).items() if k != "limit"}:
+            raise ValueError(f"{run_dir} holds a run with other settings ({old}); choose another --out")
+    spec_path.write_text(json.dumps(asdict(spec), indent=1))
+    tasks = tasks if tasks is not None else select_tasks(spec.limit)
+    done = {r["identifier"] for r in load_results(run_dir)}
+    if memory is None and spec.k > 0:
+        memory = GoldMemory()
+    sequencer = HelperSequencer(chat, memory, k=spec.k, max_steps=spec.max_steps)
+    results_path = run_dir / "results.jsonl"
+    for task in tasks:
+        if task.identifier in done:
+            continue
+        record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode}
+        if spec.mode == "open-loop":
+            answer = sequencer.write(task)
+            record.update(llm_output=answer.text, steps=answer.steps, attempts=answer.attempts,
+                          problems=answer.problems, usage=answer.usage, seconds=answer.seconds,
+                          examples=answer.example_ids, sequence_success=sequence_success(task.identifier, answer.steps))
+        else:
+            from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+            env = VirtualHomeEnv(task.identifier)
+            episode = HelperActor(sequencer, max_replans=spec.max_replans).act(task, env)
+            record.update(llm_output=episode.text, steps=episode.executed, attempts=episode.attempts,
+                          replans=episode.replans, failures=episode.failures, usage=episode.usage,
+                          seconds=episode.seconds, examples=episode.example_ids, sequence_success=env.success())
+        with results_path.open("a") as handle:
+            handle.write(json.dumps(record) + "\n")
+        if progress:
+            progress(record)
+    order = {t.identifier: i for i, t in enumerate(tasks)}
+    return sorted((r for r in load_results(run_dir) if r["identifier"] in order), key=lambda r: order[r["identifier"]])
+
+
+def responses(records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """EAI's response format: `[{"identifier": ..., "llm_output": ...}, ...]`."""
+    return [{"identifier": r["identifier"], "llm_output": r["llm_output"]} for r in records]
