@@ -120,21 +120,120 @@ def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm
          agent_option)
 
 
-@app.command()
-def compare(runs: list[Path] = typer.Argument(..., help="Run folders to put side by side."),
-            plot: Path | None = typer.Option(None, help="Also write a side-by-side PNG here.")) -> None:
-    """Print runs side by side (e.g. HELPER and its ablations)."""
-    from helper_agent.evals.report import load_run, markdown_report, plot_comparison
+def parse_agent_list(text: str) -> list[tuple[str, dict[str, str]]]:
+    """`helper,embodiedrag[graph=full;k=5]` -> [("helper", {}), ("embodiedrag", {"graph": "full", "k": "5"})]."""
+    import re
 
+    items: list[tuple[str, dict[str, str]]] = []
+    for match in re.finditer(r"\s*([A-Za-z0-9_-]+)(?:\[([^\]]*)\])?\s*(?:,|$)", text):
+        if not match.group(1):
+            continue
+        options: dict[str, str] = {}
+        for pair in filter(None, (p.strip() for p in (match.group(2) or "").split(";"))):
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise typer.BadParameter(f"--agents: {pair!r} is not KEY=VALUE")
+            options[key.strip()] = value.strip()
+        items.append((match.group(1), options))
+    if not items:
+        raise typer.BadParameter("--agents names no agent")
+    return items
+
+
+def _run_dir_name(agent: str, options: dict[str, str]) -> str:
+    return agent + "".join(f"_{k}-{v}" for k, v in sorted(options.items()))
+
+
+@app.command()
+def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to put side by side."),
+            plot: Path | None = typer.Option(None, help="Also write a side-by-side PNG here."),
+            data: Path | None = typer.Option(None, help="With --agents: the dataset to run every method on."),
+            agents: str | None = typer.Option(None, help="Methods to run and tabulate on the same episodes, e.g. "
+                                              "'helper,llm-planner,prag,embodiedrag' (switches: 'embodiedrag[graph=full;k=5]')."),
+            mode: str = typer.Option("tfd", help="With --agents: tfd or edh."),
+            split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
+            feedback: int = _FEEDBACK, seed: int = _SEED,
+            out: Path | None = typer.Option(None, help="With --agents: one run folder per method under it, plus "
+                                            "compare.md, compare.json and compare.png."),
+            train_memory: bool = _TRAIN_MEMORY) -> None:
+    """Print runs side by side (e.g. HELPER and its ablations), or run several methods on the same episodes.
+
+    `helper eval compare RUN_DIR...` tabulates finished runs. `helper eval compare --data DIR --agents
+    helper,llm-planner,prag,embodiedrag --limit 50 --out DIR` runs each method on the same first
+    episodes (a finished run is only re-read, an unfinished one resumes) and writes the methods
+    table and plot. A method folder holding iterations (`<out>/prag/*/metrics.json`) counts with its best.
+    """
+    import json
+
+    from helper_agent.evals.report import (
+        best_iteration,
+        load_run,
+        markdown_report,
+        method_row,
+        methods_table,
+        plot_methods,
+    )
+
+    loaded: list[dict] = []
     try:
-        loaded = [load_run(r) for r in runs]
+        loaded += [best_iteration(r) if any(Path(r).glob("*/metrics.json")) else load_run(r) for r in runs or []]
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    if agents:
+        if data is None or out is None:
+            raise typer.BadParameter("--agents needs --data and --out")
+        loaded += _compare_agents(parse_agent_list(agents), data, mode, split, limit, llm, workers, feedback, seed, out,
+                                  train_memory)
+    if not loaded:
+        raise typer.BadParameter("give run folders, or --data, --agents and --out")
     _print_metrics(loaded)
+    table = methods_table(loaded)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.md").write_text(table)
+        (out / "compare.json").write_text(json.dumps([method_row(r) for r in loaded], indent=1))
+        plot = plot or out / "compare.png"
+        console.print(f"table: {out / 'compare.md'}")
     if plot is not None:
-        console.print(f"plot: {plot_comparison(loaded, plot)}")
-    console.print(markdown_report(loaded).split("## By task")[0])
+        console.print(f"plot: {plot_methods(loaded, plot)}")
+    console.print(table)
+    if not agents:
+        console.print(markdown_report(loaded).split("## By task")[0])
+
+
+def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: str, split: str, limit: int | None,
+                    llm: str, workers: int, feedback: int, seed: int, out: Path, train_memory: bool) -> list[dict]:
+    """Run (or resume, or just read) each method's evaluation on the same episodes; their metrics."""
+    from helper_agent.evals.methods import METHODS
+    from helper_agent.evals.report import best_iteration
+    from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
+
+    for agent, _ in items:
+        if agent not in METHODS:
+            raise typer.BadParameter(f"--agents: unknown method {agent!r}; choose from {', '.join(METHODS)}")
+    results = []
+    for agent, options in items:
+        folder = out / _run_dir_name(agent, options)
+        if any(folder.glob("*/metrics.json")):  # iterations (P-RAG's progressive rounds): the best one
+            console.print(f"{agent}: best of the iterations in {folder}")
+            results.append(best_iteration(folder))
+            continue
+        spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(folder), limit=limit, llm=llm, workers=workers,
+                        feedback=feedback, planner=agent, seed=seed, agent_options=options)
+        if train_memory:
+            seed_examples_from_split(spec)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=console) as bar:
+            task = bar.add_task(spec.label(), total=None)
+            try:
+                metrics = run_eval(spec, progress=lambda done, total, record, task=task: bar.update(
+                    task, completed=done, total=total))
+            except (FileNotFoundError, ValueError) as exc:
+                console.print(f"[red]error:[/red] {agent}: {exc}")
+                raise typer.Exit(2) from None
+        results.append(metrics)
+    return results
 
 
 def demo(

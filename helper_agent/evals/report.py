@@ -153,3 +153,91 @@ def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
     """SR and GC of several runs side by side (e.g. HELPER and its ablations)."""
     labels = [str(r.get("label", i)) for i, r in enumerate(runs)]
     return _bar_chart(labels, [r["overall"]["SR"] for r in runs], [r["overall"]["GC"] for r in runs], "", path, rotation=30)
+
+
+# ------------------------------------------------------------------------------------ methods side by side
+def method_name(run: dict[str, Any]) -> str:
+    """The method a run evaluated, with its switches: `embodiedrag[graph=full]`, `helper`."""
+    spec = run.get("run", {}) or {}
+    name = str(run.get("method") or spec.get("planner") or run.get("label", "?"))
+    options = spec.get("agent_options") or {}
+    if spec.get("ablate"):
+        options = {**options, "ablate": spec["ablate"]}
+    if options and "[" not in name:
+        name += "[" + ",".join(f"{k}={v}" for k, v in sorted(options.items())) + "]"
+    if spec.get("planner") in ("gold", "oracle-graph"):
+        name += " ORACLE"
+    return name
+
+
+def method_row(run: dict[str, Any]) -> dict[str, Any]:
+    """One row of the methods table: SR, GC, PLW, LLM calls, prompt tokens, seconds per episode."""
+    o, p = run["overall"], run["per_episode"]
+    return {"method": method_name(run), "episodes": o["episodes"], "SR": o["SR"], "GC": o["GC"],
+            "PLW_SR": o["PLW_SR"], "PLW_GC": o["PLW_GC"], "llm_calls": p["llm_calls"],
+            "prompt_tokens": p["prompt_tokens"], "seconds": p.get("seconds", 0.0),
+            "llm_seconds": p.get("llm_seconds", 0.0), "errors": run["ended_by"]["error"],
+            "note": run.get("note", "")}
+
+
+def methods_table(runs: Sequence[dict[str, Any]]) -> str:
+    """The four-method comparison as Markdown (one row per run)."""
+    lines = ["| method | episodes | SR | GC | PLW SR | PLW GC | LLM calls/ep | prompt tokens/ep | s/ep | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    for run in runs:
+        r = method_row(run)
+        lines.append(f"| {r['method']} | {r['episodes']} | {r['SR']:.2f} | {r['GC']:.2f} | {r['PLW_SR']:.2f} | "
+                     f"{r['PLW_GC']:.2f} | {r['llm_calls']} | {r['prompt_tokens']:.0f} | {r['seconds']:.1f} | {r['errors']} |")
+        if r["note"]:
+            notes.append(f"- {r['method']}: {r['note']}")
+    header = ["# Methods compared", "", "SR, GC and their path-length-weighted values in %; LLM calls, prompt tokens "
+              "and wall-clock seconds are means per episode.", ""]
+    return "\n".join(header + lines + ([""] + notes if notes else [])) + "\n"
+
+
+def plot_methods(runs: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Three panels per method: SR and GC (%), prompt tokens per episode, seconds per episode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [method_row(r) for r in runs]
+    labels = [r["method"] for r in rows]
+    xs = list(range(len(rows)))
+    fig, axes = plt.subplots(1, 3, figsize=(max(9, 1.6 * len(rows) + 6), 4))
+    axes[0].bar([x - 0.2 for x in xs], [r["SR"] for r in rows], width=0.4, label="SR")
+    axes[0].bar([x + 0.2 for x in xs], [r["GC"] for r in rows], width=0.4, label="GC")
+    axes[0].set_ylim(0, 100)
+    axes[0].set_ylabel("%")
+    axes[0].legend()
+    axes[1].bar(xs, [r["prompt_tokens"] for r in rows], color="tab:green")
+    axes[1].set_ylabel("prompt tokens / episode")
+    axes[2].bar(xs, [r["seconds"] for r in rows], color="tab:red")
+    axes[2].set_ylabel("seconds / episode")
+    for ax in axes:
+        ax.set_xticks(xs)
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def best_iteration(run_dir: str | Path) -> dict[str, Any]:
+    """A run folder's metrics; a folder of iterations (`*/metrics.json`, e.g. P-RAG's progressive
+    rounds) gives its best iteration by SR, then GC, labelled with which one it is."""
+    run_dir = Path(run_dir)
+    if (run_dir / "metrics.json").exists() and not any(run_dir.glob("*/metrics.json")):
+        return load_run(run_dir)
+    candidates = sorted(run_dir.glob("*/metrics.json"))
+    if (run_dir / "metrics.json").exists():
+        candidates.append(run_dir / "metrics.json")
+    if not candidates:
+        raise FileNotFoundError(f"{run_dir}: no metrics.json (has the run finished?)")
+    loaded = [(json.loads(p.read_text()), p.parent) for p in candidates]
+    best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))
+    if len(loaded) > 1:
+        best = {**best, "note": f"best of {len(loaded)} iterations: {where.name if where != run_dir else 'final'}"}
+    return best
