@@ -55,10 +55,10 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     from helper_agent.evals.eai.report import COLUMNS
 
     table = Table(title=title)
-    for column in ("row", "tasks", *COLUMNS, "LLM s/task", "prompt tok/task", "full-seq SR"):
+    for column in ("row", "tasks", "kept", *COLUMNS, "LLM s/task", "prompt tok/task", "full-seq SR"):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], str(r["tasks"]), *(f"{r[c]:.1f}" for c in COLUMNS), str(r.get("llm_seconds_per_task", "")),
+        table.add_row(r["name"], str(r["tasks"]), str(r.get("kept")), *(f"{r[c]:.1f}" for c in COLUMNS), str(r.get("llm_seconds_per_task", "")),
                       str(r.get("prompt_tokens_per_task", "")), str(r.get("full_sequence_success", "")))
     console.print(table)
 
@@ -112,8 +112,13 @@ def eai(
                 console.print(f"[red]error:[/red] {exc}")
                 raise typer.Exit(2) from None
         console.print("scoring with EAI's evaluate_results ...")
-        ours = score_outputs(spec.row_name, responses(records), out)
-        rows.append({**row(spec.row_name, ours), **our_extras(records)})
+        extras = our_extras(records)
+        try:
+            rows.append({**row(spec.row_name, score_outputs(spec.row_name, responses(records), out)), **extras})
+        except ValueError as exc:  # too few tasks for EAI's rates
+            console.print(f"[yellow]not scored by EAI's evaluator:[/yellow] {exc}")
+            console.print(f"{spec.row_name}: {extras}")
+            peers = False
     if peers or peers_only:
         with _progress() as bar:
             job = bar.add_task("peers (EAI's evaluator)", total=len(peer_models()), note="")

@@ -55,13 +55,16 @@ def score_outputs(name: str, outputs: list[dict[str, str]], run_dir: Path, *, re
     """
     cache = run_dir / "scores" / f"{name}.json"
     ids = [o["identifier"] for o in outputs]
+    work = run_dir / "eai_eval" / name
     if cache.exists() and not refresh:
         cached = json.loads(cache.read_text())
         if cached.get("ids") == ids:
+            if cached.get("kept") is None and (kept := _programs_kept(work)) is not None:
+                cached["kept"] = kept
+                cache.write_text(json.dumps(cached, indent=1))
             return cached
     from virtualhome_eval.agent_eval import agent_evaluation
 
-    work = run_dir / "eai_eval" / name
     responses = work / "llm_response" / "action_sequence"
     responses.mkdir(parents=True, exist_ok=True)
     for stale in responses.glob("*_outputs.json"):
@@ -76,10 +79,24 @@ def score_outputs(name: str, outputs: list[dict[str, str]], run_dir: Path, *, re
             raise ValueError(f"EAI's evaluator cannot score {len(ids)} task(s): its rates divide by the number of "
                              "node, edge and action goals, and these tasks lack one kind (choose more tasks)") from None
     summary, errors = results[name]
-    record = {"name": name, "ids": ids, "summary": summary, "errors": _jsonable(errors)}
+    record = {"name": name, "ids": ids, "kept": _programs_kept(work), "summary": summary, "errors": _jsonable(errors)}
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(record, indent=1))
     return record
+
+
+_KEPT = re.compile(r"Program number: (\d+)")
+
+
+def _programs_kept(work: Path) -> int | None:
+    """How many tasks EAI's evaluator kept (its rates' denominator), from its own log: it drops a task
+    whose gold final state fails its goal check, and reports the count only there."""
+    logs = sorted((work / "logs").glob("action_sequence_eval_*.log"), key=lambda p: p.stat().st_mtime)
+    for log in reversed(logs):
+        found = _KEPT.findall(log.read_text(errors="replace"))
+        if found:
+            return int(found[-1])
+    return None
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """The comparison table: our rows beside the 15 packaged LLMs, every row from EAI's evaluator.
 
-Columns are EAI's summary fields (percentages of the tasks its evaluator keeps: it drops a task
-whose own gold final state fails its goal check): task success, execution success, and its error
+Columns are EAI's summary fields, percentages of the `kept` tasks (its evaluator drops a task whose
+own gold final state fails its goal check): task success, execution success, and its error
 breakdown. Our rows add LLM seconds and prompt tokens per task, and the share of tasks whose full
 sequence (repeated action names kept) satisfies EAI's goal check in the simulator.
 """
@@ -22,7 +22,7 @@ def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
     goal, trajectory = summary["goal_evaluation"], summary["trajectory_evaluation"]
     grammar, runtime = trajectory["grammar_error"], trajectory["runtime_error"]
     return {
-        "name": name, "tasks": len(score["ids"]), "scored": len(score.get("errors", {})),
+        "name": name, "tasks": len(score["ids"]), "kept": score.get("kept"),
         "task_success": goal["task_success_rate"], "execution_success": trajectory["execution_success_rate"],
         "parsing": grammar["parsing"], "hallucination": grammar["hallucination"],
         "arg_number": grammar["predicate_argument_number"], "wrong_order": runtime["wrong_order"],
@@ -45,7 +45,7 @@ def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]], title: str) -> str:
-    head = ["name", "tasks", *COLUMNS, "llm_seconds_per_task", "prompt_tokens_per_task", "full_sequence_success"]
+    head = ["name", "tasks", "kept", *COLUMNS, "llm_seconds_per_task", "prompt_tokens_per_task", "full_sequence_success"]
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         lines.append("| " + " | ".join(str(r.get(h, "")) for h in head) + " |")

@@ -114,3 +114,16 @@ def gold_steps(identifier: str) -> list[tuple[str, tuple[str, ...]]]:
             args = tuple(name for name, _ in _SCRIPT_ARG.findall(match.group(2)))
             steps.append((match.group(1).upper(), args))
     return steps
+
+
+def gold_lines(identifier: str) -> list[str]:
+    """The recorded program as simulator script lines with graph ids (`[WALK] <sink> (12)`), as EAI
+    reads it (for measurements and tests; never on an agent's path)."""
+    path = data_dir() / "executable_programs" / SCENE / SCRIPTS / f"file{identifier}.txt"
+    lines = []
+    for line in path.read_text().splitlines():
+        match = _SCRIPT_LINE.match(line.strip())
+        if match:
+            args = [f"<{name}> ({ident.split('.')[-1]})" for name, ident in _SCRIPT_ARG.findall(match.group(2))]
+            lines.append(" ".join([f"[{match.group(1).upper()}]", *args]))
+    return lines
