@@ -149,7 +149,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
             plot: Path | None = typer.Option(None, help="Also write a side-by-side PNG here."),
             data: Path | None = typer.Option(None, help="With --agents: the dataset to run every method on."),
             agents: str | None = typer.Option(None, help="Methods to run and tabulate on the same episodes, e.g. "
-                                              "'helper,llm-planner,prag,embodiedrag' (switches: 'embodiedrag[graph=full;k=5]')."),
+                                              "'helper,llm-planner,prag,embodiedrag' (switches: 'embodiedrag\\[graph=full;k=5]')."),
             mode: str = typer.Option("tfd", help="With --agents: tfd or edh."),
             split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
             feedback: int = _FEEDBACK, seed: int = _SEED,
