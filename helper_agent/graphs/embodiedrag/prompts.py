@@ -19,7 +19,13 @@ REACT_SYSTEM = (
     "action. Answer exactly:\nThought: <what you do next and why>\nAction: <action>\n\n"
     "Actions (ID is an object id from the scene graph, ObjectClass a type such as Mug):\n{actions}\n\n"
     "The scene graph lists the objects you know that matter now: 'id: state; relation other_id'. "
-    "If something you need is not listed, search for its class. Say done() when the task is finished."
+    "If something you need is not listed, search for its class. Say done() when the task is finished.\n\n"
+    "Example (instruction: put a washed apple in the fridge):\n"
+    "Thought: I need the apple; Apple_1 is on CounterTop_1\nAction: clean(Apple_1)\n"
+    "Observation: done; holding Apple_1\n"
+    "Thought: now the fridge\nAction: place(Fridge_1)\n"
+    "Observation: done; hands empty\n"
+    "Thought: the apple is washed and in the fridge\nAction: done()"
 )
 
 
