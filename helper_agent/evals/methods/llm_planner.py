@@ -102,10 +102,21 @@ def stratified(examples: list[PlanExample], size: int, seed: int = 0) -> list[Pl
 
 
 def pool_memory(spec: EvalSpec, pool_file: str | None, pool_size: int) -> FewShotMemory:
-    """The run's pool, built once into its memory folder (a Chroma collection per source)."""
+    """The run's pool, built once into its memory folder (a Chroma collection per source).
+
+    `helper run` (shared memory, no dataset) uses the user's few-shot memory, or `pool=FILE`.
+    """
+    path = None if spec.shared_memory else spec.memory_dir or str(Path(spec.out) / "memory")
+    kwargs: dict[str, Any] = {"path": path} if path else {}
+    if not pool_file and not spec.data:
+        memory = FewShotMemory(**kwargs)
+        if memory.count() == 0:
+            raise ValueError("LLM-Planner's few-shot pool is empty: pass -o pool=FILE (knn_set.json format), "
+                             "or import examples into the fewshot memory")
+        return memory
     source = f"file:{Path(pool_file).expanduser().resolve()}" if pool_file else f"train:{Path(spec.data).resolve()}:{pool_size}"
     collection = "llmp_pool_" + hashlib.sha256(source.encode()).hexdigest()[:12]
-    memory = FewShotMemory(path=spec.memory_dir or str(Path(spec.out) / "memory"), collection=collection)
+    memory = FewShotMemory(collection=collection, **kwargs)
     if memory.count() == 0:
         if pool_file:
             records = load_knn_set(pool_file)
