@@ -99,7 +99,8 @@ class EmbodiedRAGAgent:
                     "metadata": context.metadata, "recursion_limit": recursion_limit(self.config.max_steps)},
             context=context,
         )
-        return AgentResult(outcome=state.get("outcome", ""), log=list(state.get("log", [])),
+        actions = "\n".join(step.get("action", "") for step in state.get("history", []))
+        return AgentResult(outcome=state.get("outcome", ""), program=actions, log=list(state.get("log", [])),
                            usage={**context.usage.summary(), **step_usage(context)})
 
 
