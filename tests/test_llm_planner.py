@@ -228,3 +228,15 @@ def test_pool_from_a_users_knn_file(bench: Path, tmp_path: Path) -> None:
     assert memory.count() == 3
     vocabulary = vocabulary_for(memory)
     assert vocabulary.actions == ALFRED_ACTIONS and "apple" in vocabulary.objects
+
+
+def test_examples_are_dropped_farthest_first_to_fit_the_window() -> None:
+    from helper_agent.graphs.llm_planner.prompts import fit_examples
+
+    examples = [PlanQuery(task=f"example {i} " + "x" * 400, plan=[("Navigation", "Fridge")]) for i in range(9)]
+    query = PlanQuery(task="chill a tomato")
+    full = sum(len(str(m.content)) for m in planner_messages(["Navigation"], examples, query))
+    kept = fit_examples(["Navigation"], examples, query, max_chars=full - 1)
+    assert [e.task for e in kept] == [e.task for e in examples[:8]]
+    assert fit_examples(["Navigation"], examples, query, max_chars=full) == examples
+    assert fit_examples(["Navigation"], examples, query, max_chars=10) == []

@@ -39,7 +39,12 @@ from helper_agent.graphs.llm_planner.plans import (
     parse_plan,
     plan_grammar,
 )
-from helper_agent.graphs.llm_planner.prompts import PlanQuery, planner_messages
+from helper_agent.graphs.llm_planner.prompts import (
+    MAX_PROMPT_CHARS,
+    PlanQuery,
+    fit_examples,
+    planner_messages,
+)
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
 
 MODES = ("goal", "goal+step")
@@ -54,6 +59,7 @@ class HLPOptions(BaseModel):
     seed: int = 0
     visible: bool = False  # show the example's visible objects (they name the plan's objects: a leak)
     max_attempts: int = 2
+    max_prompt_chars: int = MAX_PROMPT_CHARS
 
 
 def vocabulary_of(pool: Sequence[PlanExample]) -> PlanVocabulary:
@@ -88,8 +94,9 @@ def plan_one(chat: Any, example: PlanExample, shots: Sequence[PlanExample], voca
     """Plan one example; the record of its result (parse failures count as wrong)."""
     from helper_agent.llm import grammar_decoding, invoke_with_retry
 
-    examples = [query_of(s, mode, options.visible) for s in shots]
     query = query_of(example, mode, options.visible)
+    examples = fit_examples(list(vocabulary.actions), [query_of(s, mode, options.visible) for s in shots], query,
+                            options.max_prompt_chars)
     grammar = plan_grammar(vocabulary)
     error, answer, predicted = "", "", []
     started = time.perf_counter()
@@ -106,7 +113,7 @@ def plan_one(chat: Any, example: PlanExample, shots: Sequence[PlanExample], voca
             error = str(exc)
     gold = example.hlp()
     return {"key": f"{mode}:{example.id}", "instance_id": f"{mode}:{example.id}", "id": example.id, "mode": mode,
-            "task_type": example.task_type, "examples": [s.id for s in shots], "gold": format_plan(gold),
+            "task_type": example.task_type, "examples": [s.id for s in shots[: len(examples)]], "gold": format_plan(gold),
             "predicted": format_plan(predicted), "answer": answer, "error": error,
             "exact": exact_match(predicted, gold), "in_order": round(in_order_recall(predicted, gold), 4),
             "seconds": round(time.perf_counter() - started, 3)}

@@ -21,6 +21,7 @@ class LLMPlannerConfig:
     max_replans: int = 6
     max_plan_attempts: int = 2  # an unparsable answer gets one retry with the parser's reason
     retry_temperature: float = 0.7
+    max_prompt_chars: int = 10500  # the nearest examples that fit (see prompts.MAX_PROMPT_CHARS)
     max_steps: int = 1000
     max_failures: int = 30
     seed: int = 0

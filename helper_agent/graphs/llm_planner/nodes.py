@@ -23,7 +23,7 @@ from helper_agent.graphs.llm_planner.plans import (
     parse_plan,
     plan_grammar,
 )
-from helper_agent.graphs.llm_planner.prompts import PlanQuery, planner_messages
+from helper_agent.graphs.llm_planner.prompts import PlanQuery, fit_examples, planner_messages
 from helper_agent.graphs.llm_planner.state import LLMPlannerState
 
 LIMITS = ("step_limit", "failure_limit")
@@ -48,6 +48,10 @@ def ask_plan(ctx: LLMPlannerContext, config: RunnableConfig, examples: list[Plan
     actions = list(vocabulary.actions)
     grammar = plan_grammar(vocabulary)
     error, previous, log = "", "", []
+    fitted = fit_examples(actions, examples, query, ctx.config.max_prompt_chars)
+    if len(fitted) < len(examples):
+        log.append(f"{name}: {len(fitted)} of {len(examples)} examples fit the prompt")
+    examples = fitted
     for attempt in range(1, ctx.config.max_plan_attempts + 1):
         temperature = 0.0 if attempt == 1 else ctx.config.retry_temperature
         chat: Any = ctx.chat()

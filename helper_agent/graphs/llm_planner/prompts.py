@@ -22,6 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from helper_agent.graphs.llm_planner.plans import Step, format_plan
 
+#: Characters a prompt may take: the local model has a 4096-token window and keeps 384 for the answer;
+#: at no fewer than 3 characters a token, 10500 characters fit.
+MAX_PROMPT_CHARS = 10500
+
 EXPLANATION = ("Create a high-level plan for completing a household task using the allowed actions and visible objects. "
                "A plan is a comma-separated list of steps; each step is an action followed by one object.")
 
@@ -62,3 +66,13 @@ def planner_messages(actions: Sequence[str], examples: Sequence[PlanQuery], quer
         messages.append(AIMessage(content=previous.strip() or "(no plan)"))
         messages.append(HumanMessage(content=f"That plan was rejected: {error}\nWrite the plan again.\nNext plans:"))
     return messages
+
+
+def fit_examples(actions: Sequence[str], examples: Sequence[PlanQuery], query: PlanQuery,
+                 max_chars: int = MAX_PROMPT_CHARS) -> list[PlanQuery]:
+    """The leading examples (nearest first) whose prompt fits in `max_chars`; the rest are dropped,
+    so long dialogues never overflow the model's window."""
+    kept = list(examples)
+    while kept and sum(len(str(m.content)) for m in planner_messages(actions, kept, query)) > max_chars:
+        kept.pop()
+    return kept
