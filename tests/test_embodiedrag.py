@@ -204,6 +204,7 @@ def test_a_scripted_planner_succeeds_in_the_embedded_world(benches: dict[int, Pa
     assert record["react_steps"] == 4  # clean, place, toggle_on, done
     assert record["llm_calls"] == (5 if graph == "subgraph" else 4)  # the self-query is EmbodiedRAG's only
     assert any(line.startswith("step 1: clean(Mug_") for line in record["log"])
+    assert record["program"].splitlines()[0].startswith("clean(Mug_") and record["program"].endswith("done()")
 
 
 def test_a_planner_that_does_nothing_fails(benches: dict[int, Path], tmp_path: Path) -> None:
