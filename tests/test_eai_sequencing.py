@@ -154,3 +154,25 @@ def test_other_methods_are_refused_not_substituted():
         check_spec(EaiRunSpec(agent="prag"))
     with pytest.raises(ValueError, match="--mode"):
         check_spec(EaiRunSpec(mode="half-loop"))
+
+
+def test_cli_runs_resumes_and_refuses_unadapted_methods(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from helper_agent.cli import app
+    from helper_agent.commands import eval_eai
+
+    tasks = select_tasks(2)
+    replies = [render(gold_steps(t.identifier)) for t in tasks]
+    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: FakeListChatModel(responses=replies))
+    out = tmp_path / "run"
+    args = ["eval", "eai", "--limit", "2", "--k", "0", "--no-peers", "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "not scored by EAI's evaluator" in result.output  # two tasks lack edge/action goals for its rates
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["identifier"] for line in lines] == [t.identifier for t in tasks]
+    assert CliRunner().invoke(app, args).exit_code == 0  # resumed: nothing new
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    refused = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--out", str(tmp_path / "p")])
+    assert refused.exit_code == 2 and "no EAI adapter" in refused.output
