@@ -113,11 +113,11 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     """The GBNF grammar of the next line (or of the closing fence) given what is defined so far."""
     rules: dict[str, str] = {}
     statements = ["decl"]
-    # A declaration stops after its class: its keywords come from `decl_tail_grammar`, which
-    # knows the class and offers only the attributes (end states) that class can reach.
-    rules["decl"] = 'name " = InteractionObject(" cls'
+    # A declaration is one line in one call: after its class come only the keywords that class
+    # takes (`_declaration_rules`), so the model writes `"Pot")` with its own tokens (a grammar that
+    # stopped at the closing quote made it split `")` and drift to "PotatoSliced").
+    rules.update(_declaration_rules())
     rules["name"] = f"[a-z] [a-z0-9_]{{0,{MAX_NAME_CHARS - 1}}}"
-    rules["cls"] = f'"\\"" {_class_names()} "\\""'
     calls = []
     for n, (name, cls) in enumerate(sorted(state.names.items())):
         methods = []
@@ -143,7 +143,7 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
         rules["move"] = _alt([_lit(f"{m}()") for m in api.AGENT_METHODS])
         statements.append("move")
     rules["loop"] = f'"for i in range(" ([1-9] | "1" [0-9] | "{api.MAX_LOOP_LENGTH}") "):"'
-    # A declaration's line ends in `decl_tail_grammar` (its keywords and ")\\n"), a call's here.
+    # A declaration's line ends in its keywords and ")\\n" (`_declaration_rules`), a call's here.
     rules["stmt"] = _alt(["decl", *(f'{call} "\\n"' for call in statements[1:])])
     lines: list[str] = []
     if state.loop_open:
@@ -164,10 +164,16 @@ def line_grammar(state: DecodeState, *, max_lines: int, allow_agent_moves: bool 
     return "\n".join(f"{name} ::= {body}" for name, body in [("root", rules.pop("root")), *rules.items()])
 
 
+def _attributes_of(cls: str) -> tuple[str, ...]:
+    """The attributes (end states) an object of class `cls` can be given: each stands for a method
+    the class must afford."""
+    return tuple(a for a, method in api.ATTRIBUTE_METHODS.items() if affords(method, cls))
+
+
 def decl_tail_grammar(cls: str) -> str:
     """The rest of `name = InteractionObject("Cls"`: an optional landmark, the attributes an object
-    of class `cls` can be given (each stands for a method it must afford), the parenthesis."""
-    attributes = [a for a, method in api.ATTRIBUTE_METHODS.items() if affords(method, cls)]
+    of class `cls` can be given, the parenthesis (one class's part of `_declaration_rules`)."""
+    attributes = _attributes_of(cls)
     rules = {
         "root": 'landmark? attributes? ")\\n"' if attributes else 'landmark? ")\\n"',
         "landmark": f'", landmark=\\"" {_class_names()} "\\""',
@@ -178,7 +184,31 @@ def decl_tail_grammar(cls: str) -> str:
     return "\n".join(f"{name} ::= {body}" for name, body in rules.items())
 
 
-_DECL_HEAD = re.compile(r'^\s*[a-z][a-z0-9_]* = InteractionObject\("(?P<cls>[A-Za-z]+)"\Z')
+@functools.lru_cache(maxsize=1)
+def _declaration_rules() -> dict[str, str]:
+    """GBNF rules of a whole declaration line: the catalog's classes grouped by the attributes
+    they take, each group followed by an optional landmark and only its own attributes."""
+    from helper_agent.program.grammar import default_class_names
+
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for cls in default_class_names():
+        groups.setdefault(_attributes_of(cls), []).append(cls)
+    rules = {"decl": 'name " = InteractionObject(\\"" declbody',
+             "landmark": f'", landmark=\\"" {_class_names()} "\\""'}
+    bodies = []
+    for n, (attributes, classes) in enumerate(sorted(groups.items())):
+        names = _alt([_lit(c) for c in classes])
+        if attributes:
+            rules[f"attr{n}"] = _alt([_lit(f'"{a}"') for a in attributes])
+            rules[f"decl{n}"] = (f'{names} "\\"" landmark? (", attributes=[" attr{n} (", " attr{n})* "]")? '
+                                 f'")\\n"')
+        else:
+            rules[f"decl{n}"] = f'{names} "\\"" landmark? ")\\n"'
+        bodies.append(f"decl{n}")
+    rules["declbody"] = _alt(bodies)
+    return rules
+
+
 
 
 @dataclass
@@ -224,14 +254,6 @@ class ProgramDecoder:
             calls += 1
             completion += int((out.get("usage") or {}).get("completion_tokens", 0))
             piece = out["choices"][0]["text"]
-            head = _DECL_HEAD.match(piece)
-            if head:  # a declaration's class is written: now its keywords, for that class
-                tail = LlamaGrammar.from_string(decl_tail_grammar(self.resolve(head.group("cls"))), verbose=False)
-                out = self.client.create_completion(prompt + text + piece, max_tokens=MAX_LINE_TOKENS,
-                                                    temperature=temperature, seed=seed + calls, grammar=tail, stop=[])
-                calls += 1
-                completion += int((out.get("usage") or {}).get("completion_tokens", 0))
-                piece += out["choices"][0]["text"]
             if piece.startswith(FENCE_CLOSE):
                 text += FENCE_CLOSE
                 stopped_by = "fence" if state.actions else "max_lines"

@@ -127,13 +127,13 @@ def test_the_decoder_writes_a_program_that_compiles(monkeypatch: pytest.MonkeyPa
     import llama_cpp
 
     monkeypatch.setattr(llama_cpp.LlamaGrammar, "from_string", classmethod(lambda cls, text, verbose=False: text))
-    # a declaration comes in two calls: up to its class, then the keywords that class allows
-    script = ["# make coffee\n", 'mug = InteractionObject("Mug"', ', attributes=["clean"])\n', "mug.clean()\n",
-              'coffee_machine = InteractionObject("CoffeeMachine"', ")\n", "mug.pickup_and_place(coffee_machine)\n",
+    # a declaration is one call: its class and the keywords that class allows
+    script = ["# make coffee\n", 'mug = InteractionObject("Mug", attributes=["clean"])\n', "mug.clean()\n",
+              'coffee_machine = InteractionObject("CoffeeMachine")\n', "mug.pickup_and_place(coffee_machine)\n",
               "coffee_machine.toggle_on()\n", "```"]
     client = ScriptedClient(script)
     result = ProgramDecoder(client, max_lines=30).decode("PROMPT")
-    assert result.stopped_by == "fence" and result.line_calls == 9
+    assert result.stopped_by == "fence" and result.line_calls == 7
     assert all(p.startswith("PROMPT```python\n") for p in client.prompts)  # each line extends the last prompt
     compiled = compile_program(result.text)
     assert [s.kind.value for s in compiled.subgoals][-1] == "ToggleOn"
@@ -141,16 +141,26 @@ def test_the_decoder_writes_a_program_that_compiles(monkeypatch: pytest.MonkeyPa
     assert 'mug = InteractionObject("Mug", attributes=["clean"])\n' in result.text
 
 
-def test_a_declaration_line_ends_only_after_its_keywords() -> None:
-    """The line grammar stops a declaration at its class (no newline there), so the keywords from
-    `decl_tail_grammar` continue the same line: `x = InteractionObject("Pot"\n, landmark=...)` once
-    put every declaration on two lines, a form no example shows, and the small model lost its way."""
+def test_a_declaration_is_one_line_with_only_its_class_keywords() -> None:
+    """A declaration is written in one call, so its line ends after its keywords: a grammar that
+    stopped at the class once put `, landmark=...` on a second line, then split `")` into tokens the
+    model never writes and let it drift to another class. Each class gets only its attributes."""
+    from helper_agent.program.grammar import matches_program_grammar
+
     grammar = line_grammar(state_of('pot = InteractionObject("Pot")'), max_lines=30)
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
     assert rules["stmt"].startswith("(decl | ")
-    assert rules["decl"] == 'name " = InteractionObject(" cls'
     assert all('"\\n"' in option for option in rules["stmt"].strip("()").split(" | ")[1:])
-    assert decl_tail_grammar("Pot").splitlines()[0].endswith('")\\n"')
+    pot_group = next(body for key, body in rules.items() if key.startswith("decl") and '"Pot"' in body)
+    assert pot_group.endswith('")\\n"') and "attr" in pot_group
+    counter_group = next(body for key, body in rules.items() if key.startswith("decl") and '"CounterTop"' in body)
+    assert "attributes" not in counter_group  # a counter is never washed or cooked
+    attr_rule = re.search(r"attr\d+", pot_group).group(0)
+    assert '"\\"filled\\""' in rules[attr_rule] and "cooked" not in rules[attr_rule]
+    llama_cpp = pytest.importorskip("llama_cpp")
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it
+    assert matches_program_grammar('pot = InteractionObject("Pot", landmark="StoveBurner", attributes=["filled"])\n'
+                                   "pot.clean()\n", fence=False)
 
 
 def test_a_class_is_one_of_the_catalog_names_not_any_capitalised_word() -> None:
@@ -159,8 +169,8 @@ def test_a_class_is_one_of_the_catalog_names_not_any_capitalised_word() -> None:
     from helper_agent.program.grammar import default_class_names
 
     rules = dict(line.split(" ::= ", 1) for line in line_grammar(DecodeState(), max_lines=30).splitlines())
-    offered_classes = re.findall(r'"([A-Za-z]+)"', rules["cls"])
-    assert offered_classes == list(default_class_names()) and "PotatoSliced" in offered_classes
-    assert "PotatoSlicedSliced" not in rules["cls"]
+    groups = " ".join(body for key, body in rules.items() if re.fullmatch(r"decl\d+", key))
+    offered_classes = re.findall(r'"([A-Za-z]+)"', groups)
+    assert sorted(offered_classes) == list(default_class_names()) and "PotatoSliced" in offered_classes
     tail = dict(line.split(" ::= ", 1) for line in decl_tail_grammar("Pot").splitlines())
     assert re.findall(r'"([A-Za-z]+)"', tail["landmark"].split("(", 1)[1]) == list(default_class_names())
