@@ -15,10 +15,10 @@ from langchain_core.language_models import BaseChatModel
 
 from helper_agent.envs.base import Environment
 from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
+from helper_agent.graphs.llm_planner.controller import Controller, make_controller
 from helper_agent.graphs.llm_planner.plans import PlanVocabulary
 from helper_agent.llm import UsageRecorder
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
-from helper_agent.tools.executor import Executor
 
 
 class MissingEnvironment(RuntimeError):
@@ -35,7 +35,7 @@ class LLMPlannerContext:
     usage: UsageRecorder = field(default_factory=UsageRecorder)
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
-    executor: Executor | None = None
+    controller_: Controller | None = None
     _all_examples: list[PlanExample] | None = None
 
     def environment(self) -> Environment:
@@ -51,12 +51,10 @@ class LLMPlannerContext:
             self.chat_model = make_chat_model(get_settings().llm, temperature=get_settings().temperature)
         return self.chat_model
 
-    def controller(self) -> Executor:
-        if self.executor is None:
-            from helper_agent.graphs.llm_planner.controller import make_controller
-
-            self.executor = make_controller(self.environment(), self.config)
-        return self.executor
+    def controller(self) -> Controller:
+        if self.controller_ is None:
+            self.controller_ = make_controller(self.environment(), self.config)
+        return self.controller_
 
     def retrieve(self, request: str) -> list[PlanExample]:
         """k examples: the nearest by instruction (kNN) or a random draw seeded by run and request."""
@@ -80,4 +78,4 @@ class LLMPlannerContext:
 
     def seen_objects(self) -> list[str]:
         """The object classes observed so far (what the re-planner sees)."""
-        return sorted(self.controller().tracker.types_seen())
+        return sorted(self.controller().executor.tracker.types_seen())

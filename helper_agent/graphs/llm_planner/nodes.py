@@ -14,7 +14,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from helper_agent.graphs.llm_planner.context import LLMPlannerContext
-from helper_agent.graphs.llm_planner.controller import run_step
 from helper_agent.graphs.llm_planner.plans import (
     PlanParseError,
     PlanVocabulary,
@@ -100,14 +99,14 @@ def plan(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext], config: Ru
 def execute(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> dict[str, Any]:
     """Run the current plan's subgoals until it ends, one fails or gets stuck, or a limit is hit."""
     ctx = _ctx(runtime)
-    executor = ctx.controller()
+    controller = ctx.controller()
     completed = [list(s) for s in state.get("completed") or []]
     trace = [list(t) for t in state.get("trace") or []]
     log: list[str] = []
     status, error = "done", ""
     for step in state.get("plan") or []:
         action, obj = step[0], step[1]
-        outcome = run_step(executor, (action, obj), ctx.config)
+        outcome = controller.run_step((action, obj))
         trace.append([f"{action} {obj}", outcome.status, outcome.actions])
         if outcome.status != "done":
             status, error = outcome.status, outcome.error

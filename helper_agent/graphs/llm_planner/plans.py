@@ -192,16 +192,10 @@ def plan_from_actions(actions: Iterable[tuple[str, str | None, bool]], type_of: 
 
 
 def _exploratory_opens(actions: Sequence[tuple[str, str | None]]) -> set[int]:
-    """Indices of Opens whose object no later action except Close uses, and of those Closes."""
-    skip: set[int] = set()
-    for index, (action, oid) in enumerate(actions):
-        if action != "Open" or oid is None:
-            continue
-        later = [(j, a) for j, (a, o) in enumerate(actions[index + 1:], start=index + 1) if o == oid]
-        if all(a == "Close" for _, a in later):
-            skip.add(index)
-            skip.update(j for j, _ in later[:1])
-    return skip
+    """Indices of the Opens and Closes of objects that nothing else in the sequence acts on (the
+    search looking inside)."""
+    used = {oid for a, oid in actions if a not in ("Open", "Close")}
+    return {i for i, (a, oid) in enumerate(actions) if a in ("Open", "Close") and oid is not None and oid not in used}
 
 
 def type_from_id(oid: str) -> str:
