@@ -240,3 +240,23 @@ def test_examples_are_dropped_farthest_first_to_fit_the_window() -> None:
     assert [e.task for e in kept] == [e.task for e in examples[:8]]
     assert fit_examples(["Navigation"], examples, query, max_chars=full) == examples
     assert fit_examples(["Navigation"], examples, query, max_chars=10) == []
+
+
+@pytest.mark.parametrize("family", ["clean_all_x", "boil_x", "coffee", "toggle_all"])
+def test_the_controller_completes_plans_converted_from_reference_actions(bench: Path, family: str) -> None:
+    """The low-level controller, with HELPER's extras off, completes the plan a train episode's
+    reference actions convert to (what the pool shows the LLM), re-planning off."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helper_agent.graphs.llm_planner.plans import format_plan
+
+    loaded = load_instance(_family_path(bench, family), "tfd")
+    plan = plan_from_actions([(a.action_name, a.oid, True) for a in loaded.instance.driver_actions_future], {})
+    env = SymbolicEnv()
+    loaded.start(env)
+    vocabulary = PlanVocabulary.build(ALFRED_ACTIONS + ("PourObject",), load_catalog().names())
+    agent = LLMPlannerAgent(FakeListChatModel(responses=[format_plan(plan)]), _pool(), vocabulary,
+                            LLMPlannerConfig(k=1, replan=False))
+    result = agent.run(EpisodeSetup(env=env, request=loaded.dialogue))
+    assert result.outcome == "done" and len(result.trace) == len(plan)
+    assert check_task(loaded.task, env.objects_metadata()).success
