@@ -8,6 +8,10 @@ and by in-order recall (the fraction of gold subgoals predicted in order). The p
 Run: `python benchmarks/hlp_bench.py --pool ../shared/reference/llm_planner/knn_set.json --llm local
 --k 9 --retriever knn --instructions both --out runs/hlp-knn-0.5b [--limit N] [--json figures.json]`.
 The run folder makes it resumable (one record per example and instruction mode).
+
+`python benchmarks/hlp_bench.py --tfd runs/llmp-replan runs/llmp-static [--json figures.json]` instead
+summarises LLM-Planner TfD runs (`helper eval tfd --agent llm-planner`): SR, GC, PLW-SR, PLW-GC, LLM
+calls and re-plans per episode, for the grounded re-planning vs static comparison.
 """
 
 from __future__ import annotations
@@ -36,9 +40,22 @@ def flat(metrics: dict[str, Any]) -> dict[str, float | str]:
     return out
 
 
+def tfd_figures(run: Path) -> dict[str, float]:
+    """SR, GC, PLW and per-episode LLM calls and re-plans of one `helper eval tfd` run folder."""
+    records = [json.loads(line) for line in (run / "results.jsonl").open() if line.strip()]
+    overall = json.loads((run / "metrics.json").read_text())["overall"]
+    n = len(records) or 1
+    return {"episodes": float(len(records)), "SR": overall["SR"], "GC": overall["GC"], "PLW_SR": overall["PLW_SR"],
+            "PLW_GC": overall.get("PLW_GC", 0.0),
+            "llm_calls_per_episode": round(sum(float(r.get("llm_calls", 0)) for r in records) / n, 3),
+            "replans_per_episode": round(sum(float(r.get("replans", 0)) for r in records) / n, 3),
+            "errors": float(sum(1 for r in records if r.get("ended_by") == "error"))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pool", required=True, help="knn_set.json-format pool (user-provided)")
+    parser.add_argument("--pool", help="knn_set.json-format pool (user-provided)")
+    parser.add_argument("--tfd", nargs="+", default=None, help="summarise these TfD run folders instead")
     parser.add_argument("--llm", default="local")
     parser.add_argument("--k", type=int, default=9)
     parser.add_argument("--retriever", default="knn", choices=("knn", "random"))
@@ -48,6 +65,17 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="run folder (default: a scratch folder)")
     parser.add_argument("--json", default=None, help="write the flat figures here")
     args = parser.parse_args()
+    if args.tfd:
+        flat_tfd: dict[str, float] = {}
+        for run in args.tfd:
+            figures_tfd = tfd_figures(Path(run))
+            print(f"{run}: " + "  ".join(f"{k} {v}" for k, v in figures_tfd.items()))
+            flat_tfd.update({f"{Path(run).name}_{k}": v for k, v in figures_tfd.items()})
+        if args.json:
+            Path(args.json).write_text(json.dumps(flat_tfd, indent=1))
+        return
+    if not args.pool:
+        parser.error("--pool is required (or --tfd RUN...)")
 
     from helper_agent.evals.hlp import MODES, HLPOptions, run_hlp
     from helper_agent.llm import make_chat_model
