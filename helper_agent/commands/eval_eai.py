@@ -76,6 +76,8 @@ def eai(
     max_replans: int = typer.Option(2, help="Closed loop: corrections after failed actions."),
     peers: bool = typer.Option(True, "--peers/--no-peers", help="Score the 15 packaged LLM outputs on the same tasks."),
     peers_only: bool = typer.Option(False, "--peers-only", help="Only the peers' table (no agent, no LLM)."),
+    peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out); a cached "
+                                          "score is reused only for the same task ids."),
 ) -> None:
     """EAI VirtualHome action sequencing: our agent and the 15 packaged LLMs, scored by EAI's evaluator."""
     from helper_agent.evals.eai.peers import peer_models, score_outputs, score_peers
@@ -122,7 +124,7 @@ def eai(
     if peers or peers_only:
         with _progress() as bar:
             job = bar.add_task("peers (EAI's evaluator)", total=len(peer_models()), note="")
-            scored = score_peers(ids, out, progress=lambda m: bar.update(job, advance=1, note=m))
+            scored = score_peers(ids, peers_dir or out, progress=lambda m: bar.update(job, advance=1, note=m))
         rows += [row(name, s) for name, s in sorted(scored.items(), key=lambda kv: -kv[1]["summary"]["goal_evaluation"]["task_success_rate"])]
     title = f"EAI VirtualHome action sequencing, first {len(ids)} tasks, % by EAI's evaluate_results"
     if mode == "closed-loop" and not peers_only:
