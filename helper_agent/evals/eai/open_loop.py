@@ -24,7 +24,7 @@ from helper_agent.evals.eai.grammar import (
     response_grammar,
 )
 from helper_agent.evals.eai.memory import Example, GoldMemory
-from helper_agent.evals.eai.tasks import EaiTask, prompt_section
+from helper_agent.evals.eai.tasks import EaiTask
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
 
 SYSTEM = ("You control a household robot in VirtualHome. Answer with the action commands only, "
@@ -115,7 +115,3 @@ class HelperSequencer:
         return Answer(text, steps, attempts, found, recorder.summary(), sum(len(str(m.content)) for m in messages),
                       round(time.perf_counter() - started, 3), [e.task.identifier for e in examples])
 
-
-def goals_of(task: EaiTask) -> str:
-    """The goal part of a task's input (for logs)."""
-    return prompt_section(task.prompt, "Node goals are:", "Please output")
