@@ -265,3 +265,36 @@ def test_a_prompt_beyond_the_context_is_a_baseline_failure(benches: dict[int, Pa
     record = _run(benches[1000], tmp_path, chat, graph="full")
     assert record["success"] == 0
     assert record["outcome"] == "context_overflow" and record["context_overflow"] == 1
+
+
+class RandomReact(BaseChatModel):
+    """Any answer the grammars allow, at random (done() rarely): the agent must never crash on one."""
+
+    seed: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "random-react"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        rng = random.Random(self.seed)
+        self.seed += 1
+        user = "\n".join(str(m.content) for m in messages[1:])
+        if "name the objects" in str(messages[0].content):
+            text = Sampler(self_query_cfg(SELF_QUERY_ATTRIBUTES, 6), rng).sample()
+        else:
+            graph = user.split("Scene graph:\n", 1)[1].split("\n\nHolding:", 1)[0]
+            sampler = Sampler(react_cfg(re.findall(r"^([A-Za-z]+_\d+)", graph, re.M), sorted(load_catalog().types)), rng)
+            text = sampler.sample()
+            while text.endswith("done()") and rng.random() > 0.05:
+                text = sampler.sample()
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+@pytest.mark.parametrize("graph", ["subgraph", "full"])
+def test_any_answer_the_grammar_allows_is_acted_on_without_error(benches: dict[int, Path], tmp_path: Path,
+                                                                 graph: str) -> None:
+    record = _run(benches[0], tmp_path, RandomReact(seed=7), graph=graph, max_steps="12")
+    assert record.get("error_message") is None, record.get("traceback")
+    assert 1 <= record["react_steps"] <= 12
+    assert record["outcome"] in ("done", "max_steps", "step_limit", "failure_limit")

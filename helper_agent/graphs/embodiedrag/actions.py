@@ -57,7 +57,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 )
 BY_NAME = {a.name: a for a in ACTIONS}
 
-MAX_THOUGHT_CHARS = 200
+MAX_THOUGHT_CHARS = 120
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 

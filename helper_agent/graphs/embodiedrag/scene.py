@@ -222,7 +222,10 @@ class EpisodeScene:
         if spec.kind is None:  # done() is the graph's
             return ""
         if spec.kind is SubgoalKind.PUT_DOWN:
-            subgoal = Subgoal(SubgoalKind.PUT_DOWN)
+            held = self.held
+            if held is None:
+                return "nothing to put down; hands empty"
+            subgoal = Subgoal(SubgoalKind.PUT_DOWN, target=self._ref(held))
         elif spec.kind in (SubgoalKind.PLACE, SubgoalKind.POUR):
             held = self.held
             if held is None:
