@@ -17,7 +17,7 @@ from helper_agent.graphs.embodiedrag import nodes
 from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGInput, EmbodiedRAGState
 
-__all__ = ["build_graph", "recursion_limit"]
+__all__ = ["build_graph", "graph", "recursion_limit"]
 
 
 def build_graph(checkpointer: Any = None) -> Any:
@@ -41,3 +41,6 @@ def build_graph(checkpointer: Any = None) -> Any:
 def recursion_limit(max_steps: int) -> int:
     """LangGraph supersteps for `max_steps` ReAct steps (retrieve, think, act each) and the rest."""
     return 3 * max_steps + 10
+
+
+graph = build_graph()
