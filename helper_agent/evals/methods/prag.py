@@ -1,0 +1,114 @@
+"""P-RAG as a method of the registry: the step loop of `graphs/prag` reading an experience database.
+
+Switches (`--agent-option KEY=VALUE`):
+- `retrieval=goal+scene|goal`: score stored episodes by goal + max scene-graph similarity (default,
+  the paper) or by the goal only (the ablation);
+- `k=N`: stored episodes in every step's prompt (default 3);
+- `database=PATH`: the experience database folder to read (default: none, i.e. an empty database,
+  iteration 0). `helper eval progressive` writes one per iteration and passes it here;
+- `max_steps=N`: LLM steps per episode (default 30).
+The agent only reads the database; it never sees the episode's score, gold program or reference.
+`--feedback` is not used: P-RAG's agent stops at its own `done()`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from helper_agent.evals.methods import check_known, option
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from helper_agent.evals.agents import AgentResult, EpisodeSetup
+    from helper_agent.evals.runner import EvalSpec
+    from helper_agent.graphs.prag import PRAGConfig
+    from helper_agent.memory.experience import ExperienceMemory
+
+OPTIONS = ("retrieval", "k", "database", "max_steps")
+
+
+def _positive(options: dict[str, str], key: str, default: int) -> int:
+    value = option(options, key, default)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"agent option {key}={value!r}: expected a whole number") from None
+    if number < 1:
+        raise ValueError(f"agent option {key}={value!r}: expected a number >= 1")
+    return number
+
+
+def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
+    from helper_agent.graphs.prag import PRAGConfig
+
+    check_known(options, OPTIONS, "prag")
+    retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
+    return PRAGConfig(retrieval=retrieval, k=_positive(options, "k", 3),  # type: ignore[arg-type]
+                      max_steps=_positive(options, "max_steps", 30), seed=seed)
+
+
+def open_database(path: str | None) -> ExperienceMemory | None:
+    """The experience database of a folder (None: no database, the empty iteration 0)."""
+    if not path or path.lower() == "none":
+        return None
+    from helper_agent.memory.experience import ExperienceMemory
+
+    return ExperienceMemory(path=path)
+
+
+class PRAGAgent:
+    """Runs the P-RAG graph on the environment it is handed, reading (never writing) its database."""
+
+    oracle = False
+
+    def __init__(self, chat_model: BaseChatModel, config: PRAGConfig, database: ExperienceMemory | None = None,
+                 name: str = "prag") -> None:
+        from helper_agent.graphs.prag import build_graph
+
+        self.name = name
+        self.chat_model = chat_model
+        self.config = config
+        self.database = database
+        self.graph = build_graph()
+
+    def run(self, setup: EpisodeSetup) -> AgentResult:
+        import time
+
+        from helper_agent.evals.agents import AgentResult
+        from helper_agent.graphs.prag import PRAGContext, recursion_limit
+
+        began = time.perf_counter()
+        context = PRAGContext(env=setup.env, chat_model=self.chat_model, experience=self.database,
+                              config=self.config, tags=list(setup.tags), metadata=dict(setup.metadata))
+        state = self.graph.invoke(
+            {"request": setup.request},
+            config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
+                    "metadata": context.metadata, "recursion_limit": recursion_limit(self.config.max_steps)},
+            context=context,
+        )
+        history = list(state.get("history", []))
+        trajectory = [[s.get("action", ""), s.get("observation", ""), s.get("scene_graph", "")] for s in history]
+        return AgentResult(outcome=state.get("outcome", ""), program="\n".join(t[0] for t in trajectory),
+                           log=list(state.get("log", [])), trace=trajectory,  # type: ignore[arg-type]
+                           usage={**context.usage.summary(), **step_usage(context, time.perf_counter() - began)})
+
+
+def step_usage(context: Any, seconds: float) -> dict[str, float]:
+    """Where an episode's time goes: LLM seconds (in `usage`), retrieval, acting, and the rest."""
+    meter = context.meter
+    retrieve = sum(meter.retrieve_seconds)
+    act = sum(meter.act_seconds)
+    return {
+        "episode_seconds": round(seconds, 3),
+        "retrieve_seconds": round(retrieve, 3),
+        "act_seconds": round(act, 3),
+        "retrievals": len(meter.retrieve_seconds),
+        "experience_changes": meter.experience_changes,
+        "parse_rejections": meter.parse_rejections,
+    }
+
+
+def build(spec: EvalSpec, chat_model: BaseChatModel) -> PRAGAgent:
+    config = config_from_options(spec.agent_options, seed=spec.seed)
+    return PRAGAgent(chat_model, config, database=open_database(spec.agent_options.get("database")))

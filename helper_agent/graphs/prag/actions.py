@@ -1,0 +1,123 @@
+"""P-RAG's step action space: the environment's own object-level actions, their grammar and parser.
+
+Each step the model answers one line, an action on an object id the scene graph shows:
+
+    Action: pickup(Mug_2)
+
+The actions are the environment's interaction actions (`Pickup`, `Place`, `Open`, `Close`,
+`ToggleOn`, `ToggleOff`, `Slice`, `Pour`) on one object, plus `goto(ID)` (walk next to a seen object),
+`search(ObjectClass)` (walk around until an object of a class not seen yet comes into view) and
+`done()`. Navigation is the only thing not spelled as a raw TEACh step: a step-wise LLM that had to
+emit `Forward`/`Turn Left` would spend its whole step budget walking.
+
+`step_grammar(ids, classes)` is generated from `ACTIONS` and the ids shown, so a constrained model
+can only name what it sees; `parse_step` accepts exactly the strings the grammar does and says why
+anything else is rejected (for the bounded retry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from helper_agent.program.cfg import Expr, Grammar, Ref, alt, seq
+
+ArgKind = Literal["id", "class", "none"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    name: str
+    arg: ArgKind
+    env_action: str | None  # the TEACh interaction action it issues (None: navigation or the graph's)
+    help: str
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("goto", "id", None, "walk next to the object"),
+    ActionSpec("pickup", "id", "Pickup", "pick the object up"),
+    ActionSpec("put", "id", "Place", "put what you hold in or on the receptacle"),
+    ActionSpec("open", "id", "Open", "open it"),
+    ActionSpec("close", "id", "Close", "close it"),
+    ActionSpec("toggle_on", "id", "ToggleOn", "switch it on"),
+    ActionSpec("toggle_off", "id", "ToggleOff", "switch it off"),
+    ActionSpec("slice", "id", "Slice", "cut it (hold a knife)"),
+    ActionSpec("pour", "id", "Pour", "pour what you hold into it"),
+    ActionSpec("search", "class", None, "walk around until an object of this class is seen"),
+    ActionSpec("done", "none", None, "the task is finished"),
+)
+BY_NAME = {a.name: a for a in ACTIONS}
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class StepAction:
+    action: str
+    arg: str | None
+
+    def render(self) -> str:
+        return f"{self.action}({self.arg or ''})"
+
+
+class StepParseError(ValueError):
+    """The answer is not `Action: name(arg)` with a known action and an allowed argument."""
+
+
+def action_help() -> str:
+    """The action space for the system prompt (fixed text: it belongs to the cached prefix)."""
+    lines = []
+    for a in ACTIONS:
+        arg = {"id": "ID", "class": "ObjectClass", "none": ""}[a.arg]
+        lines.append(f"- {a.name}({arg}): {a.help}")
+    return "\n".join(lines)
+
+
+def step_cfg(ids: list[str], classes: list[str]) -> Grammar:
+    """The answer grammar as data: id actions only when some id is shown, search only with classes."""
+    for name in [*ids, *classes]:
+        if not _ID.match(name):
+            raise ValueError(f"{name!r} cannot be an action argument")
+    options: list[Expr | str] = []
+    if ids:
+        options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
+    if classes:
+        options.append(seq("search(", Ref("cls"), ")"))
+    options += [f"{a.name}()" for a in ACTIONS if a.arg == "none"]
+    rules: dict[str, Expr] = {"root": seq("Action: ", Ref("action")), "action": alt(*options)}
+    if ids:
+        rules["idaction"] = alt(*[a.name for a in ACTIONS if a.arg == "id"])
+        rules["id"] = alt(*sorted(set(ids)))
+    if classes:
+        rules["cls"] = alt(*sorted(set(classes)))
+    return Grammar(rules)
+
+
+def step_grammar(ids: list[str], classes: list[str]) -> str:
+    """GBNF for one step's answer (`step_cfg` rendered for llama.cpp)."""
+    return step_cfg(ids, classes).to_gbnf()
+
+
+_ANSWER = re.compile(r"^\s*Action:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
+
+
+def parse_step(text: str, ids: list[str], classes: list[str]) -> StepAction:
+    """The answer's action; `StepParseError` says what is wrong."""
+    match = _ANSWER.match(text.strip())
+    if match is None:
+        raise StepParseError("answer with exactly one line: 'Action: name(argument)'")
+    name, arg = match.group("name"), match.group("arg").strip()
+    spec = BY_NAME.get(name)
+    if spec is None:
+        raise StepParseError(f"unknown action {name!r}; use one of {', '.join(BY_NAME)}")
+    if spec.arg == "none":
+        if arg:
+            raise StepParseError(f"{name}() takes no argument")
+        return StepAction(name, None)
+    if spec.arg == "id":
+        if arg not in ids:
+            raise StepParseError(f"{name}({arg}): {arg or 'nothing'} is not an object id in the scene graph")
+        return StepAction(name, arg)
+    if arg not in classes:
+        raise StepParseError(f"search({arg}): {arg or 'nothing'} is not a known object class")
+    return StepAction(name, arg)

@@ -1,0 +1,33 @@
+"""P-RAG's switches (what `--agent-option` sets through `evals/methods/prag.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Retrieval = Literal["goal+scene", "goal"]
+
+
+@dataclass
+class PRAGConfig:
+    """How the agent retrieves its experience and how long it may act.
+
+    - `retrieval`: "goal+scene" scores a stored episode by cos(goal) + the max over its steps of
+      cos(scene graph) (the paper); "goal" is the ablation that retrieves by the goal only.
+    - `k`: stored episodes shown in every step's prompt.
+    - `max_steps`: LLM steps (one action each) before the episode stops.
+    - `history`: the agent's own last steps (action -> observation) kept in the prompt.
+    - `max_objects`: objects of the current view shown (nearest first): the prompt stays compact.
+    - `experience_steps`: actions shown per retrieved episode (its first ones).
+    """
+
+    retrieval: Retrieval = "goal+scene"
+    k: int = 3
+    max_steps: int = 30
+    history: int = 8
+    max_objects: int = 25
+    experience_steps: int = 12
+    goal_chars: int = 400
+    parse_retries: int = 1
+    retry_temperature: float = 0.7
+    seed: int = 0

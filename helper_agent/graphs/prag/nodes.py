@@ -1,0 +1,141 @@
+"""The P-RAG graph's nodes, one function each, and the routing between them.
+
+    observe   the current observation as scene-graph text, and the ids an action may name
+    retrieve  the top K stored episodes by goal + max scene-graph similarity (or goal only)
+    choose    one LLM call: the next action, constrained to the action space and the shown ids
+    act       run it on the environment; loop, or finish at done() / the step cap / a limit
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from helper_agent.graphs.prag.actions import StepAction, StepParseError, parse_step, step_grammar
+from helper_agent.graphs.prag.context import PRAGContext
+from helper_agent.graphs.prag.prompts import render_experience, step_messages
+from helper_agent.graphs.prag.state import PRAGState, Step
+from helper_agent.tools.errors import EpisodeLimit
+
+
+def _ctx(runtime: Runtime[PRAGContext]) -> PRAGContext:
+    return runtime.context if runtime.context is not None else PRAGContext()
+
+
+def _llm_config(ctx: PRAGContext, config: RunnableConfig, name: str) -> dict[str, Any]:
+    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
+    if ctx.usage not in callbacks:
+        callbacks.append(ctx.usage)
+    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
+
+
+def observe(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    view = ctx.episode_world().scene(ctx.config.max_objects)
+    update: dict[str, Any] = {"scene_graph": view.text, "shown_ids": view.ids, "held": view.held}
+    if "step" not in state:
+        update.update(step=0, history=[], finished=False, log=[], experience_ids=[], experience="")
+    return update
+
+
+def retrieve(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    cfg = ctx.config
+    memory = ctx.experience
+    if memory is None:
+        return {"experience": render_experience([], cfg.experience_steps, cfg.goal_chars), "experience_ids": []}
+    if cfg.retrieval == "goal" and state.get("step", 0) > 0 and state.get("experience"):
+        return {}  # goal-only retrieval gives the same episodes every step
+    began = time.perf_counter()
+    scene = state.get("scene_graph", "") if cfg.retrieval == "goal+scene" else None
+    hits = memory.retrieve(state["request"], cfg.k, scene_graph=scene)
+    ctx.meter.retrieve_seconds.append(time.perf_counter() - began)
+    ids = [h.id for h in hits]
+    if ids == state.get("experience_ids") and state.get("experience"):
+        return {}
+    if state.get("experience_ids"):
+        ctx.meter.experience_changes += 1
+    text = render_experience([h.record for h in hits], cfg.experience_steps, cfg.goal_chars)
+    return {"experience": text, "experience_ids": ids}
+
+
+def _ask(ctx: PRAGContext, config: RunnableConfig, messages: list[Any], grammar: str, attempt: int) -> str:
+    from helper_agent.llm import grammar_decoding, invoke_with_retry
+
+    chat: Any = ctx.chat()
+    temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
+    decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1)
+    if decoding:
+        chat = chat.bind(**decoding)
+    reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, "prag:step"))
+    return str(reply.content)
+
+
+def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConfig) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    cfg = ctx.config
+    ids = list(state.get("shown_ids", []))
+    classes = ctx.episode_world().classes()
+    grammar = step_grammar(ids, classes)
+    history = list(state.get("history", []))
+    log = list(state.get("log", []))
+    reason: str | None = None
+    answer: StepAction | None = None
+    for attempt in range(1, cfg.parse_retries + 2):
+        messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
+                                 state.get("scene_graph", ""), state.get("held"), history, cfg.history,
+                                 state.get("step", 0), cfg.max_steps, reason)
+        text = _ask(ctx, config, messages, grammar, attempt)
+        try:
+            answer = parse_step(text, ids, classes)
+            break
+        except StepParseError as err:
+            reason = str(err)
+            ctx.meter.parse_rejections += 1
+            log.append(f"step {state.get('step', 0) + 1} rejected: {err}")
+    step: Step = {"scene_graph": state.get("scene_graph", "")}
+    if answer is None:
+        step.update(action="(none)", observation=f"invalid answer: {reason}")
+    else:
+        step["action"] = answer.render()
+    return {"history": [*history, step], "log": log}
+
+
+def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
+    ctx = _ctx(runtime)
+    history = list(state.get("history", []))
+    log = list(state.get("log", []))
+    number = state.get("step", 0) + 1
+    last: Step = dict(history[-1]) if history else {}  # type: ignore[assignment]
+    update: dict[str, Any] = {"step": number}
+    if "observation" not in last:
+        name, _, rest = last.get("action", "").partition("(")
+        action = StepAction(name, rest.rstrip(")") or None)
+        if name == "done":
+            last["observation"] = "finished"
+            update.update(finished=True, outcome="done")
+        else:
+            began = time.perf_counter()
+            try:
+                last["observation"] = ctx.episode_world().act(action)
+            except EpisodeLimit as limit:
+                last["observation"] = f"stopped: {limit.reason}"
+                update.update(finished=True, outcome=limit.reason)
+            ctx.meter.act_seconds.append(time.perf_counter() - began)
+        history[-1] = last
+    log.append(f"step {number}: {last.get('action', '')} -> {last.get('observation', '')}")
+    if not update.get("finished") and number >= ctx.config.max_steps:
+        update.update(finished=True, outcome="max_steps")
+    update.update(history=history, log=log)
+    return update
+
+
+def finish(state: PRAGState) -> dict[str, Any]:
+    return {"outcome": state.get("outcome") or "done"}
+
+
+def after_act(state: PRAGState) -> str:
+    return "finish" if state.get("finished") else "observe"

@@ -1,0 +1,145 @@
+"""The agent's side of one P-RAG episode: observation -> scene-graph text, and acting on its ids.
+
+The scene graph is the current observation only (the paper's per-step scene graph): the objects in
+view, nearest first and at most `max_objects`, each with the states its class has and the object it
+is in or on, plus what the agent holds. It is built from the `Observation` the environment hands
+the agent, never from the simulator's ground truth. Ids are short aliases (`Mug_2`) given in the
+order objects are first seen, so a line costs few tokens and the grammar stays small; the alias
+table maps them back to environment ids.
+
+Acting goes through the shared executor's primitives (`interact`, `walk_to`, `find`), so walking
+into reach and the episode limits are the same as for the other methods; no macro (clean, cook)
+is used: the model chooses every interaction itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from helper_agent.envs.base import Environment, ObjectView
+from helper_agent.graphs.prag.actions import BY_NAME, StepAction
+from helper_agent.program.subgoals import ObjectRef
+from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
+from helper_agent.tools.executor import Executor, ExecutorConfig
+from helper_agent.world.catalog import Catalog, load_catalog
+
+
+@dataclass
+class SceneView:
+    """What one step's prompt shows: the scene-graph text and the ids an action may name."""
+
+    text: str
+    ids: list[str]
+    held: str | None
+
+
+class EpisodeWorld:
+    """The executor and the alias table of one episode."""
+
+    def __init__(self, env: Environment, *, catalog: Catalog | None = None,
+                 executor_config: ExecutorConfig | None = None) -> None:
+        self.env = env
+        self.catalog = catalog or load_catalog()
+        self.executor = Executor(env, config=executor_config or ExecutorConfig(), catalog=self.catalog)
+        self.alias: dict[str, str] = {}  # environment id -> alias
+        self.env_id: dict[str, str] = {}  # alias -> environment id
+        self._counts: dict[str, int] = {}
+
+    def alias_of(self, oid: str, otype: str) -> str:
+        alias = self.alias.get(oid)
+        if alias is None:
+            n = self._counts.get(otype, 0) + 1
+            self._counts[otype] = n
+            alias = f"{otype}_{n}"
+            self.alias[oid] = alias
+            self.env_id[alias] = oid
+        return alias
+
+    def classes(self) -> list[str]:
+        return sorted(self.catalog.types)
+
+    # ------------------------------------------------------------------ observation -> text
+    def _states(self, view: ObjectView) -> list[str]:
+        info = self.catalog.types.get(view.object_type)
+        s = view.state
+        out: list[str] = []
+        if info is None:
+            return out
+        if info.openable:
+            out.append("open" if s.get("isOpen") else "closed")
+        if info.toggleable:
+            out.append("on" if s.get("isToggled") else "off")
+        if info.dirtyable:
+            out.append("dirty" if s.get("isDirty") else "clean")
+        if info.cookable and s.get("isCooked"):
+            out.append("cooked")
+        if info.can_fill_with_liquid and s.get("isFilledWithLiquid"):
+            out.append(f"filled with {s.get('fillLiquid') or 'liquid'}")
+        if view.interactable:
+            out.append("in reach")
+        return out
+
+    def scene(self, max_objects: int) -> SceneView:
+        """The current observation as scene-graph text, one line per object: `Mug_2: dirty; in Sink_1`."""
+        obs = self.env.observe()
+        views = sorted(obs.visible, key=lambda v: (v.distance, v.object_id))
+        held_id = obs.held_id
+        shown = [v for v in views if v.object_id != held_id][:max_objects]
+        for v in shown:
+            self.alias_of(v.object_id, v.object_type)
+        held = None
+        if held_id:
+            held = self.alias_of(held_id, self.executor.env_type(held_id))
+        visible_ids = {v.object_id for v in shown}
+        lines = []
+        for v in shown:
+            parts = []
+            states = self._states(v)
+            if states:
+                parts.append(", ".join(states))
+            if v.parent_id and v.parent_id in visible_ids:
+                parts.append(f"in {self.alias[v.parent_id]}")
+            alias = self.alias[v.object_id]
+            lines.append(f"{alias}: {'; '.join(parts)}" if parts else alias)
+        text = "\n".join(lines) if lines else "(nothing in view)"
+        ids = [self.alias[v.object_id] for v in shown] + ([held] if held else [])
+        return SceneView(text=text, ids=ids, held=held)
+
+    # ------------------------------------------------------------------ acting
+    def _holding(self) -> str:
+        held = self.executor.tracker.held_id
+        return f"holding {self.alias.get(held, held)}" if held else "hands empty"
+
+    def act(self, step: StepAction) -> str:
+        """Run one action; the observation text. `EpisodeLimit` passes through (the episode is over)."""
+        spec = BY_NAME[step.action]
+        executor = self.executor
+        try:
+            if step.action == "search":
+                cls = str(step.arg)
+                ref = ObjectRef(instance_key=f"search:{cls}", object_class=cls)
+                executor.bindings = {}
+                try:
+                    found = executor.find(ref)
+                except ObjectNotFound:
+                    return f"no {cls} found; {self._holding()}"
+                finally:
+                    executor.bindings = {}
+                assert found is not None
+                executor.walk_to(found)  # a found object may have been seen from afar: go and look
+                return f"found {self.alias_of(found, executor.env_type(found))}; {self._holding()}"
+            oid = self.env_id[str(step.arg)]
+            if step.action == "goto":
+                executor.walk_to(oid, force=True)
+                return f"arrived at {step.arg}; {self._holding()}"
+            assert spec.env_action is not None
+            executor.interact(spec.env_action, oid)
+            return f"ok; {self._holding()}"
+        except EpisodeLimit:
+            raise
+        except StepFailed as failed:
+            return f"failed: {failed.error}; {self._holding()}"
+
+    def usage(self) -> dict[str, Any]:
+        return {"env_steps": self.env.steps, "env_failures": self.env.failures}

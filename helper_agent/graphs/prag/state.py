@@ -1,0 +1,31 @@
+"""The P-RAG graph's state: plain JSON-friendly values (the live executor is in the context)."""
+
+from __future__ import annotations
+
+from typing_extensions import TypedDict
+
+
+class PRAGInput(TypedDict):
+    request: str
+
+
+class Step(TypedDict, total=False):
+    """One step of the trajectory: the scene graph the agent saw, its action, what came back."""
+
+    scene_graph: str
+    action: str
+    observation: str
+
+
+class PRAGState(TypedDict, total=False):
+    request: str
+    scene_graph: str  # the current observation as text
+    shown_ids: list[str]  # ids an action may name this step
+    held: str | None
+    experience: str  # the retrieved episodes, as the prompt shows them
+    experience_ids: list[str]
+    history: list[Step]
+    step: int
+    finished: bool
+    outcome: str
+    log: list[str]
