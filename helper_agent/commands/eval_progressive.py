@@ -1,9 +1,80 @@
-"""`helper eval progressive`: registered on the `helper eval` app by `register`."""
+"""`helper eval progressive`: P-RAG's progressive iteration, registered on `helper eval` by `register`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+console = Console()
+
+
+def progressive(
+    data: Path = typer.Option(..., help="A TEACh-layout folder (the built-in benchmark or TEACh's download)."),
+    iterations: int = typer.Option(4, help="Passes: iteration 0 starts with an empty database."),
+    train_split: str = typer.Option("self", help="train: build the database on --train-limit train episodes, then "
+                                    "evaluate --split; self: iterate the evaluation split itself (self-iteration)."),
+    train_limit: int | None = typer.Option(100, help="Train episodes per database-building pass (train mode)."),
+    split: str = typer.Option("valid_unseen", help="The evaluation split."),
+    limit: int | None = typer.Option(None, help="Evaluate the first N episodes of --split only."),
+    agent: str = typer.Option("prag", "--agent", help="The method (it must read its database from database=PATH)."),
+    agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o",
+                                                  help="The method's switches, KEY=VALUE: retrieval=goal+scene|goal, k=N, max_steps=N."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, or an OpenAI-compatible URL."),
+    workers: int = typer.Option(1, help="Worker processes per pass."),
+    seed: int = typer.Option(0, help="Seed for sampling retries and search."),
+    out: Path = typer.Option(..., help="Run folder: iter_<i>/{database,train,eval}, metrics.json, report.md, "
+                             "sr_by_iteration.png. Re-running resumes."),
+) -> None:
+    """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
+    from helper_agent.evals.methods import METHODS, parse_agent_options
+    from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
+
+    if agent not in METHODS:
+        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)}")
+    if agent != "prag":
+        raise typer.BadParameter("progressive iteration needs an agent that reads an experience database: prag")
+    if train_split not in ("train", "self"):
+        raise typer.BadParameter("--train-split takes train or self")
+    try:
+        options = parse_agent_options(agent_option)
+        spec = ProgressiveSpec(data=str(data), out=str(out), iterations=iterations, train_split=train_split,  # type: ignore[arg-type]
+                               split=split, limit=limit, train_limit=train_limit, llm=llm, agent=agent,
+                               agent_options=options, workers=workers, seed=seed)
+        spec.check()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    console.print(f"[bold]{spec.label()}[/bold]")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as bar:
+        tasks: dict[tuple[int, str], int] = {}
+
+        def report(i: int, phase: str, finished: int, total: int) -> None:
+            key = (i, phase)
+            if key not in tasks:
+                what = {"database": "database", "train": "train pass", "eval": f"{split} pass"}[phase]
+                tasks[key] = bar.add_task(f"iteration {i}: {what}", total=total)
+            bar.update(tasks[key], completed=finished, total=total)
+
+        try:
+            metrics = run_progressive(spec, report)
+        except (FileNotFoundError, ValueError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from None
+    table = Table(title=f"{metrics['label']}: SR and GC in % by iteration")
+    for column in ("iteration", "database records", "SR", "GC", "episodes", "LLM calls/ep", "prompt tok/ep", "s/ep"):
+        table.add_column(column)
+    for r in metrics["iterations"]:
+        e = r["eval"]
+        table.add_row(str(r["iteration"]), str(r["database_records"]), f"{e['SR']:.2f}", f"{e['GC']:.2f}",
+                      str(e["episodes"]), str(e["llm_calls"]), str(e["prompt_tokens"]), str(e["seconds"]))
+    console.print(table)
+    console.print(f"metrics: {out / 'metrics.json'}  report: {out / 'report.md'}  plot: {out / 'sr_by_iteration.png'}")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to `helper eval` (none yet)."""
+    """Add `helper eval progressive` to `helper eval`."""
+    app.command("progressive")(progressive)

@@ -1,0 +1,241 @@
+"""P-RAG's progressive iteration: passes over a task set, each retrieving from the episodes of the
+passes before it.
+
+    iteration 0: database D0 (empty)                -> pass 0 -> records R0
+    iteration i: database Di = R0 + ... + R(i-1)    -> pass i -> records Ri
+
+A record is one finished episode: the goal instruction (the dialogue the agent was given), the
+scene graph, action and observation of every step (the agent's own trajectory, from the harness
+record), and the done flag. The done flag is the environment's: the harness's `success` for that
+episode, written here, in the evaluation layer; the agent only ever reads the database. Nothing
+else of the instance goes in: no gold program, no gold plan, no reference trajectory.
+
+Two modes (`train_split`):
+- "train": the passes that build the database run over the first `train_limit` train episodes;
+  at every iteration the evaluation split is run with the same database Di (its results never
+  enter the database).
+- "self": the evaluation split itself is iterated ("self-iteration", as the paper labels it).
+
+Layout of `out`: `iter_<i>/database/` (Di, kept, so an iteration can be re-run: delete its
+`eval/` and run again), `iter_<i>/train/` (train mode), `iter_<i>/eval/` (both: `runner.run_eval`
+outputs, resumable), and `metrics.json`, `report.md`, `sr_by_iteration.png` for the whole run.
+Di is rebuilt from the stored pass results (never copied from a live store) and marked complete in
+`iter_<i>/database.json`; a pass whose episodes are not all recorded is resumed first.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
+from helper_agent.evals.store import ResultStore
+
+TrainSplit = Literal["train", "self"]
+#: progress(iteration, phase ("train"/"eval"/"database"), finished, total)
+Progress = Callable[[int, str, int, int], None]
+
+
+@dataclass
+class ProgressiveSpec:
+    data: str
+    out: str
+    iterations: int = 4
+    train_split: TrainSplit = "self"
+    split: str = "valid_unseen"
+    limit: int | None = None
+    train_limit: int | None = 100
+    llm: str = "local"
+    agent: str = "prag"
+    agent_options: dict[str, str] = field(default_factory=dict)
+    workers: int = 1
+    seed: int = 0
+
+    def label(self) -> str:
+        options = "/".join(f"{k}={v}" for k, v in sorted(self.agent_options.items()))
+        mode = "self-iteration" if self.train_split == "self" else f"train({self.train_limit})->{self.split}"
+        return "/".join(p for p in (self.agent, mode, options) if p)
+
+    def check(self) -> None:
+        if self.train_split not in ("train", "self"):
+            raise ValueError(f"train_split must be 'train' or 'self', not {self.train_split!r}")
+        if self.iterations < 1:
+            raise ValueError("iterations must be >= 1")
+        if "database" in self.agent_options:
+            raise ValueError("the progressive run chooses each iteration's database; do not pass database=")
+
+
+def _iter_dir(spec: ProgressiveSpec, i: int) -> Path:
+    return Path(spec.out) / f"iter_{i}"
+
+
+def pass_spec(spec: ProgressiveSpec, i: int, phase: str) -> EvalSpec:
+    """The evaluation of one pass: `phase` "train" (train split) or "eval" (the evaluation split)."""
+    database = (_iter_dir(spec, i) / "database").resolve()
+    train = phase == "train"
+    return EvalSpec(mode="tfd", data=spec.data, split="train" if train else spec.split,
+                    out=str(_iter_dir(spec, i) / phase), limit=spec.train_limit if train else spec.limit,
+                    llm=spec.llm, workers=spec.workers, feedback=0, planner=spec.agent, seed=spec.seed,
+                    agent_options={**spec.agent_options, "database": str(database)})
+
+
+def source_phase(spec: ProgressiveSpec) -> str:
+    """The pass whose episodes enter the database: the train pass, or the evaluation pass itself."""
+    return "train" if spec.train_split == "train" else "eval"
+
+
+# ------------------------------------------------------------------------------------ records
+def experience_records(run: EvalSpec, iteration: int) -> list[Any]:
+    """One `Experience` per episode of a finished pass: goal, the agent's trajectory, done flag.
+
+    The goal is the instruction the agent was handed (the instance's dialogue); the trajectory is
+    the agent's own (`[action, observation, scene graph]` per step, as `PRAGAgent` reports it);
+    `done` is the harness's success. Nothing else of the instance is read.
+    """
+    from helper_agent.evals.runner import _instance_id
+    from helper_agent.memory.experience import Experience, ExperienceStep
+    from helper_agent.teach.instances import load_instance
+
+    records = ResultStore(Path(run.out) / "results.jsonl").records()
+    out = []
+    for path in instance_paths(run):
+        iid = _instance_id(path)
+        record = records.get(iid)
+        if record is None:
+            raise RuntimeError(f"{run.out}: episode {iid} has no result yet (the pass is not finished)")
+        goal = load_instance(path, run.mode).dialogue
+        steps = [ExperienceStep(action=str(s[0]), observation=str(s[1]), scene_graph=str(s[2]))
+                 for s in record.get("subgoals") or [] if isinstance(s, list) and len(s) == 3]
+        out.append(Experience(id=f"r{iteration}:{iid}", goal=goal, steps=steps, done=bool(record.get("success")),
+                              info={"instance_id": iid, "iteration": iteration, "split": run.split}))
+    return out
+
+
+def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = None) -> int:
+    """Di: the records of passes 0..i-1 committed in order, one round per pass; its record count."""
+    from helper_agent.memory.experience import ExperienceMemory
+
+    folder = _iter_dir(spec, i)
+    marker = folder / "database.json"
+    if marker.exists():
+        return int(json.loads(marker.read_text())["records"])
+    folder.mkdir(parents=True, exist_ok=True)
+    memory = ExperienceMemory(path=str(folder / "database"))
+    memory.clear()  # a build that crashed half-way starts again
+    for j in range(i):
+        if progress:
+            progress(i, "database", j, i)
+        memory.commit_iteration(experience_records(pass_spec(spec, j, source_phase(spec)), j))
+    count = memory.count()
+    marker.write_text(json.dumps({"records": count, "rounds": i, "policy": memory.policy}))
+    if progress:
+        progress(i, "database", i, i)
+    return count
+
+
+# ------------------------------------------------------------------------------------ the run
+def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
+    records = [r for r in ResultStore(Path(run.out) / "results.jsonl").records().values()]
+
+    def mean(key: str) -> float:
+        values = [float(r.get(key, 0) or 0) for r in records]
+        return round(statistics.fmean(values), 3) if values else 0.0
+
+    return {
+        "SR": metrics["overall"]["SR"], "GC": metrics["overall"]["GC"], "episodes": metrics["overall"]["episodes"],
+        "llm_calls": mean("llm_calls"), "prompt_tokens": mean("prompt_tokens"),
+        "prompt_tokens_evaluated": mean("prompt_tokens_evaluated"), "llm_seconds": mean("llm_seconds"),
+        "seconds": mean("seconds"), "retrieve_seconds": mean("retrieve_seconds"), "act_seconds": mean("act_seconds"),
+        "env_steps": mean("traj_len"), "errors": metrics["ended_by"]["error"],
+    }
+
+
+def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, int], None] | None = None,
+                    chat_model: Any = None) -> dict[str, Any]:
+    """Run (or resume) every iteration; returns the metrics written to `<out>/metrics.json`."""
+    spec.check()
+    out = Path(spec.out)
+    out.mkdir(parents=True, exist_ok=True)
+    spec_file = out / "progressive.json"
+    if spec_file.exists():
+        previous = json.loads(spec_file.read_text())
+        for key in ("data", "train_split", "split", "limit", "train_limit", "llm", "agent", "agent_options", "seed"):
+            if previous.get(key) != asdict(spec).get(key):
+                raise ValueError(f"{out} holds a progressive run with {key}={previous.get(key)!r}; use another --out")
+    spec_file.write_text(json.dumps(asdict(spec), indent=1))
+
+    iterations = []
+    for i in range(spec.iterations):
+        size = build_database(spec, i, progress)
+        row: dict[str, Any] = {"iteration": i, "database_records": size}
+        phases = ["eval"]
+        if spec.train_split == "train" and i < spec.iterations - 1:
+            phases.insert(0, "train")  # the last train pass would feed no evaluation
+        for phase in phases:
+            run = pass_spec(spec, i, phase)
+
+            def tick(finished: int, total: int, _record: dict[str, Any], i: int = i, phase: str = phase) -> None:
+                if progress:
+                    progress(i, phase, finished, total)
+
+            metrics = run_eval(run, tick, chat_model=chat_model)
+            row[phase] = _pass_summary(run, metrics)
+        row["SR"], row["GC"] = row["eval"]["SR"], row["eval"]["GC"]
+        iterations.append(row)
+    return write_progressive_outputs(spec, iterations)
+
+
+def write_progressive_outputs(spec: ProgressiveSpec, iterations: list[dict[str, Any]]) -> dict[str, Any]:
+    out = Path(spec.out)
+    metrics = {"label": spec.label(), "mode": "self-iteration" if spec.train_split == "self" else "train",
+               "run": asdict(spec), "iterations": iterations,
+               "SR_by_iteration": [r["SR"] for r in iterations], "GC_by_iteration": [r["GC"] for r in iterations]}
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    (out / "report.md").write_text(progressive_report(metrics))
+    plot_sr_by_iteration(metrics, out / "sr_by_iteration.png")
+    return metrics
+
+
+def progressive_report(metrics: dict[str, Any]) -> str:
+    run = metrics["run"]
+    where = ("self-iteration: the evaluation split itself is iterated (its own episodes fill the database)"
+             if run["train_split"] == "self"
+             else f"database built by passes over {run['train_limit']} train episodes; {run['split']} evaluated with it")
+    lines = [f"# Progressive iteration: {metrics['label']}", "", f"- {where}",
+             f"- evaluation split: {run['split']} (limit {run['limit'] or 'all'}); done flag written from the "
+             "harness's success; no gold program, plan or reference trajectory is used", "",
+             "| iteration | database records | SR | GC | episodes | LLM calls/ep | prompt tokens/ep | "
+             "evaluated tokens/ep | LLM s/ep | s/ep | retrieval s/ep | acting s/ep |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in metrics["iterations"]:
+        e = r["eval"]
+        lines.append(f"| {r['iteration']} | {r['database_records']} | {e['SR']:.2f} | {e['GC']:.2f} | {e['episodes']} | "
+                     f"{e['llm_calls']} | {e['prompt_tokens']} | {e['prompt_tokens_evaluated']} | {e['llm_seconds']} | "
+                     f"{e['seconds']} | {e['retrieve_seconds']} | {e['act_seconds']} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_sr_by_iteration(metrics: dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["iteration"] for r in metrics["iterations"]]
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot(xs, metrics["SR_by_iteration"], marker="o", label="SR")
+    ax.plot(xs, metrics["GC_by_iteration"], marker="s", linestyle="--", label="GC")
+    ax.set_xticks(xs)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 100)
+    ax.set_title(metrics["label"], fontsize=8)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,218 @@
+"""P-RAG: grammar and parser agree, a scripted model succeeds with the environment's own actions,
+switches are checked, the prompt keeps its fixed part first, and the database is read by goal +
+scene graph (or goal only)."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.methods import build_agent
+from helper_agent.evals.methods.prag import config_from_options
+from helper_agent.evals.runner import EvalSpec, run_episode
+from helper_agent.graphs.prag.actions import ACTIONS, StepParseError, parse_step, step_cfg, step_grammar
+from helper_agent.program.cfg_match import Matcher
+from helper_agent.program.cfg_sample import Sampler
+
+COFFEE_PLAN = [("pickup", "Mug"), ("put", "SinkBasin"), ("toggle_on", "Faucet"), ("toggle_off", "Faucet"),
+               ("pickup", "Mug"), ("put", "CoffeeMachine"), ("toggle_on", "CoffeeMachine")]
+
+
+class ScriptedStep(BaseChatModel):
+    """Answers each step with the next action of a plan on the first shown id of the wanted class
+    (or searches for the class); records every prompt. Prompt tokens: characters / 4."""
+
+    plan: list[Any] = []
+    pos: int = 0
+    prompts: list[str] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-step"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        system = str(messages[0].content)
+        user = "\n".join(str(m.content) for m in messages[1:])
+        self.prompts.append(system + "\n" + user)
+        graph = user.split("Scene graph:\n", 1)[1].split("\nHolding:", 1)[0]
+        held = user.split("Holding: ", 1)[1].split("\n", 1)[0]
+        ids = re.findall(r"^([A-Za-z]+_\d+)", graph, re.M) + ([held] if held != "nothing" else [])
+        if self.pos >= len(self.plan):
+            text = "Action: done()"
+        else:
+            action, cls = self.plan[self.pos]
+            match = [i for i in ids if i.rsplit("_", 1)[0] == cls]
+            if match:
+                text = f"Action: {action}({match[0]})"
+                self.pos += 1
+            else:
+                text = f"Action: search({cls})"
+        tokens = len(system + user) // 4
+        message = AIMessage(content=text, usage_metadata={"input_tokens": tokens, "output_tokens": 6, "total_tokens": tokens + 6})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@pytest.fixture(autouse=True)
+def fast_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:1024")
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bench")
+    generate_benchmark(path, seed=0, sizes={"valid_unseen": 3})
+    return path
+
+
+def _family(bench: Path, family: str) -> Path:
+    for path in sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json")):
+        if json.loads(path.read_text())["helper_agent"]["family"] == family:
+            return path
+    raise AssertionError(f"no {family} episode")
+
+
+def _run(bench: Path, tmp_path: Path, chat: BaseChatModel, **options: str) -> dict[str, Any]:
+    spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "run"), planner="prag", feedback=0,
+                    agent_options=options)
+    return run_episode(spec, str(_family(bench, "coffee")), chat)
+
+
+# ------------------------------------------------------------------------------------ grammar and parser
+IDS = ["Mug_1", "Mug_2", "SinkBasin_1", "CoffeeMachine_1"]
+CLASSES = ["Mug", "Knife", "CoffeeMachine"]
+
+
+@pytest.mark.parametrize("ids", [IDS, [], ["Apple_10"]])
+def test_llama_cpp_compiles_the_step_grammar(ids: list[str]) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    text = step_grammar(ids, CLASSES)
+    assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
+    sampler = llama_cpp.llama_sampler_init_grammar(None, text.encode("utf-8"), b"root")
+    assert sampler, "llama.cpp rejected the grammar"
+    llama_cpp.llama_sampler_free(sampler)
+    assert ("id ::=" in text) == bool(ids)
+
+
+def test_every_sampled_answer_parses_to_what_it_says() -> None:
+    sampler = Sampler(step_cfg(IDS, CLASSES), random.Random(3))
+    names, args = set(), set()
+    for _ in range(500):
+        text = sampler.sample()
+        answer = parse_step(text, IDS, CLASSES)
+        assert text == f"Action: {answer.render()}"
+        names.add(answer.action)
+        args.add(answer.arg)
+    assert names == {a.name for a in ACTIONS}
+    assert args == {*IDS, *CLASSES, None}
+
+
+def test_the_environments_interaction_actions_are_all_in_the_action_space() -> None:
+    from helper_agent.world.actions import INTERACTION_ACTIONS
+
+    assert {a.env_action for a in ACTIONS if a.env_action} == set(INTERACTION_ACTIONS)
+
+
+@pytest.mark.parametrize("text", [
+    "Action: pickup(Mug_9)",  # id not shown
+    "Action: fly(Mug_1)",  # no such action
+    "Action: search(Dragon)",  # no such class
+    "pickup(Mug_1)",  # no prefix
+    "Action: done(Mug_1)",
+    "Action: search(Mug_1)",  # an id is not a class
+    "Action: pickup(Mug_1)\nAction: done()",
+])
+def test_the_parser_and_the_grammar_reject_the_same_bad_answers(text: str) -> None:
+    with pytest.raises(StepParseError):
+        parse_step(text, IDS, CLASSES)
+    assert not Matcher(step_cfg(IDS, CLASSES)).matches(text)
+
+
+def test_no_id_action_without_shown_ids() -> None:
+    assert not Matcher(step_cfg([], CLASSES)).matches("Action: pickup(Mug_1)")
+    assert Matcher(step_cfg([], CLASSES)).matches("Action: search(Mug)")
+
+
+# ------------------------------------------------------------------------------------ switches
+def test_options_are_checked() -> None:
+    config = config_from_options({"retrieval": "goal", "k": "2", "max_steps": "7", "database": "x"})
+    assert (config.retrieval, config.k, config.max_steps) == ("goal", 2, 7)
+    assert config_from_options({}).retrieval == "goal+scene"
+    with pytest.raises(ValueError, match="no option"):
+        config_from_options({"retreival": "goal"})
+    with pytest.raises(ValueError, match="choose from"):
+        config_from_options({"retrieval": "scene"})
+    with pytest.raises(ValueError, match=">= 1"):
+        config_from_options({"k": "0"})
+
+
+def test_the_registry_builds_the_agent(tmp_path: Path) -> None:
+    agent = build_agent(EvalSpec(mode="tfd", data=".", out=str(tmp_path), planner="prag",
+                                 agent_options={"retrieval": "goal", "database": str(tmp_path / "db")}), ScriptedStep())
+    assert agent.name == "prag" and agent.config.retrieval == "goal" and not agent.oracle
+    assert agent.database is not None and agent.database.count() == 0
+
+
+# ------------------------------------------------------------------------------------ episodes
+def test_a_scripted_model_makes_coffee_with_the_environments_own_actions(bench: Path, tmp_path: Path) -> None:
+    chat = ScriptedStep(plan=list(COFFEE_PLAN), prompts=[])
+    record = _run(bench, tmp_path, chat)
+    assert record["success"] == 1, record["log"]
+    assert record["outcome"] == "done"
+    actions = [step[0] for step in record["subgoals"]]
+    assert actions[-1] == "done()" and "put(SinkBasin_1)" in actions and "toggle_on(Faucet_1)" in actions
+    assert all(len(step) == 3 and step[2] for step in record["subgoals"])  # action, observation, scene graph
+    assert record["llm_calls"] == len(actions) == len(chat.prompts)
+    assert record["prompt_tokens"] > 0 and record["episode_seconds"] > 0
+    # The fixed part comes first: every step's prompt starts with the same system text and goal.
+    head = chat.prompts[0].split("Past episodes:")[0]
+    assert "Actions (ID is an object id" in head and "Instruction:" in head
+    assert all(p.startswith(head) for p in chat.prompts)
+
+
+def test_the_step_cap_ends_the_episode(bench: Path, tmp_path: Path) -> None:
+    chat = ScriptedStep(plan=[("open", "Dragon")] * 10, prompts=[])  # search(Dragon): not a class, rejected
+    record = _run(bench, tmp_path, chat, max_steps="3")
+    assert record["outcome"] == "max_steps" and record["success"] == 0
+    assert record["llm_calls"] == 6 and record["parse_rejections"] == 6  # one retry per step, both rejected
+    assert [s[0] for s in record["subgoals"]] == ["(none)"] * 3
+
+
+def test_an_unparsable_answer_gets_one_retry_with_the_reason(bench: Path, tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=["Action: fly(Mug_1)", "Action: done()"])
+    record = _run(bench, tmp_path, chat)
+    assert record["llm_calls"] == 2 and record["parse_rejections"] == 1
+    assert any("unknown action 'fly'" in line for line in record["log"])
+    assert record["subgoals"][-1][0] == "done()"
+
+
+def test_retrieved_experience_enters_the_prompt_goal_plus_scene_and_goal_only(bench: Path, tmp_path: Path) -> None:
+    from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
+
+    db = tmp_path / "db"
+    memory = ExperienceMemory(path=str(db))
+    coffee_goal = "make a mug of coffee, the mug is dirty"
+    memory.commit_iteration([
+        Experience(id="a", goal=coffee_goal, done=True,
+                   steps=[ExperienceStep(scene_graph="Mug_1: dirty\nSinkBasin_1", action="pickup(Mug_1)", observation="ok")]),
+        Experience(id="b", goal="water the plant", done=False,
+                   steps=[ExperienceStep(scene_graph="HousePlant_1", action="search(Cup)", observation="found Cup_1")]),
+    ])
+    for retrieval in ("goal+scene", "goal"):
+        chat = ScriptedStep(plan=[], prompts=[])
+        record = _run(bench, tmp_path / retrieval, chat, database=str(db), k="1", retrieval=retrieval)
+        assert record["llm_calls"] == 1
+        experience = chat.prompts[0].split("Past episodes:\n", 1)[1].split("\n\nScene graph:", 1)[0]
+        assert experience.startswith("Episode 1 (task done): make a mug of coffee")  # the coffee episode is closest
+        assert "pickup(Mug_1) -> ok" in experience and "water the plant" not in experience
+        assert record["retrievals"] == 1
