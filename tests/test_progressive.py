@@ -1,0 +1,181 @@
+"""Progressive iteration: iteration 0 starts empty, each pass's episodes (with the harness's done
+flag) enter the next database, each iteration keeps its own database, runs resume, train mode
+evaluates the evaluation split with a database built on train episodes only, and no gold program,
+gold plan or reference trajectory reaches a prompt or the database."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from typer.testing import CliRunner
+
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
+from helper_agent.memory.experience import ExperienceMemory
+
+COFFEE_PLAN = [("pickup", "Mug"), ("put", "SinkBasin"), ("toggle_on", "Faucet"), ("toggle_off", "Faucet"),
+               ("pickup", "Mug"), ("put", "CoffeeMachine"), ("toggle_on", "CoffeeMachine")]
+SENTINEL = "GOLDSENTINEL"
+
+
+class Scripted(BaseChatModel):
+    """Makes coffee when the instruction asks for coffee, and says done() at once otherwise; keeps
+    every prompt. It starts its plan again at each episode's first step."""
+
+    prompts: list[str] = []
+    pos: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-progressive"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        text_in = "\n".join(str(m.content) for m in messages)
+        self.prompts.append(text_in)
+        user = str(messages[1].content)
+        if "\nStep 1 of " in user:
+            self.pos = 0
+        goal = user.split("Instruction:\n", 1)[1].split("\n", 1)[0].lower()
+        graph = user.split("Scene graph:\n", 1)[1].split("\nHolding:", 1)[0]
+        held = user.split("Holding: ", 1)[1].split("\n", 1)[0]
+        ids = re.findall(r"^([A-Za-z]+_\d+)", graph, re.M) + ([held] if held != "nothing" else [])
+        if "coffee" not in goal or self.pos >= len(COFFEE_PLAN):
+            text = "Action: done()"
+        else:
+            action, cls = COFFEE_PLAN[self.pos]
+            match = [i for i in ids if i.rsplit("_", 1)[0] == cls]
+            if match:
+                text = f"Action: {action}({match[0]})"
+                self.pos += 1
+            else:
+                text = f"Action: search({cls})"
+        message = AIMessage(content=text, usage_metadata={"input_tokens": len(text_in) // 4, "output_tokens": 5,
+                                                          "total_tokens": len(text_in) // 4 + 5})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@pytest.fixture(autouse=True)
+def fast_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:1024")
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """3 valid_unseen and 2 train episodes; every gold program carries a sentinel line."""
+    path = tmp_path_factory.mktemp("bench")
+    generate_benchmark(path, seed=0, sizes={"valid_unseen": 3, "train": 2})
+    for file in (path / "tfd_instances").rglob("*.json"):
+        data = json.loads(file.read_text())
+        data["helper_agent"]["gold_program"] += f"\n# {SENTINEL}"
+        file.write_text(json.dumps(data))
+    return path
+
+
+def _gold(bench: Path) -> tuple[list[str], list[str]]:
+    """Every gold program line and every object id of the reference trajectories."""
+    lines, oids = [], []
+    for file in (bench / "tfd_instances").rglob("*.json"):
+        data = json.loads(file.read_text())
+        lines += [ln.strip() for ln in data["helper_agent"]["gold_program"].splitlines() if ln.strip()]
+        oids += [a["oid"] for a in data.get("driver_actions_future", []) if a.get("oid")]
+    return lines, oids
+
+
+def _stored(folder: Path) -> str:
+    return json.dumps([r.model_dump() for r in ExperienceMemory(path=str(folder)).list()])
+
+
+def test_self_iteration_fills_the_database_pass_by_pass_without_gold(bench: Path, tmp_path: Path) -> None:
+    chat = Scripted(prompts=[])
+    spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=3, train_split="self", llm="scripted")
+    metrics = run_progressive(spec, chat_model=chat)
+    out = tmp_path / "run"
+    assert [r["database_records"] for r in metrics["iterations"]] == [0, 3, 6]
+    assert metrics["mode"] == "self-iteration" and "self-iteration" in metrics["label"]
+    assert "self-iteration" in (out / "report.md").read_text()
+    assert (out / "sr_by_iteration.png").stat().st_size > 0
+    assert len(metrics["SR_by_iteration"]) == 3
+    # The coffee episode succeeds (scripted), the others say done() at once and fail.
+    results = [json.loads(line) for line in (out / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["success"] for r in results) == [0, 0, 1]
+    assert metrics["iterations"][0]["SR"] == pytest.approx(100 / 3, abs=0.01)
+    # Each iteration keeps its own database: iteration 2's holds rounds 1 and 2, with the harness's done flag.
+    records = ExperienceMemory(path=str(out / "iter_2" / "database")).list()
+    assert sorted(r.round for r in records) == [1, 1, 1, 2, 2, 2]
+    by_id = {r.id: r for r in records}
+    for result in results:
+        stored = by_id[f"r0:{result['instance_id']}"]
+        assert stored.done == bool(result["success"])
+        assert [s.action for s in stored.steps] == [s[0] for s in result["subgoals"]]
+        assert all(s.scene_graph for s in stored.steps)
+    assert ExperienceMemory(path=str(out / "iter_1" / "database")).count() == 3
+    # Iteration 1's prompts show iteration 0's episodes; iteration 0's show none.
+    assert any("Episode 1 (task done)" in p for p in chat.prompts)
+    assert sum("Past episodes:\n(none yet)" in p for p in chat.prompts) == results[0]["llm_calls"] + results[1]["llm_calls"] + results[2]["llm_calls"]
+
+    # REQUIRED: no gold program, gold plan or reference trajectory in any prompt or stored record.
+    lines, oids = _gold(bench)
+    assert lines and oids
+    stored_text = "".join(_stored(out / f"iter_{i}" / "database") for i in range(3))
+    for text in [*chat.prompts, stored_text]:
+        assert SENTINEL not in text
+        assert "InteractionObject" not in text
+        assert not [ln for ln in lines if len(ln) > 12 and ln in text]
+        assert not [oid for oid in oids if oid in text]
+
+    # Resuming does nothing new: every episode is recorded and every database is marked complete.
+    calls = len(chat.prompts)
+    again = run_progressive(spec, chat_model=chat)
+    assert len(chat.prompts) == calls and again["SR_by_iteration"] == metrics["SR_by_iteration"]
+    # An iteration can be re-run on its kept database.
+    import shutil
+
+    shutil.rmtree(out / "iter_1" / "eval")
+    rerun = run_progressive(spec, chat_model=chat)
+    assert len(chat.prompts) > calls and rerun["iterations"][1]["database_records"] == 3
+
+
+def test_train_mode_builds_the_database_on_train_episodes_only(bench: Path, tmp_path: Path) -> None:
+    chat = Scripted(prompts=[])
+    spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=2, train_split="train",
+                           train_limit=2, limit=2, llm="scripted", agent_options={"retrieval": "goal", "k": "1"})
+    metrics = run_progressive(spec, chat_model=chat)
+    out = tmp_path / "run"
+    assert [r["database_records"] for r in metrics["iterations"]] == [0, 2]
+    assert (out / "iter_0" / "train" / "results.jsonl").exists()
+    assert not (out / "iter_1" / "train").exists()  # the last train pass would feed nothing
+    stored = ExperienceMemory(path=str(out / "iter_1" / "database")).list()
+    assert {r.info["split"] for r in stored} == {"train"}
+    assert metrics["iterations"][1]["eval"]["episodes"] == 2
+    assert "train(2)->valid_unseen" in metrics["label"]
+    spec_json = json.loads((out / "iter_1" / "eval" / "spec.json").read_text())
+    assert spec_json["agent_options"]["retrieval"] == "goal"
+    assert spec_json["agent_options"]["database"].endswith("iter_1/database")
+
+
+def test_a_changed_setting_is_refused_on_resume(bench: Path, tmp_path: Path) -> None:
+    chat = Scripted(prompts=[])
+    spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=1, limit=1, llm="scripted")
+    run_progressive(spec, chat_model=chat)
+    with pytest.raises(ValueError, match="agent_options"):
+        run_progressive(ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=1, limit=1,
+                                        llm="scripted", agent_options={"k": "5"}), chat_model=chat)
+    with pytest.raises(ValueError, match="database"):
+        ProgressiveSpec(data=".", out=".", agent_options={"database": "x"}).check()
+
+
+def test_the_command_is_registered_and_checks_its_switches(tmp_path: Path) -> None:
+    from helper_agent.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "progressive", "--help"])
+    assert result.exit_code == 0 and "--train-split" in result.output and "--iterations" in result.output
+    bad = CliRunner().invoke(app, ["eval", "progressive", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
+                                   "--train-split", "valid"])
+    assert bad.exit_code != 0
