@@ -44,6 +44,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
         "per_episode": {
             "llm_calls": per_episode("llm_calls"),
+            "replans": per_episode("replans"),  # LLM-Planner's grounded re-plans (0 for the others)
             "prompt_tokens": per_episode("prompt_tokens"),
             "completion_tokens": per_episode("completion_tokens"),
             "llm_seconds": per_episode("llm_seconds"),
