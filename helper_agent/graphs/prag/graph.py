@@ -14,7 +14,7 @@ from helper_agent.graphs.prag import nodes
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.state import PRAGInput, PRAGState
 
-__all__ = ["build_graph", "recursion_limit"]
+__all__ = ["build_graph", "graph", "recursion_limit"]
 
 
 def build_graph(checkpointer: Any = None) -> Any:
@@ -36,3 +36,6 @@ def build_graph(checkpointer: Any = None) -> Any:
 def recursion_limit(max_steps: int) -> int:
     """LangGraph supersteps for `max_steps` steps (observe, retrieve, choose, act each) and the end."""
     return 4 * max_steps + 10
+
+
+graph = build_graph()
