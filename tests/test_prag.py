@@ -216,3 +216,14 @@ def test_retrieved_experience_enters_the_prompt_goal_plus_scene_and_goal_only(be
         assert experience.startswith("Episode 1 (task done): make a mug of coffee")  # the coffee episode is closest
         assert "pickup(Mug_1) -> ok" in experience and "water the plant" not in experience
         assert record["retrievals"] == 1
+
+
+def test_llama_cpp_compiles_the_grammar_of_the_whole_catalog() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from helper_agent.world.catalog import load_catalog
+
+    classes = sorted(load_catalog().types)
+    ids = [f"{c}_{n}" for c in classes[:40] for n in (1, 12)]
+    text = step_grammar(ids, classes)
+    assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
+    assert Matcher(step_cfg(ids, classes)).matches(f"Action: put({ids[-1]})")
