@@ -227,3 +227,13 @@ def test_llama_cpp_compiles_the_grammar_of_the_whole_catalog() -> None:
     text = step_grammar(ids, classes)
     assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
     assert Matcher(step_cfg(ids, classes)).matches(f"Action: put({ids[-1]})")
+
+
+def test_walking_to_an_object_in_reach_says_so(bench: Path, tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: done()"])
+    record = _run(bench, tmp_path, chat)
+    (search, found, _), (goto, there, _), _done = record["subgoals"]
+    assert found.startswith("found Mug_1") and goto == "goto(Mug_1)"
+    assert there.startswith("already next to Mug_1")  # the search walked there; no step is spent again

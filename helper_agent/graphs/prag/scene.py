@@ -131,8 +131,11 @@ class EpisodeWorld:
                 return f"found {self.alias_of(found, executor.env_type(found))}; {self._holding()}"
             oid = self.env_id[str(step.arg)]
             if step.action == "goto":
-                executor.walk_to(oid, force=True)
-                return f"arrived at {step.arg}; {self._holding()}"
+                before = self.env.steps
+                executor.walk_to(oid)
+                # Saying so stops a small model from asking for the same walk again and again.
+                where = "already next to" if self.env.steps == before else "arrived at"
+                return f"{where} {step.arg}; {self._holding()}"
             assert spec.env_action is not None
             executor.interact(spec.env_action, oid)
             return f"ok; {self._holding()}"
