@@ -151,9 +151,9 @@ def test_a_declaration_is_one_line_with_only_its_class_keywords() -> None:
     rules = dict(line.split(" ::= ", 1) for line in grammar.splitlines())
     assert rules["stmt"].startswith("(decl | ")
     assert all('"\\n"' in option for option in rules["stmt"].strip("()").split(" | ")[1:])
-    pot_group = next(body for key, body in rules.items() if key.startswith("decl") and '"Pot"' in body)
+    pot_group = next(body for key, body in rules.items() if _declares(key, body, "Pot"))
     assert pot_group.endswith('")\\n"') and "attr" in pot_group
-    counter_group = next(body for key, body in rules.items() if key.startswith("decl") and '"CounterTop"' in body)
+    counter_group = next(body for key, body in rules.items() if _declares(key, body, "CounterTop"))
     assert "attributes" not in counter_group  # a counter is never washed or cooked
     attr_rule = re.search(r"attr\d+", pot_group).group(0)
     assert '"\\"filled\\""' in rules[attr_rule] and "cooked" not in rules[attr_rule]
@@ -169,8 +169,54 @@ def test_a_class_is_one_of_the_catalog_names_not_any_capitalised_word() -> None:
     from helper_agent.program.grammar import default_class_names
 
     rules = dict(line.split(" ::= ", 1) for line in line_grammar(DecodeState(), max_lines=30).splitlines())
-    groups = " ".join(body for key, body in rules.items() if re.fullmatch(r"decl\d+", key))
-    offered_classes = re.findall(r'"([A-Za-z]+)"', groups)
-    assert sorted(offered_classes) == list(default_class_names()) and "PotatoSliced" in offered_classes
+    names = list(default_class_names())
+    groups = [key for key, body in rules.items() for name in names if _declares(key, body, name)]
+    assert len(groups) == len(names)  # every catalog class is declared by exactly one group
+    assert not any(_declares(key, body, "PotatoSlicedSliced") for key, body in rules.items())
     tail = dict(line.split(" ::= ", 1) for line in decl_tail_grammar("Pot").splitlines())
-    assert re.findall(r'"([A-Za-z]+)"', tail["landmark"].split("(", 1)[1]) == list(default_class_names())
+    landmark = re.compile(_trie_regex(tail["landmark"].split('=\\"" ', 1)[1].rsplit(' "\\""', 1)[0]))
+    assert all(landmark.fullmatch(name) for name in names) and not landmark.fullmatch("Counter")
+
+
+def _trie_regex(expr: str) -> str:
+    """The GBNF of `_trie` (literals, groups, `|`, `?`) as a Python regex, to check its language."""
+    out, i = [], 0
+    while i < len(expr):
+        char = expr[i]
+        if char == '"':
+            end = expr.index('"', i + 1)
+            out.append("(?:" + re.escape(expr[i + 1:end]) + ")")
+            i = end + 1
+            continue
+        out.append({"(": "(?:", " ": ""}.get(char, char))
+        i += 1
+    return "".join(out)
+
+
+def _declares(key: str, body: str, cls: str) -> bool:
+    """Whether the declaration group `key` (`declN ::= <classes> "\\"" ...`) takes class `cls`."""
+    if not re.fullmatch(r"decl\d+", key):
+        return False
+    return bool(re.fullmatch(_trie_regex(body.split(' "\\""', 1)[0]), cls))
+
+
+@pytest.mark.parametrize("words", [
+    ["Pot", "Potato", "PotatoSliced"], ["Apple", "AppleSliced", "ArmChair", "Bed"], ["CD"], ["A", "AB", "ABC", "B"],
+])
+def test_a_prefix_tree_grammar_derives_exactly_its_words(words: list[str]) -> None:
+    from helper_agent.decoding import _trie
+
+    pattern = re.compile(_trie_regex(_trie(words)))
+    assert all(pattern.fullmatch(w) for w in words)
+    near_misses = {w + "x" for w in words} | {w[:-1] for w in words if len(w) > 1} | {"PotSliced", "Ap"}
+    assert not any(pattern.fullmatch(w) for w in near_misses - set(words))
+
+
+def test_the_catalog_prefix_tree_derives_exactly_the_catalog() -> None:
+    from helper_agent.decoding import _trie
+    from helper_agent.program.grammar import default_class_names
+
+    names = list(default_class_names())
+    pattern = re.compile(_trie_regex(_trie(names)))
+    assert all(pattern.fullmatch(n) for n in names)
+    assert not pattern.fullmatch("PotatoSlicedSliced") and not pattern.fullmatch("Pota")
