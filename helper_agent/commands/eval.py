@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -17,7 +18,8 @@ from rich.progress import (
 from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
-console = Console()
+# Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 132)
 
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
@@ -73,7 +75,7 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
 def _print_metrics(runs: list[dict]) -> None:
     table = Table(title="SR and GC in %, path-length-weighted in parentheses")
     for column in ("run", "episodes", "SR (PLW)", "GC (PLW)", "step/failure limit, errors", "LLM calls/ep", "prompt tok/ep", "s/call"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column == "run")
     for m in runs:
         o, e, p = m["overall"], m["ended_by"], m["per_episode"]
         table.add_row(
