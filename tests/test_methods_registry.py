@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from helper_agent.evals.methods import METHODS, UnknownAgent, build_agent, check_known, option, parse_agent_options
+from helper_agent.evals.methods import (
+    METHODS,
+    UnknownAgent,
+    build_agent,
+    check_known,
+    option,
+    parse_agent_options,
+)
 from helper_agent.evals.runner import EvalSpec
 
 
