@@ -5,6 +5,7 @@ Needs the optional extra: `pip install -e '.[virtualhome]'`.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)  # piped: keep the tables readable
 
 
 def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:

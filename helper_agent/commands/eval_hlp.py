@@ -5,6 +5,7 @@ Registered on the `helper eval` app by `register`.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -19,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)  # piped: keep the tables readable
 
 
 def hlp(
