@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, chars, opt, seq
+from helper_agent.graphs.object_actions import ArgKind, action_rules, checked_argument
+from helper_agent.graphs.object_actions import action_help as shared_action_help
+from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.subgoals import SubgoalKind
-
-ArgKind = Literal["id", "class", "none"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
 BY_NAME = {a.name: a for a in ACTIONS}
 
 MAX_THOUGHT_CHARS = 120
-_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -77,35 +75,18 @@ class ReactParseError(ValueError):
 
 def action_help() -> str:
     """The action list for the system prompt."""
-    lines = []
-    for a in ACTIONS:
-        arg = {"id": "ID", "class": "ObjectClass", "none": ""}[a.arg]
-        lines.append(f"- {a.name}({arg}): {a.help}")
-    return "\n".join(lines)
+    return shared_action_help(ACTIONS)
 
 
 def react_cfg(ids: list[str], classes: list[str]) -> Grammar:
     """The ReAct answer grammar as data; id actions only when some id is shown."""
-    for name in [*ids, *classes]:
-        if not _ID.match(name):
-            raise ValueError(f"{name!r} cannot be an action argument")
-    options: list[Expr | str] = []
-    if ids:
-        options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
-    if classes:
-        options.append(seq("search(", Ref("cls"), ")"))
-    options += [f"{a.name}()" for a in ACTIONS if a.arg == "none"]
-    rules: dict[str, Expr] = {
+    action, rules = action_rules(ACTIONS, ids, classes)
+    return Grammar({
         "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
         "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
-        "action": alt(*options),
-    }
-    if ids:
-        rules["idaction"] = alt(*[a.name for a in ACTIONS if a.arg == "id"])
-        rules["id"] = alt(*sorted(set(ids)))
-    if classes:
-        rules["cls"] = alt(*sorted(set(classes)))
-    return Grammar(rules)
+        "action": action,
+        **rules,
+    })
 
 
 def react_grammar(ids: list[str], classes: list[str]) -> str:
@@ -126,20 +107,8 @@ def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
     if not raw or len(raw) > MAX_THOUGHT_CHARS:
         raise ReactParseError(f"the thought must be one line of 1 to {MAX_THOUGHT_CHARS} characters")
     name, arg = match.group("name"), match.group("arg").strip()
-    spec = BY_NAME.get(name)
-    if spec is None:
-        raise ReactParseError(f"unknown action {name!r}; use one of {', '.join(BY_NAME)}")
-    if spec.arg == "none":
-        if arg:
-            raise ReactParseError(f"{name}() takes no argument")
-        return ReactAnswer(thought, name, None)
-    if spec.arg == "id":
-        if arg not in ids:
-            raise ReactParseError(f"{name}({arg}): {arg or 'nothing'} is not an object id listed in the scene graph")
-        return ReactAnswer(thought, name, arg)
-    if arg not in classes:
-        raise ReactParseError(f"search({arg}): {arg or 'nothing'} is not a known object class")
-    return ReactAnswer(thought, name, arg)
+    return ReactAnswer(thought, name, checked_argument(BY_NAME, name, arg, ids, classes, ReactParseError,
+                                                       "listed in the scene graph"))
 
 
 # ------------------------------------------------------------------------------------ self-query

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-from helper_agent.program.cfg import Expr, Grammar, Ref, alt, seq
-
-ArgKind = Literal["id", "class", "none"]
+from helper_agent.graphs.object_actions import ArgKind, action_rules, checked_argument
+from helper_agent.graphs.object_actions import action_help as shared_action_help
+from helper_agent.program.cfg import Grammar, Ref, seq
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("done", "none", None, "the task is finished"),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
-_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -66,31 +64,13 @@ class StepParseError(ValueError):
 
 def action_help() -> str:
     """The action space for the system prompt (fixed text: it belongs to the cached prefix)."""
-    lines = []
-    for a in ACTIONS:
-        arg = {"id": "ID", "class": "ObjectClass", "none": ""}[a.arg]
-        lines.append(f"- {a.name}({arg}): {a.help}")
-    return "\n".join(lines)
+    return shared_action_help(ACTIONS)
 
 
 def step_cfg(ids: list[str], classes: list[str]) -> Grammar:
     """The answer grammar as data: id actions only when some id is shown, search only with classes."""
-    for name in [*ids, *classes]:
-        if not _ID.match(name):
-            raise ValueError(f"{name!r} cannot be an action argument")
-    options: list[Expr | str] = []
-    if ids:
-        options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
-    if classes:
-        options.append(seq("search(", Ref("cls"), ")"))
-    options += [f"{a.name}()" for a in ACTIONS if a.arg == "none"]
-    rules: dict[str, Expr] = {"root": seq("Action: ", Ref("action")), "action": alt(*options)}
-    if ids:
-        rules["idaction"] = alt(*[a.name for a in ACTIONS if a.arg == "id"])
-        rules["id"] = alt(*sorted(set(ids)))
-    if classes:
-        rules["cls"] = alt(*sorted(set(classes)))
-    return Grammar(rules)
+    action, rules = action_rules(ACTIONS, ids, classes)
+    return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
 
 
 def step_grammar(ids: list[str], classes: list[str]) -> str:
@@ -107,17 +87,7 @@ def parse_step(text: str, ids: list[str], classes: list[str]) -> StepAction:
     if match is None:
         raise StepParseError("answer with exactly one line: 'Action: name(argument)'")
     name, arg = match.group("name"), match.group("arg").strip()
-    spec = BY_NAME.get(name)
-    if spec is None:
-        raise StepParseError(f"unknown action {name!r}; use one of {', '.join(BY_NAME)}")
-    if spec.arg == "none":
-        if arg:
-            raise StepParseError(f"{name}() takes no argument")
-        return StepAction(name, None)
-    if spec.arg == "id":
-        if arg not in ids:
-            raise StepParseError(f"{name}({arg}): {arg or 'nothing'} is not an object id in the scene graph")
-        return StepAction(name, arg)
+    return StepAction(name, checked_argument(BY_NAME, name, arg, ids, classes, StepParseError, "in the scene graph"))
     if arg not in classes:
         raise StepParseError(f"search({arg}): {arg or 'nothing'} is not a known object class")
     return StepAction(name, arg)
