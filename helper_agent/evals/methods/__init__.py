@@ -66,6 +66,18 @@ def option(options: dict[str, str], key: str, default: Any, allowed: tuple[str, 
     return value
 
 
+def positive_option(options: dict[str, str], key: str, default: int) -> int:
+    """A switch that is a whole number >= 1 (k, max_steps, ...)."""
+    value = option(options, key, default)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"agent option {key}={value!r}: expected a whole number") from None
+    if number < 1:
+        raise ValueError(f"agent option {key}={value!r}: expected a number >= 1")
+    return number
+
+
 def check_known(options: dict[str, str], known: tuple[str, ...], agent: str) -> None:
     """Reject a switch the method does not have (a typo must not silently run the default)."""
     unknown = sorted(set(options) - set(known))

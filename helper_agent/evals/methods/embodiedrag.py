@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from helper_agent.evals.methods import check_known, option
+from helper_agent.evals.methods import check_known, option, positive_option
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -28,17 +28,6 @@ if TYPE_CHECKING:
 OPTIONS = ("graph", "k", "max_steps", "attributes")
 
 
-def _positive(options: dict[str, str], key: str, default: int) -> int:
-    value = option(options, key, default)
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"agent option {key}={value!r}: expected a whole number") from None
-    if number < 1:
-        raise ValueError(f"agent option {key}={value!r}: expected a number >= 1")
-    return number
-
-
 def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int = 0) -> EmbodiedRAGConfig:
     from helper_agent.config import get_settings
     from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
@@ -46,8 +35,8 @@ def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int
     check_known(options, OPTIONS, "embodiedrag")
     graph = option(options, "graph", "subgraph", ("subgraph", "full"))
     attributes = option(options, "attributes", "all", ("all", "named"))
-    return EmbodiedRAGConfig(graph=graph, k=_positive(options, "k", get_settings().scene_graph_k),  # type: ignore[arg-type]
-                             max_steps=_positive(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
+    return EmbodiedRAGConfig(graph=graph, k=positive_option(options, "k", get_settings().scene_graph_k),  # type: ignore[arg-type]
+                             max_steps=positive_option(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
                              feedback_rounds=feedback, seed=seed)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from helper_agent.evals.methods import check_known, option
+from helper_agent.evals.methods import check_known, option, positive_option
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -28,24 +28,13 @@ if TYPE_CHECKING:
 OPTIONS = ("retrieval", "k", "database", "max_steps")
 
 
-def _positive(options: dict[str, str], key: str, default: int) -> int:
-    value = option(options, key, default)
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValueError(f"agent option {key}={value!r}: expected a whole number") from None
-    if number < 1:
-        raise ValueError(f"agent option {key}={value!r}: expected a number >= 1")
-    return number
-
-
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
     from helper_agent.graphs.prag import PRAGConfig
 
     check_known(options, OPTIONS, "prag")
     retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
-    return PRAGConfig(retrieval=retrieval, k=_positive(options, "k", 3),  # type: ignore[arg-type]
-                      max_steps=_positive(options, "max_steps", 30), seed=seed)
+    return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
+                      max_steps=positive_option(options, "max_steps", 30), seed=seed)
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:
