@@ -76,3 +76,23 @@ def checked_argument(by_name: Mapping[str, NamedAction], name: str, arg: str, id
     if arg not in classes:
         raise error(f"search({arg}): {arg or 'nothing'} is not a known object class")
     return arg
+
+
+class ShortIds:
+    """The short ids a prompt shows (`Mug_2`) for environment object ids, both ways: numbered per
+    class in the order objects are first seen, so an id never changes within an episode."""
+
+    def __init__(self) -> None:
+        self.alias: dict[str, str] = {}  # environment id -> short id
+        self.env_id: dict[str, str] = {}  # short id -> environment id
+        self._counts: dict[str, int] = {}
+
+    def alias_of(self, oid: str, otype: str) -> str:
+        alias = self.alias.get(oid)
+        if alias is None:
+            n = self._counts.get(otype, 0) + 1
+            self._counts[otype] = n
+            alias = f"{otype}_{n}"
+            self.alias[oid] = alias
+            self.env_id[alias] = oid
+        return alias

@@ -20,6 +20,7 @@ from typing import Any
 
 from helper_agent.envs.base import Environment
 from helper_agent.graphs.embodiedrag.actions import BY_NAME, ReactAnswer
+from helper_agent.graphs.object_actions import ShortIds
 from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
@@ -67,7 +68,7 @@ def _value(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-class EpisodeScene:
+class EpisodeScene(ShortIds):
     """The executor, the alias table and the scene-graph memory of one episode."""
 
     def __init__(self, env: Environment, memory: SceneGraphMemory, *, catalog: Catalog | None = None,
@@ -76,22 +77,10 @@ class EpisodeScene:
         self.memory = memory
         self.catalog = catalog or load_catalog()
         self.executor = Executor(env, config=executor_config or ExecutorConfig(), catalog=self.catalog)
-        self.alias: dict[str, str] = {}  # environment id -> entity id
-        self.env_id: dict[str, str] = {}  # entity id -> environment id
-        self._counts: dict[str, int] = {}
+        super().__init__()  # ShortIds: alias (environment id -> short id) and env_id (back)
         self.objects: dict[str, dict[str, Any]] = {}  # entity id -> THOR-shaped metadata, as last synced
 
     # ------------------------------------------------------------------ what has been seen
-    def _alias_of(self, oid: str, otype: str) -> str:
-        alias = self.alias.get(oid)
-        if alias is None:
-            n = self._counts.get(otype, 0) + 1
-            self._counts[otype] = n
-            alias = f"{otype}_{n}"
-            self.alias[oid] = alias
-            self.env_id[alias] = oid
-        return alias
-
     def observed(self) -> list[dict[str, Any]]:
         """What the tracker knows, as AI2-THOR-shaped object metadata keyed by alias."""
         tracker = self.executor.tracker
@@ -99,7 +88,7 @@ class EpisodeScene:
         for oid, tracked in sorted(tracker.objects.items(), key=lambda kv: (kv[1].last_seen, kv[0])):
             if tracked.gone:
                 continue
-            self._alias_of(oid, tracked.object_type)
+            self.alias_of(oid, tracked.object_type)
         for oid, tracked in tracker.objects.items():
             if tracked.gone:
                 continue

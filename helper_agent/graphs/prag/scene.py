@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from helper_agent.envs.base import Environment, ObjectView
+from helper_agent.graphs.object_actions import ShortIds
 from helper_agent.graphs.prag.actions import BY_NAME, StepAction
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
@@ -34,7 +35,7 @@ class SceneView:
     held: str | None
 
 
-class EpisodeWorld:
+class EpisodeWorld(ShortIds):
     """The executor and the alias table of one episode."""
 
     def __init__(self, env: Environment, *, catalog: Catalog | None = None,
@@ -42,19 +43,7 @@ class EpisodeWorld:
         self.env = env
         self.catalog = catalog or load_catalog()
         self.executor = Executor(env, config=executor_config or ExecutorConfig(), catalog=self.catalog)
-        self.alias: dict[str, str] = {}  # environment id -> alias
-        self.env_id: dict[str, str] = {}  # alias -> environment id
-        self._counts: dict[str, int] = {}
-
-    def alias_of(self, oid: str, otype: str) -> str:
-        alias = self.alias.get(oid)
-        if alias is None:
-            n = self._counts.get(otype, 0) + 1
-            self._counts[otype] = n
-            alias = f"{otype}_{n}"
-            self.alias[oid] = alias
-            self.env_id[alias] = oid
-        return alias
+        super().__init__()  # ShortIds: alias (environment id -> short id) and env_id (back)
 
     def classes(self) -> list[str]:
         return sorted(self.catalog.types)
