@@ -11,7 +11,7 @@ TORCH := torch==2.13.0
 # llama.cpp's native build uses the AMX path that crashes on these CPUs: build portable.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: demo test install install-dev install-local bench lint clean
+.PHONY: demo test install install-dev install-local bench lint clean packaged-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,11 @@ lint: $(VENV)/.installed-dev
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis
+
+# Rebuild the packaged train-split examples (helper_agent/prompts/examples/train_programs.jsonl):
+# the first 6 TfD episodes of each task family of the seed-0 benchmark's train split.
+packaged-examples: $(VENV)/.installed-dev
+	rm -rf out/train-examples
+	$(BIN)/helper bench generate --out out/train-examples --train 200 --valid-seen 0 --valid-unseen 0
+	$(BIN)/helper bench export-examples --data out/train-examples --per-family 6 \
+		--out helper_agent/prompts/examples/train_programs.jsonl

@@ -74,7 +74,9 @@ def embedder():
 
 @pytest.fixture(scope="module")
 def examples(embedder):
-    return ExampleMemory(store=VectorStore.ephemeral(), embedder=embedder)
+    """The hand-written examples only: the held-out paraphrases name them (the packaged train-split
+    examples have their own tests in test_packaged_train_examples.py)."""
+    return ExampleMemory(store=VectorStore.ephemeral(), embedder=embedder, seed_paths=[seed_file("programs.jsonl")])
 
 
 def check_program(program: str, *, corrective: bool = False) -> None:

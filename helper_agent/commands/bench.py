@@ -49,3 +49,42 @@ def generate(
     if any(s.gold_failures for s in summaries.values()):
         console.print("[red]some gold programs failed; see manifest.json[/red]")
         raise typer.Exit(1)
+
+
+@app.command("export-examples")
+def export_examples(
+    data: Path = typer.Option(..., help="A TEACh-layout folder with gold programs (the built-in benchmark)."),
+    out: Path = typer.Option(..., help="JSON Lines file to write (the example memory's seed format)."),
+    split: str = typer.Option("train", help="The split to take examples from."),
+    per_family: int = typer.Option(0, min=0, help="Keep the first N episodes of each task family (0: all)."),
+    allow_eval_split: bool = typer.Option(False, "--allow-eval-split",
+                                          help="Allow a valid/test split (its results are then no longer held out)."),
+) -> None:
+    """Write a split's (dialogue, gold program) pairs as example-memory records, e.g. to package or import them."""
+    import json
+
+    from helper_agent.evals.runner import examples_from_split, stratified_examples
+
+    if split != "train" and not allow_eval_split:
+        console.print(f"[red]error:[/red] split {split!r} is an evaluation split: examples from it would leak into "
+                      "the results it is scored on; pass --allow-eval-split if that is what you want")
+        raise typer.Exit(2)
+    try:
+        records = examples_from_split(data, split)
+    except (FileNotFoundError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    if not records:
+        console.print(f"[red]error:[/red] {data}: split {split!r} has no TfD instances with gold programs")
+        raise typer.Exit(2)
+    if per_family:
+        records = stratified_examples(records, per_family)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record.model_dump(exclude_none=True, exclude_defaults=True) | {"id": record.id},
+                                    ensure_ascii=False) + "\n")
+    tmp.replace(out)
+    families = {r.task_family for r in records}
+    console.print(f"wrote {len(records)} examples ({len(families)} task families) from {data} {split} to {out}")

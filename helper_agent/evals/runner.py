@@ -237,23 +237,45 @@ def _id_from_file(path: Path) -> str:
     return _instance_id(path)
 
 
-def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
-    """Add the dataset's `split` TfD instances (dialogue -> gold program) to the example memory.
+def examples_from_split(data: str | Path, split: str = "train") -> list[Any]:
+    """The `split` TfD instances of a dataset folder as example-memory records (dialogue -> gold program).
 
-    This is the built-in benchmark's memory seeding (train is for that); ids are the instance ids,
-    so seeding again rewrites the same records. Returns how many were written.
+    Ids are `<split>:<instance id>`, so writing them twice rewrites the same records. Instances
+    without a gold program (TEACh's own download has none) are skipped.
     """
     from helper_agent.memory.examples import ProgramExample
     from helper_agent.teach.formats import TeachDataset
     from helper_agent.teach.instances import instruction_text
 
-    dataset = TeachDataset(spec.data)
+    dataset = TeachDataset(data)
     records = []
     for instance in dataset.tfd_instances(split):
         extra = (instance.model_extra or {}).get("helper_agent") or {}
         if extra.get("gold_program"):
             records.append(ProgramExample(id=f"{split}:{instance.instance_id}", task_family=extra.get("family", ""),
                                           dialogue=instruction_text(instance.dialog()), program=extra["gold_program"]))
+    return records
+
+
+def stratified_examples(records: list[Any], per_family: int) -> list[Any]:
+    """The first `per_family` records of each task family, in the split's order (no choosing by outcome)."""
+    taken: dict[str, int] = {}
+    chosen = []
+    for record in records:
+        if taken.get(record.task_family, 0) < per_family:
+            taken[record.task_family] = taken.get(record.task_family, 0) + 1
+            chosen.append(record)
+    return chosen
+
+
+def seed_examples_from_split(spec: EvalSpec, split: str = "train") -> int:
+    """Add the dataset's `split` TfD instances (dialogue -> gold program) to the example memory.
+
+    This is the built-in benchmark's memory seeding (train is for that); ids are the instance ids,
+    so seeding again rewrites the same records (the packaged train examples among them). Returns
+    how many were written.
+    """
+    records = examples_from_split(spec.data, split)
     if not records:
         raise ValueError(f"{spec.data}: split {split!r} has no TfD instances with gold programs to seed memory from")
     memory = run_memories(spec).examples

@@ -4,7 +4,8 @@ HELPER retrieves the k = 3 examples whose dialogue is closest to the current one
 the LLM as in-context examples. The memory is seeded from the project's own examples in
 `helper_agent/prompts/examples/programs.jsonl` (JSON Lines: {"id", "task_family", "dialogue",
 "program"}), written against HELPER's action API (`InteractionObject(...)`), one or more per TEACh
-task family.
+task family, and from `train_programs.jsonl`: 108 dialogues of the built-in benchmark's train
+split with their gold programs (see TRAIN_PROGRAMS_FILE).
 
     memory = create_memory("examples")
     for hit in memory.retrieve("<Commander> make me a coffee please", k=3):
@@ -23,6 +24,10 @@ from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.memory.keyed import SeededMemory, seed_file
 
 PROGRAMS_FILE = "programs.jsonl"
+# Dialogue -> gold program pairs from the built-in benchmark's train split (seed 0), the first 6 of
+# each of its 18 task families (about LLM-Planner's 100-example pool), made by `make packaged-examples`.
+# Never from a valid split or the unseen phrasing pool: those are what evaluations are scored on.
+TRAIN_PROGRAMS_FILE = "train_programs.jsonl"
 
 _SPEAKER = re.compile(r"<\s*(driver|commander|user|robot|agent)\s*>\s*:?", re.IGNORECASE)
 
@@ -58,7 +63,7 @@ class ExampleMemory(SeededMemory):
     key_fields: ClassVar[tuple[str, ...]] = ("dialogue",)
     value_fields: ClassVar[tuple[str, ...]] = ("program",)
     filter_fields: ClassVar[tuple[str, ...]] = ("task_family",)
-    seed_files: ClassVar[tuple[str, ...]] = (PROGRAMS_FILE,)
+    seed_files: ClassVar[tuple[str, ...]] = (PROGRAMS_FILE, TRAIN_PROGRAMS_FILE)
     k_setting: ClassVar[str] = "examples_k"
 
     def check_record(self, record: Any, where: str) -> None:
@@ -75,7 +80,14 @@ class ExampleMemory(SeededMemory):
 
 
 def load_seed_examples() -> list[ProgramExample]:
-    """The shipped examples, without a store (for prompts and tests)."""
+    """The hand-written shipped examples, without a store (for prompts and tests)."""
     from helper_agent.memory.base import iter_jsonl_objects
 
     return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(PROGRAMS_FILE))]
+
+
+def load_train_examples() -> list[ProgramExample]:
+    """The packaged train-split examples (see TRAIN_PROGRAMS_FILE), without a store."""
+    from helper_agent.memory.base import iter_jsonl_objects
+
+    return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(TRAIN_PROGRAMS_FILE))]
