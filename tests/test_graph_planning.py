@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from pydantic import Field
 
 from helper_agent.evals.agents import HelperAgent, Memories
 from helper_agent.evals.personalization import load_suite, run_suite
 from helper_agent.graphs.helper import HelperConfig
+from helper_agent.graphs.helper.prompts import load_adaptation_examples
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -66,3 +68,41 @@ def test_a_modified_request_is_adapted_by_the_llm_from_the_routine(tmp_path: Pat
     result = run_suite(agent, [req], suite=suite)
     score = result.scores[0]
     assert score.llm_calls == 1 and score.success
+
+
+class _RecordingChat(FakeListChatModel):
+    """A fake chat model that keeps the messages of every call."""
+
+    seen: list = Field(default_factory=list)
+
+    def _call(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        self.seen.append(list(messages))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+
+def test_the_recalled_routine_and_the_request_are_the_last_turn(tmp_path: Path) -> None:
+    suite = load_suite()
+    req = next(r for r in suite.requests if r.category == "two")
+    routine = suite.routine(req.routine)
+    chat = _RecordingChat(responses=[_fence(req.program)])
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False)
+    run_suite(HelperAgent(chat, _memories(tmp_path), config), [req], suite=suite)
+    messages = chat.seen[0]
+    last = messages[-1].content
+    assert routine.program.strip() in last and req.text in last and routine.request in last
+    shots = load_adaptation_examples()
+    # the fixed adaptation turns come straight after the system prompt (a prefix the KV cache keeps)
+    for n, shot in enumerate(shots):
+        assert shot.request in messages[1 + 2 * n].content and messages[2 + 2 * n].content.count(shot.program.strip()) == 1
+    # then the retrieved examples: ordinary dialogue turns
+    assert messages[1 + 2 * len(shots)].content.startswith("Dialogue:")
+
+
+def test_a_request_without_a_routine_gets_the_ordinary_prompt(tmp_path: Path) -> None:
+    chat = _RecordingChat(responses=[_fence('mug = InteractionObject("Mug")\nmug.pickup()')])
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False)
+    agent = HelperAgent(chat, _memories(tmp_path), config)
+    suite = load_suite()
+    req = suite.requests[0].model_copy(update={"text": "Please pick up the mug."})
+    run_suite(agent, [req], suite=suite)
+    assert all("taught you the routine" not in str(m.content) for m in chat.seen[0])

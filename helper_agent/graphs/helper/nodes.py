@@ -21,6 +21,7 @@ from helper_agent.graphs.helper.prompts import (
     explanation_of,
     planner_messages,
     replanner_messages,
+    routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, satisfied, teach_request
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
@@ -146,9 +147,11 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
             and is_unchanged_recall(state["request"], routine["name"], routine.get("request") or "")):
         return {"program": routine["program"], "plan_attempts": attempts, "log": [f"plan: recalled routine '{routine['name']}'"]}
     examples = list(state.get("examples") or [])
+    error, previous = state.get("plan_error", ""), state.get("program", "")
     if routine:
-        examples = [{"dialogue": routine["request"] or routine["name"], "program": routine["program"]}, *examples]
-    messages = planner_messages(state["request"], examples, state.get("plan_error", ""), state.get("program", ""))
+        messages = routine_messages(state["request"], routine, examples, error, previous)
+    else:
+        messages = planner_messages(state["request"], examples, error, previous)
     text = _ask(ctx, config, messages, "plan", _program_decoding(ctx, attempts))
     adapting = f" adapting routine '{routine['name']}'" if routine else ""
     return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}{adapting}"]}

@@ -2,15 +2,24 @@
 
 Retrieved examples go in as few-shot user/assistant turns, which small local models follow far
 better than examples pasted into one long instruction.
+
+A recalled routine gets its own prompt: the routine (its name, how it was taught, its program) and
+the request go together in the last user turn, right where the model writes, after a few fixed
+adaptation examples (`prompts/examples/adaptations.jsonl`: invented routines recalled unchanged or
+with one to three changes, none from the personalization suite). The fixed turns come before the
+retrieved ones so that the llama.cpp KV cache of that prefix is reused across calls.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict, Field
 
 from helper_agent.program import api_documentation
 from helper_agent.prompts import load_template
@@ -26,6 +35,67 @@ def planner_messages(dialogue: str, examples: Sequence[dict[str, Any]], error: s
         messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=example["dialogue"])))
         messages.append(AIMessage(content=_fence(example["program"])))
     messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=dialogue)))
+    if error:
+        messages.append(AIMessage(content=_fence(previous) if previous else "(no program)"))
+        messages.append(HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program."))
+    return messages
+
+
+class AdaptationExample(BaseModel):
+    """A taught routine, a later request for it, and the program that request needs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    routine_name: str
+    routine_request: str = Field(description="How the user taught the routine.")
+    routine_program: str
+    request: str
+    changes: list[str] = Field(default_factory=list, description="The request's changes, in words (empty: unchanged).")
+    program: str = Field(description="The routine's program with exactly those changes.")
+
+
+ADAPTATIONS_FILE = "adaptations.jsonl"
+
+
+@cache
+def load_adaptation_examples() -> tuple[AdaptationExample, ...]:
+    """The packaged routine-adaptation examples (errors name the file and line)."""
+    from helper_agent.memory.base import iter_jsonl_objects
+    from helper_agent.memory.errors import InvalidRecordError
+
+    path = resources.files("helper_agent.prompts").joinpath("examples", ADAPTATIONS_FILE)
+    examples = []
+    for lineno, obj in iter_jsonl_objects(str(path)):
+        try:
+            examples.append(AdaptationExample.model_validate(obj))
+        except ValueError as exc:
+            raise InvalidRecordError(f"{path}:{lineno}: {exc}") from None
+    return tuple(examples)
+
+
+def _routine_turn(name: str, taught: str, program: str, request: str) -> HumanMessage:
+    return HumanMessage(content=load_template("routine_user.txt").format(
+        name=name, taught=taught or name, program=program.strip(), request=request))
+
+
+def routine_messages(
+    request: str, routine: dict[str, Any], examples: Sequence[dict[str, Any]], error: str = "", previous: str = "",
+    adaptations: Sequence[AdaptationExample] | None = None,
+) -> list[BaseMessage]:
+    """Adapt a recalled routine (`{"name", "request", "program"}`) to the request.
+
+    Order: system and API, the fixed adaptation examples, the retrieved examples, then the routine
+    with the request; a rejected attempt and its reason follow, as in `planner_messages`.
+    """
+    messages: list[BaseMessage] = planner_messages(request, [])[:1]
+    for shot in load_adaptation_examples() if adaptations is None else adaptations:
+        messages.append(_routine_turn(shot.routine_name, shot.routine_request, shot.routine_program, shot.request))
+        messages.append(AIMessage(content=_fence(shot.program)))
+    for example in examples:
+        messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=example["dialogue"])))
+        messages.append(AIMessage(content=_fence(example["program"])))
+    messages.append(_routine_turn(routine["name"], routine.get("request") or "", routine["program"], request))
     if error:
         messages.append(AIMessage(content=_fence(previous) if previous else "(no program)"))
         messages.append(HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program."))
