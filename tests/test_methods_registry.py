@@ -50,3 +50,14 @@ def test_build_agent_gives_helper_and_rejects_unknown_names(tmp_path) -> None:
 def test_agent_options_are_part_of_the_run_label() -> None:
     spec = EvalSpec(mode="tfd", data="", planner="llm-planner", agent_options={"replan": "off"})
     assert spec.label().endswith("replan=off")
+
+
+@pytest.mark.parametrize("switch", ["k", "replan_steps", "max_replans"])
+def test_llm_planner_whole_number_switches_reject_zero_and_words(switch: str) -> None:
+    from helper_agent.evals.methods.llm_planner import config_from
+
+    assert getattr(config_from({switch: "4"}), switch) == 4
+    with pytest.raises(ValueError, match=f"llm-planner: agent option {switch}='0'"):
+        config_from({switch: "0"})
+    with pytest.raises(ValueError, match="whole number"):
+        config_from({switch: "many"})

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from helper_agent.evals.agents import AgentResult, EpisodeSetup
-from helper_agent.evals.methods import check_known, option
+from helper_agent.evals.methods import check_known, option, positive_option
 from helper_agent.graphs.llm_planner import LLMPlannerConfig, LLMPlannerContext, PlanVocabulary, build_graph
 from helper_agent.graphs.llm_planner.plans import actions_in, plan_from_actions
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
@@ -138,11 +138,11 @@ def vocabulary_for(pool: FewShotMemory) -> PlanVocabulary:
 def config_from(options: dict[str, str], seed: int = 0) -> LLMPlannerConfig:
     try:
         return LLMPlannerConfig(
-            k=int(option(options, "k", 9)),
+            k=positive_option(options, "k", 9),
             retriever=option(options, "retriever", "knn", ("knn", "random")),
             replan=option(options, "replan", "on", ("on", "off")) == "on",
-            replan_steps=int(option(options, "replan_steps", 60)),
-            max_replans=int(option(options, "max_replans", 6)),
+            replan_steps=positive_option(options, "replan_steps", 60),
+            max_replans=positive_option(options, "max_replans", 6),
             seed=seed,
         )
     except ValueError as exc:
@@ -152,5 +152,5 @@ def config_from(options: dict[str, str], seed: int = 0) -> LLMPlannerConfig:
 def build(spec: EvalSpec, chat_model: BaseChatModel) -> Any:
     check_known(spec.agent_options, OPTIONS, "llm-planner")
     config = config_from(spec.agent_options, spec.seed)
-    pool = pool_memory(spec, spec.agent_options.get("pool"), int(option(spec.agent_options, "pool_size", 100)))
+    pool = pool_memory(spec, spec.agent_options.get("pool"), positive_option(spec.agent_options, "pool_size", 100))
     return LLMPlannerAgent(chat_model, pool, vocabulary_for(pool), config)
