@@ -43,7 +43,7 @@ def test_packaged_file_is_the_first_six_of_each_train_family(train_bench):
 
 
 def test_packaged_examples_come_from_train_only():
-    assert PACKAGED and all(r.id.startswith("train:train_") for r in PACKAGED)
+    assert PACKAGED and all(r.id.startswith("train:seed0:train_") for r in PACKAGED)
     hand_written = {r.id for r in load_seed_examples()}
     assert not hand_written & {r.id for r in PACKAGED}
 
@@ -91,3 +91,10 @@ def test_export_command_refuses_an_evaluation_split(tmp_path):
 
 def test_seed_file_is_packaged():
     assert seed_file("train_programs.jsonl").is_file()
+
+
+def test_ids_name_the_benchmark_seed_so_two_benchmarks_never_collide(tmp_path):
+    generate_benchmark(tmp_path / "s6", seed=6, sizes={"train": 2})
+    ids = [r.id for r in examples_from_split(tmp_path / "s6", "train")]
+    assert ids == ["train:seed6:train_0000.tfd", "train:seed6:train_0001.tfd"]
+    assert not set(ids) & {r.id for r in PACKAGED}

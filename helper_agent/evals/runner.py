@@ -240,21 +240,35 @@ def _id_from_file(path: Path) -> str:
 def examples_from_split(data: str | Path, split: str = "train") -> list[Any]:
     """The `split` TfD instances of a dataset folder as example-memory records (dialogue -> gold program).
 
-    Ids are `<split>:<instance id>`, so writing them twice rewrites the same records. Instances
-    without a gold program (TEACh's own download has none) are skipped.
+    Ids are `<split>:seed<N>:<instance id>` for the built-in benchmark (its seed from manifest.json,
+    so two benchmarks' `train_0000` never overwrite each other and the packaged seed-0 examples are
+    rewritten, not doubled, by `--train-memory` on the seed-0 benchmark), `<split>:<instance id>`
+    otherwise. Instances without a gold program (TEACh's own download has none) are skipped.
     """
     from helper_agent.memory.examples import ProgramExample
     from helper_agent.teach.formats import TeachDataset
     from helper_agent.teach.instances import instruction_text
 
     dataset = TeachDataset(data)
+    prefix = f"{split}:{_benchmark_seed_tag(Path(data))}"
     records = []
     for instance in dataset.tfd_instances(split):
         extra = (instance.model_extra or {}).get("helper_agent") or {}
         if extra.get("gold_program"):
-            records.append(ProgramExample(id=f"{split}:{instance.instance_id}", task_family=extra.get("family", ""),
+            records.append(ProgramExample(id=f"{prefix}{instance.instance_id}", task_family=extra.get("family", ""),
                                           dialogue=instruction_text(instance.dialog()), program=extra["gold_program"]))
     return records
+
+
+def _benchmark_seed_tag(data: Path) -> str:
+    """`seed<N>:` for a folder the built-in generator wrote, else nothing."""
+    try:
+        manifest = json.loads((data / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if isinstance(manifest, dict) and manifest.get("generator") == "helper-agent" and isinstance(manifest.get("seed"), int):
+        return f"seed{manifest['seed']}:"
+    return ""
 
 
 def stratified_examples(records: list[Any], per_family: int) -> list[Any]:
