@@ -88,6 +88,3 @@ def parse_step(text: str, ids: list[str], classes: list[str]) -> StepAction:
         raise StepParseError("answer with exactly one line: 'Action: name(argument)'")
     name, arg = match.group("name"), match.group("arg").strip()
     return StepAction(name, checked_argument(BY_NAME, name, arg, ids, classes, StepParseError, "in the scene graph"))
-    if arg not in classes:
-        raise StepParseError(f"search({arg}): {arg or 'nothing'} is not a known object class")
-    return StepAction(name, arg)
