@@ -79,15 +79,17 @@ class ExampleMemory(SeededMemory):
         return dialogue_text(super().query_text(query)) or str(query)
 
 
-def load_seed_examples() -> list[ProgramExample]:
-    """The hand-written shipped examples, without a store (for prompts and tests)."""
+def _load_packaged(name: str) -> list[ProgramExample]:
     from helper_agent.memory.base import iter_jsonl_objects
 
-    return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(PROGRAMS_FILE))]
+    return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(name))]
+
+
+def load_seed_examples() -> list[ProgramExample]:
+    """The hand-written shipped examples, without a store (for prompts and tests)."""
+    return _load_packaged(PROGRAMS_FILE)
 
 
 def load_train_examples() -> list[ProgramExample]:
     """The packaged train-split examples (see TRAIN_PROGRAMS_FILE), without a store."""
-    from helper_agent.memory.base import iter_jsonl_objects
-
-    return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(TRAIN_PROGRAMS_FILE))]
+    return _load_packaged(TRAIN_PROGRAMS_FILE)

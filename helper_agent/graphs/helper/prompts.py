@@ -29,16 +29,31 @@ def _fence(program: str) -> str:
     return f"```python\n{program.strip()}\n```"
 
 
-def planner_messages(dialogue: str, examples: Sequence[dict[str, Any]], error: str = "", previous: str = "") -> list[BaseMessage]:
-    messages: list[BaseMessage] = [SystemMessage(content=load_template("planner_system.txt").format(api=api_documentation()))]
+def _system() -> SystemMessage:
+    return SystemMessage(content=load_template("planner_system.txt").format(api=api_documentation()))
+
+
+def _example_turns(examples: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """Retrieved (dialogue, program) examples as user/assistant turns."""
+    turns: list[BaseMessage] = []
     for example in examples:
-        messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=example["dialogue"])))
-        messages.append(AIMessage(content=_fence(example["program"])))
-    messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=dialogue)))
-    if error:
-        messages.append(AIMessage(content=_fence(previous) if previous else "(no program)"))
-        messages.append(HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program."))
-    return messages
+        turns.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=example["dialogue"])))
+        turns.append(AIMessage(content=_fence(example["program"])))
+    return turns
+
+
+def _retry_turns(error: str, previous: str) -> list[BaseMessage]:
+    """The rejected attempt and its reason, so the next attempt can act on it (none if no error)."""
+    if not error:
+        return []
+    return [AIMessage(content=_fence(previous) if previous else "(no program)"),
+            HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program.")]
+
+
+def planner_messages(dialogue: str, examples: Sequence[dict[str, Any]], error: str = "", previous: str = "") -> list[BaseMessage]:
+    return [_system(), *_example_turns(examples),
+            HumanMessage(content=load_template("planner_user.txt").format(dialogue=dialogue)),
+            *_retry_turns(error, previous)]
 
 
 class AdaptationExample(BaseModel):
@@ -88,24 +103,19 @@ def routine_messages(
     Order: system and API, the fixed adaptation examples, the retrieved examples, then the routine
     with the request; a rejected attempt and its reason follow, as in `planner_messages`.
     """
-    messages: list[BaseMessage] = planner_messages(request, [])[:1]
+    messages: list[BaseMessage] = [_system()]
     for shot in load_adaptation_examples() if adaptations is None else adaptations:
         messages.append(_routine_turn(shot.routine_name, shot.routine_request, shot.routine_program, shot.request))
         messages.append(AIMessage(content=_fence(shot.program)))
-    for example in examples:
-        messages.append(HumanMessage(content=load_template("planner_user.txt").format(dialogue=example["dialogue"])))
-        messages.append(AIMessage(content=_fence(example["program"])))
+    messages += _example_turns(examples)
     messages.append(_routine_turn(routine["name"], routine.get("request") or "", routine["program"], request))
-    if error:
-        messages.append(AIMessage(content=_fence(previous) if previous else "(no program)"))
-        messages.append(HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program."))
-    return messages
+    return messages + _retry_turns(error, previous)
 
 
 def corrector_messages(
     dialogue: str, program: str, failed_subgoal: str, failure: str, examples: Sequence[dict[str, Any]]
 ) -> list[BaseMessage]:
-    messages: list[BaseMessage] = [SystemMessage(content=load_template("planner_system.txt").format(api=api_documentation()))]
+    messages: list[BaseMessage] = [_system()]
     template = load_template("corrector_user.txt")
     for example in examples:
         messages.append(
