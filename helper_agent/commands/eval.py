@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,9 +15,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from helper_agent.commands import table_console
+
 app = typer.Typer(no_args_is_help=True)
 # Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 132)
+console = table_console(132)
 
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,

@@ -5,12 +5,10 @@ Needs the optional extra: `pip install -e '.[virtualhome]'`.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,7 +19,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 160)  # piped: keep the tables readable
+from helper_agent.commands import table_console
+
+console = table_console(160)
 
 
 def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:

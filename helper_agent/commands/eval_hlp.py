@@ -5,11 +5,9 @@ Registered on the `helper eval` app by `register`.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,7 +18,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 160)  # piped: keep the tables readable
+from helper_agent.commands import table_console
+
+console = table_console(160)
 
 
 def hlp(

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 160)  # piped: keep the tables readable
+from helper_agent.commands import table_console
+
+console = table_console(160)
 
 
 def progressive(
