@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from helper_agent.evals.hlp import HLPOptions, Retriever, run_hlp, summarise, vocabulary_of
+from helper_agent.evals.hlp import HLPOptions, Retriever, query_of, run_hlp, summarise, vocabulary_of
 from helper_agent.graphs.llm_planner.plans import (
     ALFRED_ACTIONS,
     PlanParseError,
@@ -23,8 +23,10 @@ from helper_agent.graphs.llm_planner.plans import (
     in_order_recall,
     lcs_length,
     parse_plan,
+    plan_cfg,
     plan_grammar,
 )
+from helper_agent.graphs.llm_planner.prompts import planner_messages
 from helper_agent.memory.embeddings import HashEmbedder
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.memory.store import VectorStore
@@ -73,12 +75,33 @@ def test_grammar_parses_with_llama_cpp() -> None:
     llama_cpp = pytest.importorskip("llama_cpp")
     vocabulary = PlanVocabulary.build(ALFRED_ACTIONS + ("PourObject",), load_catalog().names())
     text = plan_grammar(vocabulary)
-    assert text.startswith('root ::= step (", " step){0,39} "\\n"')
+    assert text.startswith('root ::= step (", " step){0,39}\n')
     assert '"diningtable"' in text and '"PourObject"' in text
     assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
     small = plan_grammar(vocabulary.restricted(["Apple", "Fridge"]))
     assert 'object ::= "apple" | "fridge"' in small
     assert llama_cpp.LlamaGrammar.from_string(small, verbose=False) is not None
+
+
+def test_grammar_derives_the_examples_answers_and_ends_where_they_end() -> None:
+    """A constrained model must be able to write what the examples' answer turns show, and to stop
+    where they stop: the grammar once demanded a trailing newline no example had, and the 0.5B
+    model, never choosing it, ran every plan on to the step cap."""
+    from helper_agent.program.cfg_match import Matcher
+
+    pool = _pool()
+    vocabulary = vocabulary_of(pool)
+    matcher = Matcher(plan_cfg(vocabulary))
+    shots = [query_of(e, "goal", False) for e in pool[1:]]
+    answers = [str(m.content) for m in planner_messages(list(vocabulary.actions), shots, query_of(pool[0], "goal", False))
+               if isinstance(m, AIMessage)]
+    assert len(answers) == len(pool) - 1
+    for answer in answers:
+        assert matcher.matches(answer), answer
+        assert not matcher.matches(answer + "\n") and not matcher.matches(answer + ", ")
+    capped = Matcher(plan_cfg(vocabulary, max_steps=3))
+    assert capped.matches("Navigation apple, PickupObject apple, Navigation fridge")
+    assert not capped.matches("Navigation apple, PickupObject apple, Navigation fridge, PutObject fridge")
 
 
 def test_plan_similarity_values() -> None:

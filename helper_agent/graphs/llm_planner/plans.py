@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, seq
+
 Step = tuple[str, str]
 """One subgoal: (action, object), e.g. ("PickupObject", "Apple")."""
 
@@ -117,22 +119,24 @@ def parse_plan(text: str, vocabulary: PlanVocabulary) -> list[Step]:
     return steps
 
 
-def _literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def plan_cfg(vocabulary: PlanVocabulary, max_steps: int = MAX_PLAN_STEPS) -> Grammar:
+    """The plans `parse_plan` accepts, as data: allowed actions, allowed objects (lower-case),
+    ", " between steps, at most `max_steps` steps.
+
+    The plan ends where a step ends, exactly as the examples' answers do, so a constrained model
+    stops by ending its turn. (A grammar that demanded a newline after the last step asked for a
+    character no example shows: a small model kept choosing ", " and ran on to the step cap.)"""
+    return Grammar({
+        "root": seq(Ref("step"), Repeat(seq(", ", Ref("step")), 0, max_steps - 1)),
+        "step": seq(Ref("action"), " ", Ref("object")),
+        "action": alt(*vocabulary.actions),
+        "object": alt(*sorted(vocabulary.objects)),
+    })
 
 
 def plan_grammar(vocabulary: PlanVocabulary, max_steps: int = MAX_PLAN_STEPS) -> str:
-    """A GBNF grammar of the plans `parse_plan` accepts: allowed actions, allowed objects (lower-case),
-    ", " between steps, at most `max_steps` steps, then a newline."""
-    actions = " | ".join(_literal(a) for a in vocabulary.actions)
-    objects = " | ".join(_literal(o) for o in sorted(vocabulary.objects))
-    return "\n".join([
-        f'root ::= step (", " step){{0,{max_steps - 1}}} "\\n"',
-        'step ::= action " " object',
-        f"action ::= {actions}",
-        f"object ::= {objects}",
-        "",
-    ])
+    """GBNF for one plan (`plan_cfg` rendered for llama.cpp)."""
+    return plan_cfg(vocabulary, max_steps).to_gbnf()
 
 
 # --------------------------------------------------------------------------- plan similarity
