@@ -86,7 +86,7 @@ _MODELS: dict[str, Any] = {}
 _SHARED: dict[str, Any] = {}
 
 
-def _chat_model(spec: str) -> Any:
+def served_chat_model(spec: str) -> Any:
     """One chat model per spec per server process (the local model loads once)."""
     import helper_agent.llm as llm
     from helper_agent.config import get_settings
@@ -128,7 +128,7 @@ def _config(ctx: ServeContext) -> Any:
                         locator=ctx.locator, feedback_rounds=max(0, int(ctx.feedback_rounds)), k=max(1, int(ctx.k)))
 
 
-def _household(state: ServeState) -> tuple[Any, Any, str]:
+def served_household(state: ServeState) -> tuple[Any, Any, str]:
     """The environment at the run's start, the loaded instance (or None), and the request."""
     from helper_agent.envs.symbolic import SymbolicEnv
 
@@ -165,7 +165,7 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
 
     ctx = runtime.context if isinstance(runtime.context, ServeContext) else ServeContext(**(runtime.context or {}))
     graph = _helper_graph()
-    env, loaded, request = _household(state)
+    env, loaded, request = served_household(state)
     # Resuming after the feedback interrupt: the HELPER graph continues from its checkpoint, so the
     # household must be the one it left, not the one the input describes.
     if snapshot := _saved_world(graph, config):
@@ -178,7 +178,7 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
 
         feedback = checker_feedback(loaded.task, env)
     memories = _memories()
-    context = HelperContext(env=env, chat_model=_chat_model(ctx.llm), examples=memories.examples,
+    context = HelperContext(env=env, chat_model=served_chat_model(ctx.llm), examples=memories.examples,
                             corrections=memories.corrections, routines=memories.routines, feedback=feedback,
                             config=_config(ctx), keep_snapshots=True, tags=["serve"],
                             metadata={"instance_id": loaded.instance_id} if loaded else {})

@@ -24,7 +24,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic builds JSON schemas only from this one on Python < 3.12
 
-from helper_agent.serving import _chat_model, _household
+from helper_agent.serving import served_chat_model, served_household
 
 #: The methods served here (HELPER has its own graph, with the feedback interrupt and routines).
 SERVED_METHODS = ("llm-planner", "prag", "embodiedrag")
@@ -79,7 +79,7 @@ def _agent(method: str, llm: str, options: list[str], mode: str, feedback: int) 
         if key not in _AGENTS:
             spec = EvalSpec(mode=mode, data="", out="out/serve", llm=llm, planner=method, feedback=feedback,
                             agent_options=parse_agent_options(options), shared_memory=True)
-            _AGENTS[key] = build_agent(spec, _chat_model(llm))
+            _AGENTS[key] = build_agent(spec, served_chat_model(llm))
         return _AGENTS[key]
 
 
@@ -90,7 +90,7 @@ def _episode_node(method: str) -> Any:
         from helper_agent.evals.harness import run_instance
 
         ctx = runtime.context if isinstance(runtime.context, MethodContext) else MethodContext(**(runtime.context or {}))
-        env, loaded, request = _household(state)
+        env, loaded, request = served_household(state)
         agent = _agent(method, ctx.llm, list(ctx.options), loaded.mode if loaded else "tfd", 1 if loaded else 0)
         checker = None
         if loaded is not None:
