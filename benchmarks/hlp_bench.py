@@ -37,6 +37,7 @@ def flat(metrics: dict[str, Any]) -> dict[str, float | str]:
         for task_type, figures in metrics[mode]["by_task_type"].items():
             out[f"{tag}_{task_type}_HLP_accuracy"] = figures["HLP_accuracy"]
             out[f"{tag}_{task_type}_in_order"] = figures["in_order"]
+            out[f"{tag}_{task_type}_in_order_precision"] = figures["in_order_precision"]
     return out
 
 
@@ -93,7 +94,8 @@ def main() -> None:
     for mode in modes:
         if mode in metrics:
             o = metrics[mode]["overall"]
-            print(f"  {mode:10s} HLP accuracy {o['HLP_accuracy']:6.2f}%  in-order {o['in_order']:6.2f}%  "
+            print(f"  {mode:10s} HLP accuracy {o['HLP_accuracy']:6.2f}%  in-order recall {o['in_order']:6.2f}%  "
+                  f"precision {o['in_order_precision']:6.2f}%  steps {o['predicted_steps']:.1f} (gold {o['gold_steps']:.1f})  "
                   f"unparsed {o['unparsed']}  ({o['examples']} examples)")
             for task_type, f in metrics[mode]["by_task_type"].items():
                 print(f"    {task_type:36s} {f['HLP_accuracy']:6.2f}%  {f['in_order']:6.2f}%  (n={f['examples']})")

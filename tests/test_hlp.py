@@ -20,6 +20,7 @@ from helper_agent.graphs.llm_planner.plans import (
     PlanVocabulary,
     exact_match,
     format_plan,
+    in_order_precision,
     in_order_recall,
     lcs_length,
     parse_plan,
@@ -111,11 +112,18 @@ def test_plan_similarity_values() -> None:
     assert in_order_recall(gold[:2] + gold[3:], gold) == 0.75
     assert in_order_recall(list(reversed(gold)), gold) == 0.25
     assert in_order_recall([], gold) == 0.0 and not exact_match(gold + gold[:1], gold)
-    records = [{"mode": "goal", "task_type": "a", "exact": True, "in_order": 1.0},
-               {"mode": "goal", "task_type": "a", "exact": False, "in_order": 0.5, "error": "x"},
-               {"mode": "goal", "task_type": "b", "exact": False, "in_order": 0.0}]
+    assert in_order_precision(gold + gold, gold) == 0.5 and in_order_precision(gold[:2], gold) == 1.0
+    assert in_order_precision([], gold) == 0.0 and in_order_precision([], []) == 1.0
+    records = [{"mode": "goal", "task_type": "a", "exact": True, "in_order": 1.0, "in_order_precision": 1.0,
+                "predicted": "Navigation fridge, OpenObject fridge", "gold": "Navigation fridge, OpenObject fridge"},
+               {"mode": "goal", "task_type": "a", "exact": False, "in_order": 0.5, "error": "x",
+                "predicted": "Navigation fridge, Navigation fridge, Navigation fridge, OpenObject fridge",
+                "gold": "Navigation fridge, OpenObject fridge"},  # written before precision was recorded
+               {"mode": "goal", "task_type": "b", "exact": False, "in_order": 0.0, "in_order_precision": 0.0,
+                "predicted": "", "gold": "PickupObject apple"}]
     figures = summarise(records)["goal"]
-    assert figures["overall"] == {"examples": 3, "HLP_accuracy": 33.33, "in_order": 50.0, "unparsed": 1}
+    assert figures["overall"] == {"examples": 3, "HLP_accuracy": 33.33, "in_order": 50.0, "in_order_precision": 50.0,
+                                  "predicted_steps": 2.0, "gold_steps": 1.67, "unparsed": 1}
     assert figures["by_task_type"]["a"]["HLP_accuracy"] == 50.0 and figures["by_task_type"]["b"]["in_order"] == 0.0
 
 
@@ -162,7 +170,8 @@ def test_loocv_run_scores_resumes_and_uses_step_instructions(tmp_path: Path, mon
     options = HLPOptions(k=2, retriever="knn", modes=["goal", "goal+step"])
     metrics = run_hlp(pool, chat, tmp_path / "run", options)
     assert len(chat.calls) == 12
-    assert metrics["goal"]["overall"] == {"examples": 6, "HLP_accuracy": 33.33, "in_order": 83.33, "unparsed": 0}
+    assert metrics["goal"]["overall"] == {"examples": 6, "HLP_accuracy": 33.33, "in_order": 83.33, "in_order_precision": 100.0,
+                                          "predicted_steps": 3.33, "gold_steps": 4.0, "unparsed": 0}
     assert metrics["goal+step"]["overall"]["HLP_accuracy"] == 33.33 and metrics["paper_HLP_accuracy"] == 40.59
     goal_prompt = [c for c in chat.calls if "Step-by-step" not in str(c[-1].content)]
     assert len(goal_prompt) == 6

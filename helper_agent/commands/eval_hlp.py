@@ -72,14 +72,16 @@ def hlp(
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
     table = Table(title=f"LOOCV HLP on {pool.name}: {retriever}, k={k}, {llm} (paper, text-davinci-003: {metrics['paper_HLP_accuracy']})")
-    for column in ("instructions", "task type", "examples", "HLP accuracy %", "in-order %", "unparsed"):
+    for column in ("instructions", "task type", "examples", "HLP accuracy %", "in-order recall %",
+                   "in-order precision %", "steps (gold)", "unparsed"):
         table.add_column(column)
     for mode in modes:
         if mode not in metrics:
             continue
         rows = [("overall", metrics[mode]["overall"]), *metrics[mode]["by_task_type"].items()]
         for name, f in rows:
-            table.add_row(mode, name, str(f["examples"]), f"{f['HLP_accuracy']:.2f}", f"{f['in_order']:.2f}", str(f["unparsed"]))
+            table.add_row(mode, name, str(f["examples"]), f"{f['HLP_accuracy']:.2f}", f"{f['in_order']:.2f}",
+                          f"{f['in_order_precision']:.2f}", f"{f['predicted_steps']:.1f} ({f['gold_steps']:.1f})", str(f["unparsed"]))
     console.print(table)
     console.print(f"results: {out / 'results.jsonl'}  metrics: {out / 'metrics.json'}")
 

@@ -6,7 +6,10 @@ its gold plan:
 
 - `exact`: the paper's HLP accuracy: correct only when every subgoal matches, in order, none extra;
 - `in_order`: the fraction of gold subgoals predicted in order (LCS / gold length), so that a small
-  model's progress shows where exact match is zero.
+  model's progress shows where exact match is zero;
+- `in_order_precision`: the fraction of predicted subgoals that are gold ones in order (LCS /
+  predicted length), and the mean predicted and gold plan lengths: recall alone rewards a plan that
+  runs on past the gold one.
 
 Figures are given overall and per task type, for goal-only instructions and goal + step-by-step
 instructions. Records go to an append-only `results.jsonl` (one per example and instruction mode),
@@ -32,9 +35,11 @@ from helper_agent.evals.store import ResultStore
 from helper_agent.graphs.llm_planner.plans import (
     PlanParseError,
     PlanVocabulary,
+    Step,
     actions_in,
     exact_match,
     format_plan,
+    in_order_precision,
     in_order_recall,
     parse_plan,
     plan_grammar,
@@ -116,7 +121,20 @@ def plan_one(chat: Any, example: PlanExample, shots: Sequence[PlanExample], voca
             "task_type": example.task_type, "examples": [s.id for s in shots[: len(examples)]], "gold": format_plan(gold),
             "predicted": format_plan(predicted), "answer": answer, "error": error,
             "exact": exact_match(predicted, gold), "in_order": round(in_order_recall(predicted, gold), 4),
+            "in_order_precision": round(in_order_precision(predicted, gold), 4),
             "seconds": round(time.perf_counter() - started, 3)}
+
+
+def _steps(text: str) -> list[Step]:
+    """The steps of a plan as `format_plan` wrote it in a record ("Action object, ...")."""
+    return [(a, o) for a, _, o in (part.strip().partition(" ") for part in text.split(",")) if a]
+
+
+def _precision(record: dict[str, Any]) -> float:
+    """A record's in-order precision (records written before the figure existed get it from their text)."""
+    if "in_order_precision" in record:
+        return float(record["in_order_precision"])
+    return in_order_precision(_steps(record.get("predicted", "")), _steps(record.get("gold", "")))
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -134,6 +152,9 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             n = len(items)
             return {"examples": n, "HLP_accuracy": round(100 * sum(bool(r["exact"]) for r in items) / n, 2),
                     "in_order": round(100 * sum(float(r["in_order"]) for r in items) / n, 2),
+                    "in_order_precision": round(100 * sum(_precision(r) for r in items) / n, 2),
+                    "predicted_steps": round(sum(len(_steps(r.get("predicted", ""))) for r in items) / n, 2),
+                    "gold_steps": round(sum(len(_steps(r.get("gold", ""))) for r in items) / n, 2),
                     "unparsed": sum(1 for r in items if r.get("error"))}
 
         out[mode] = {"overall": figures(rows), "by_task_type": {t: figures(v) for t, v in sorted(groups.items())}}

@@ -159,6 +159,12 @@ def in_order_recall(predicted: Sequence[Step], gold: Sequence[Step]) -> float:
     return lcs_length(predicted, gold) / len(gold) if gold else float(not predicted)
 
 
+def in_order_precision(predicted: Sequence[Step], gold: Sequence[Step]) -> float:
+    """The fraction of predicted subgoals that belong to the gold plan in order (LCS / len(predicted)):
+    recall alone rewards a plan that runs on, repeating steps, until it covers the gold one."""
+    return lcs_length(predicted, gold) / len(predicted) if predicted else float(not gold)
+
+
 def exact_match(predicted: Sequence[Step], gold: Sequence[Step]) -> bool:
     """HLP accuracy's criterion (LLM-Planner): every subgoal right, none missing or extra."""
     return normalize(predicted) == normalize(gold)
