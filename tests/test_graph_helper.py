@@ -163,6 +163,29 @@ def test_feedback_leads_to_replan_and_success(memories: dict) -> None:
     assert out["outcome"] == "success" and coffee_done(out["_env"])
 
 
+def test_a_replan_that_repeats_the_failed_program_is_sent_back_and_sampled_again(memories: dict) -> None:
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
+    # The greedy replan repeats the failed program (with a comment and other layout): it does not run.
+    same = '# pick up the mug\nmug = InteractionObject( "Mug" )\n\nmug.pickup()'
+    chat = ScriptedChat(responses=[fence(partial), fence(same), fence(COFFEE)])
+    context = eval_context(chat, memories, feedback_rounds=1)
+    out = run(build_graph(), kitchen(), "make me a coffee", context)
+    labels = [line.split(":")[0] for line in out["log"]]
+    assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "replan", "validate", "execute",
+                      "feedback", "memorize"]
+    assert "attempt 1 repeated the failed program" in out["log"][6]
+    assert out["outcome"] == "success" and coffee_done(out["_env"])
+
+
+def test_replans_stop_repeating_within_the_attempt_budget(memories: dict) -> None:
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
+    chat = ScriptedChat(responses=[fence(partial)] * 4)  # the plan, then three identical replans
+    context = eval_context(chat, memories, feedback_rounds=1)
+    out = run(build_graph(), kitchen(), "make me a coffee", context)
+    repeated = [line for line in out["log"] if "repeated the failed program" in line]
+    assert len(repeated) == 3 and out["outcome"] == "incomplete"
+
+
 def test_no_feedback_rounds_means_no_replan(memories: dict) -> None:
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial)])
@@ -241,3 +264,13 @@ def test_ablation_switches_reach_the_nodes(memories: dict) -> None:
     fixed = [next(r.id for r in records if r.task_family == f) for f in families]
     assert [e["id"] for e in out["examples"]] == fixed
     assert all(e["score"] is None for e in out["examples"])
+
+
+def test_a_sent_back_replan_carries_the_repeated_program_and_the_reason() -> None:
+    from helper_agent.graphs.helper.prompts import replanner_messages
+
+    plain = replanner_messages("make me a coffee", "mug.pickup()", "the mug is not filled", [])
+    retry = replanner_messages("make me a coffee", "mug.pickup()", "the mug is not filled", [],
+                               error="it is the program that did not finish the task, unchanged", previous="mug.pickup()")
+    assert retry[: len(plain)] == plain  # the same prompt, then the repeated answer and why it was sent back
+    assert "mug.pickup()" in str(retry[-2].content) and "did not finish the task" in str(retry[-1].content)

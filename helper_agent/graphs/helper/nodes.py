@@ -274,13 +274,39 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[st
             "log": [f"feedback: {feedback or 'satisfied'}"]}
 
 
+def _statements(program: str) -> str:
+    """What a program would do, without its comments, layout or code fence: its syntax tree (only
+    parsed, never run), or its stripped lines when it does not parse."""
+    import ast
+
+    code = program.replace("```python", "").replace("```", "")
+    try:
+        return ast.dump(ast.parse(code))
+    except SyntaxError:
+        return "\n".join(line.split("#", 1)[0].strip() for line in code.splitlines() if line.split("#", 1)[0].strip())
+
+
 def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
-    """Write a program for what the feedback says is missing; it runs from a fresh start."""
+    """Write a program for what the feedback says is missing; it runs from a fresh start.
+
+    A replan that repeats the program the feedback was about, statement for statement, would only
+    fail the same way: it is sent back with that reason and sampled again (a new seed), within the
+    planner's attempt budget. (On held-out train episodes, calibration split, the greedy replan of
+    the 0.5B model often came back unchanged.)"""
     ctx = _ctx(runtime)
-    messages = replanner_messages(state["request"], state.get("program", ""), state["feedback"], state.get("examples") or [])
-    text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, 1))
+    failed = state.get("program", "")
+    error, text, log = "", "", ["replan: from feedback"]
+    for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
+        messages = replanner_messages(state["request"], failed, state["feedback"], state.get("examples") or [],
+                                      error=error, previous=text)
+        text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt))
+        if _statements(text) != _statements(failed):
+            break
+        error = ("it is the program that did not finish the task, unchanged; change what the feedback "
+                 f"says is missing: {state['feedback']}")
+        log.append(f"replan: attempt {attempt} repeated the failed program")
     return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
-            "locate_attempts": 0, "log": ["replan: from feedback"]}
+            "locate_attempts": 0, "log": log}
 
 
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:

@@ -139,9 +139,11 @@ def corrector_messages(
     return messages
 
 
-def replanner_messages(dialogue: str, program: str, feedback: str, examples: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+def replanner_messages(dialogue: str, program: str, feedback: str, examples: Sequence[dict[str, Any]],
+                       error: str = "", previous: str = "") -> list[BaseMessage]:
     messages = planner_messages(dialogue, examples)[:-1]
     messages.append(HumanMessage(content=load_template("replanner_user.txt").format(dialogue=dialogue, program=program, feedback=feedback)))
+    messages.extend(_retry_turns(error, previous))
     return messages
 
 
