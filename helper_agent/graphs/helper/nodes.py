@@ -7,6 +7,7 @@ in `validate` (and a corrective program once in `correct`) and the subgoals trav
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -27,6 +28,7 @@ from helper_agent.graphs.helper.requests import is_unchanged_recall, satisfied, 
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.program import ProgramError, compile_program
+from helper_agent.program.extract import parse_code
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -274,16 +276,13 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[st
             "log": [f"feedback: {feedback or 'satisfied'}"]}
 
 
-def _statements(program: str) -> str:
-    """What a program would do, without its comments, layout or code fence: its syntax tree (only
-    parsed, never run), or its stripped lines when it does not parse."""
-    import ast
-
-    code = program.replace("```python", "").replace("```", "")
+def _syntax_tree(program: str) -> str | None:
+    """What a program would do, without its comments, layout, fence or prose: its syntax tree from
+    `parse_code` (only parsed, never run); None when it does not parse."""
     try:
-        return ast.dump(ast.parse(code))
-    except SyntaxError:
-        return "\n".join(line.split("#", 1)[0].strip() for line in code.splitlines() if line.split("#", 1)[0].strip())
+        return ast.dump(parse_code(program)[0])
+    except ProgramError:
+        return None
 
 
 def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -295,12 +294,13 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     the 0.5B model often came back unchanged.)"""
     ctx = _ctx(runtime)
     failed = state.get("program", "")
+    failed_tree = _syntax_tree(failed)
     error, text, log = "", "", ["replan: from feedback"]
     for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
         messages = replanner_messages(state["request"], failed, state["feedback"], state.get("examples") or [],
                                       error=error, previous=text)
         text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt))
-        if _statements(text) != _statements(failed):
+        if failed_tree is None or _syntax_tree(text) != failed_tree:
             break
         error = ("it is the program that did not finish the task, unchanged; change what the feedback "
                  f"says is missing: {state['feedback']}")
