@@ -66,19 +66,21 @@ class MethodContext:
 
 
 _LOCK = threading.Lock()
-_AGENTS: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+_AGENTS: dict[tuple[str, str, tuple[str, ...], str, bool], Any] = {}
 
 
-def _agent(method: str, llm: str, options: list[str], mode: str, feedback: int) -> Any:
-    """One agent per (method, model, switches) per server process: its memories and model load once."""
+def _agent(method: str, llm: str, options: list[str], mode: str, task_known: bool) -> Any:
+    """One agent per (method, model, switches, mode, task known) per server process: its memories
+    and model load once. The last two are in the key because a method may build on them
+    (EmbodiedRAG's feedback)."""
     from helper_agent.evals.methods import build_agent, parse_agent_options
     from helper_agent.evals.runner import EvalSpec
 
-    key = (method, llm, tuple(sorted(options)))
+    key = (method, llm, tuple(sorted(options)), mode, task_known)
     with _LOCK:
         if key not in _AGENTS:
-            spec = EvalSpec(mode=mode, data="", out="out/serve", llm=llm, planner=method, feedback=feedback,
-                            agent_options=parse_agent_options(options), shared_memory=True)
+            spec = EvalSpec.for_request(method, llm, parse_agent_options(options), mode=mode, task_known=task_known,
+                                        out="out/serve")
             _AGENTS[key] = build_agent(spec, served_chat_model(llm))
         return _AGENTS[key]
 
@@ -91,7 +93,7 @@ def _episode_node(method: str) -> Any:
 
         ctx = runtime.context if isinstance(runtime.context, MethodContext) else MethodContext(**(runtime.context or {}))
         env, loaded, request = served_household(state)
-        agent = _agent(method, ctx.llm, list(ctx.options), loaded.mode if loaded else "tfd", 1 if loaded else 0)
+        agent = _agent(method, ctx.llm, list(ctx.options), loaded.mode if loaded else "tfd", loaded is not None)
         checker = None
         if loaded is not None:
             record, result = run_instance(loaded, agent, env, tags=["serve"])

@@ -85,3 +85,27 @@ def test_a_bad_switch_is_an_error_naming_it(scripted: list[str]) -> None:
     graph = serving_methods.build_method_graph("llm-planner")
     with pytest.raises(ValueError, match="replan"):
         graph.invoke({"request": "make me a coffee"}, context={"llm": "scripted", "options": ["replan=sometimes"]})
+
+
+def test_a_plain_request_and_an_instance_get_their_own_agents(scripted: list[str], tmp_path: Path) -> None:
+    """Feedback exists only when the task is known, and a method may build on it: the cached agent
+    of a plain request must not serve an instance."""
+    bench = tmp_path / "bench"
+    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
+    instance = sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[0]
+    scripted += ["Action: done()"] * 4
+    graph = serving_methods.build_method_graph("prag")
+    graph.invoke({"request": "make me a coffee"}, context={"llm": "scripted"})
+    graph.invoke({"instance": str(instance)}, context={"llm": "scripted"})
+    graph.invoke({"request": "make me a tea"}, context={"llm": "scripted"})
+    assert sorted(key[-1] for key in serving_methods._AGENTS) == [False, True]
+
+
+def test_the_spec_of_one_request_feeds_back_only_when_the_task_is_known() -> None:
+    from helper_agent.evals.runner import EvalSpec
+
+    plain = EvalSpec.for_request("prag", "local", {"k": "2"})
+    known = EvalSpec.for_request("prag", "local", {"k": "2"}, mode="edh", task_known=True, out="o")
+    assert (plain.feedback, known.feedback) == (0, 1)
+    assert plain.shared_memory and known.shared_memory and plain.data == known.data == ""
+    assert (known.mode, known.out, known.agent_options) == ("edh", "o", {"k": "2"})

@@ -78,9 +78,8 @@ def run(
         options = parse_agent_options(agent_option)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    # Feedback comes from the checker when the task is known; a plain request has nobody to ask.
-    spec = EvalSpec(mode=loaded.mode if loaded else "tfd", data="", out=str(out), llm=llm, planner=agent_name,
-                    feedback=1 if loaded else 0, agent_options=options, shared_memory=True)
+    spec = EvalSpec.for_request(agent_name, llm, options, mode=loaded.mode if loaded else "tfd",
+                                task_known=loaded is not None, out=str(out))
     try:
         agent = build_agent(spec, _chat_model(llm))
     except ValueError as exc:

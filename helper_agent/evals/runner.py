@@ -50,6 +50,15 @@ class EvalSpec:
     agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`--agent-option`)
     shared_memory: bool = False  # `helper run`: the user's memories (settings' folder or server), not the run's
 
+    @classmethod
+    def for_request(cls, planner: str, llm: str, agent_options: dict[str, str], *, mode: str = "tfd",
+                    task_known: bool = False, out: str = "out/run") -> EvalSpec:
+        """The spec of one interactive request (`helper run`, the served graphs): the user's shared
+        memories, no dataset; feedback comes from the checker only when the task is known (an
+        instance), since a plain request has nobody to ask."""
+        return cls(mode=mode, data="", out=out, llm=llm, planner=planner, feedback=1 if task_known else 0,
+                   agent_options=agent_options, shared_memory=True)
+
     def label(self) -> str:
         parts = [self.mode, self.split, self.planner]
         if self.planner in ORACLE_PLANNERS:
