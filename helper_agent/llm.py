@@ -42,6 +42,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
+from pydantic import PrivateAttr
 
 
 class LLMError(RuntimeError):
@@ -263,9 +264,15 @@ class LlamaCppChatModel(BaseChatModel):
     Per call, `invoke(..., grammar=GBNF_TEXT)` constrains decoding to a grammar, and
     `temperature=` / `seed=` override the defaults (a retry samples instead of repeating the
     greedy answer). llama.cpp reuses the longest common token prefix of consecutive prompts, so every
-    prompt starts with its fixed part (system text and API). A RAM cache of saved states
-    (`state_cache_bytes`, off by default) would keep several prompt kinds' prefixes, but each call
-    then copies the whole context state, which costs more here than re-evaluating a short prefix.
+    prompt starts with its fixed part (system text and API).
+
+    Prompt kinds that alternate (HELPER's planner, its locator and its corrector) would evict each
+    other's prefix from one context, so `invoke(..., prompt_kind="locate")` runs on a context of its
+    own: up to `prompt_kinds` llama.cpp contexts over the same memory-mapped weights, each keeping
+    its kind's last prompt. The first kind named takes the context loaded first; a kind beyond that
+    number, and a call that names none, use that context too. A RAM cache of saved states (`state_cache_bytes`, off by default) is the other way to
+    keep several prefixes, but each call then copies the whole context state (llama-cpp-python copies
+    its logits buffer too), which costs more here than a second context.
     """
 
     model_path: str
@@ -276,25 +283,50 @@ class LlamaCppChatModel(BaseChatModel):
     seed: int = 0
     stop: list[str] | None = None
     state_cache_bytes: int = 0
+    prompt_kinds: int = 4
     client: Any = None
+    _kind_clients: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _owns_client: bool = PrivateAttr(default=False)
 
     model_config = {"arbitrary_types_allowed": True}
 
     def model_post_init(self, __context: Any) -> None:
         if self.client is None:
-            try:
-                from llama_cpp import Llama, LlamaRAMCache
-            except ImportError:
-                raise LLMUnavailable("llama-cpp-python is not installed: pip install 'helper-agent[local]'") from None
-            self.client = Llama(
-                model_path=self.model_path,
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads or max(os.cpu_count() or 1, 1),
-                seed=self.seed,
-                verbose=False,
-            )
-            if self.state_cache_bytes > 0:
-                self.client.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_bytes))
+            self.client = self._new_context()
+            self._owns_client = True
+
+    def _new_context(self) -> Any:
+        """A llama.cpp context over the model file (the weights are memory-mapped, so a second
+        context shares them and costs its KV cache and buffers only)."""
+        try:
+            from llama_cpp import Llama, LlamaRAMCache
+        except ImportError:
+            raise LLMUnavailable("llama-cpp-python is not installed: pip install 'helper-agent[local]'") from None
+        client = Llama(
+            model_path=self.model_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads or max(os.cpu_count() or 1, 1),
+            seed=self.seed,
+            verbose=False,
+        )
+        if self.state_cache_bytes > 0:
+            client.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_bytes))
+        return client
+
+    def context_for(self, kind: str | None) -> Any:
+        """The llama.cpp context that serves prompts of `kind` (see the class docstring). An injected
+        client (tests, a caller's own `Llama`) serves every kind: only a model this object loaded
+        can be loaded again."""
+        if not kind or not self._owns_client or self.prompt_kinds <= 1:
+            return self.client
+        if kind not in self._kind_clients:
+            if not self._kind_clients:
+                self._kind_clients[kind] = self.client  # the first kind takes the loaded context
+            elif len(self._kind_clients) >= self.prompt_kinds:
+                return self.client
+            else:
+                self._kind_clients[kind] = self._new_context()
+        return self._kind_clients[kind]
 
     @property
     def _llm_type(self) -> str:
@@ -304,12 +336,13 @@ class LlamaCppChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
-    def _prompt_tokens_evaluated(self) -> int | None:
-        """llama.cpp's running count of prompt tokens it evaluated (None when it cannot be read)."""
+    @staticmethod
+    def _prompt_tokens_evaluated(client: Any) -> int | None:
+        """A context's running count of prompt tokens it evaluated (None when it cannot be read)."""
         try:
             import llama_cpp
 
-            return int(llama_cpp.llama_perf_context(self.client._ctx.ctx).n_p_eval)
+            return int(llama_cpp.llama_perf_context(client._ctx.ctx).n_p_eval)
         except Exception:  # noqa: BLE001 - a fake client in tests, or another llama-cpp-python version
             return None
 
@@ -323,8 +356,9 @@ class LlamaCppChatModel(BaseChatModel):
         if kwargs.get("program_decoding"):
             return self._decode_program(messages, **kwargs)
         grammar_text = kwargs.get("grammar")
-        before = self._prompt_tokens_evaluated()
-        reply = self.client.create_chat_completion(
+        client = self.context_for(kwargs.get("prompt_kind"))
+        before = self._prompt_tokens_evaluated(client)
+        reply = client.create_chat_completion(
             messages=_chat_messages(messages),
             temperature=float(kwargs.get("temperature", self.temperature)),
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
@@ -332,7 +366,7 @@ class LlamaCppChatModel(BaseChatModel):
             seed=int(kwargs.get("seed", self.seed)),
             grammar=_llama_grammar(grammar_text) if grammar_text else None,
         )
-        after = self._prompt_tokens_evaluated()
+        after = self._prompt_tokens_evaluated(client)
         text = reply["choices"][0]["message"]["content"] or ""
         usage = reply.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
@@ -357,11 +391,13 @@ class LlamaCppChatModel(BaseChatModel):
         (`helper_agent.decoding`); one LLM call as far as callers and callbacks can tell."""
         from helper_agent.decoding import ProgramDecoder, format_chat
 
-        prompt = format_chat(self.client, _chat_messages(messages))
-        decoder = ProgramDecoder(self.client, max_lines=int(kwargs.get("max_lines", 40)),
+        client = self.context_for(kwargs.get("prompt_kind"))
+        prompt = format_chat(client, _chat_messages(messages))
+        decoder = ProgramDecoder(client, max_lines=int(kwargs.get("max_lines", 40)),
                                  agent_moves=bool(kwargs.get("agent_moves", False)))
         result = decoder.decode(prompt, temperature=float(kwargs.get("temperature", self.temperature)),
-                                seed=int(kwargs.get("seed", self.seed)), evaluated=self._prompt_tokens_evaluated)
+                                seed=int(kwargs.get("seed", self.seed)),
+                                evaluated=functools.partial(self._prompt_tokens_evaluated, client))
         usage_metadata: dict[str, Any] = {
             "input_tokens": result.prompt_tokens,
             "output_tokens": result.completion_tokens,
@@ -711,8 +747,14 @@ def stream_text(chat: Any, prompt: str) -> Iterator[str]:  # pragma: no cover - 
 
 
 # ------------------------------------------------------------------------------------ constrained programs
+def prompt_kind(chat: Any, kind: str) -> dict[str, Any]:
+    """Keyword arguments for `chat.invoke` that name the prompt's kind ("plan", "locate", ...), so
+    the in-process model keeps that kind's prefix in a context of its own; {} for other models."""
+    return {"prompt_kind": kind} if isinstance(chat, LlamaCppChatModel) else {}
+
+
 def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, seed: int = 0,
-                     agent_moves: bool = False) -> dict[str, Any]:
+                     agent_moves: bool = False, kind: str | None = None) -> dict[str, Any]:
     """Keyword arguments for `chat.invoke` that constrain an answer to a program, for the models
     that can take them; {} for the others, which keep validate-and-retry.
 
@@ -722,10 +764,12 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
       which field it reads: `llama.cpp` (llama.cpp's and llama-cpp-python's servers: `grammar`) or
       `vllm` (`guided_grammar`); and the temperature and seed of the attempt;
     - any other provider: nothing (its own defaults).
+
+    `kind` names the prompt's kind for the in-process model (see `prompt_kind`).
     """
     if isinstance(chat, LlamaCppChatModel):
         return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
-                "temperature": temperature, "seed": seed}
+                "temperature": temperature, "seed": seed, **(prompt_kind(chat, kind) if kind else {})}
     try:
         from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:  # pragma: no cover - the openai extra is not installed
@@ -742,7 +786,8 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
     return kwargs
 
 
-def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed: int = 0) -> dict[str, Any]:
+def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed: int = 0,
+                     kind: str | None = None) -> dict[str, Any]:
     """Keyword arguments for `chat.invoke` that constrain an answer to a GBNF `grammar` (any
     grammar: a plan, one step's action), for the models that can take one; {} for the others.
 
@@ -750,10 +795,12 @@ def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed:
     it in the field `HELPER_LLM_GRAMMAR` names (`llama.cpp`: `grammar`, `vllm`: `guided_grammar`),
     with the attempt's temperature and seed; other providers get nothing and their answers are
     parsed and checked as usual. Methods other than HELPER use this; HELPER's programs use
-    `program_decoding`, which also knows what a program has defined so far.
+    `program_decoding`, which also knows what a program has defined so far. `kind` names the
+    prompt's kind for the in-process model (see `prompt_kind`).
     """
     if isinstance(chat, LlamaCppChatModel):
-        return {"grammar": grammar, "temperature": temperature, "seed": seed}
+        return {"grammar": grammar, "temperature": temperature, "seed": seed,
+                **(prompt_kind(chat, kind) if kind else {})}
     try:
         from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:  # pragma: no cover - the openai extra is not installed

@@ -58,7 +58,7 @@ def _ask(ctx: EmbodiedRAGContext, config: RunnableConfig, messages: list[BaseMes
 
     chat: Any = ctx.chat()
     temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
-    decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1)
+    decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1, kind=name)
     if decoding:
         chat = chat.bind(**decoding)
     try:

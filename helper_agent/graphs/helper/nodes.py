@@ -72,14 +72,17 @@ def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage]
     return text
 
 
-def _program_decoding(ctx: HelperContext, attempt: int, agent_moves: bool = False) -> dict[str, Any]:
+def _program_decoding(ctx: HelperContext, attempt: int, kind: str, agent_moves: bool = False) -> dict[str, Any]:
     """How to decode a program on attempt `attempt` (1-based): constrained where the model allows
-    it; greedy first, then sampled with a new seed, so a retry is not the same rejected answer."""
+    it; greedy first, then sampled with a new seed, so a retry is not the same rejected answer.
+
+    `kind` keeps a prompt kind's prefix cached apart from the others: plans and replans share
+    their system text, examples and dialogue; the corrector and the locator would evict them."""
     from helper_agent.llm import program_decoding
 
     temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
     return program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, temperature=temperature,
-                            seed=ctx.config.seed + attempt - 1, agent_moves=agent_moves)
+                            seed=ctx.config.seed + attempt - 1, agent_moves=agent_moves, kind=kind)
 
 
 def _executor(ctx: HelperContext, state: HelperState, listener: ExecutionListener | None = None) -> Executor:
@@ -154,7 +157,7 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
         messages = routine_messages(state["request"], routine, examples, error, previous)
     else:
         messages = planner_messages(state["request"], examples, error, previous)
-    text = _ask(ctx, config, messages, "plan", _program_decoding(ctx, attempts))
+    text = _ask(ctx, config, messages, "plan", _program_decoding(ctx, attempts, "plan"))
     adapting = f" adapting routine '{routine['name']}'" if routine else ""
     return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}{adapting}"]}
 
@@ -222,7 +225,11 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     executor = _executor(ctx, state)
     missing = state["execution"].get("missing") or ""
     if ctx.config.locator == "llm":
-        locator: Any = LLMLocator(ctx.chat().with_config(_llm_config(ctx, config, "locate")), dialogue=state["request"])
+        from helper_agent.llm import prompt_kind
+
+        chat: Any = ctx.chat()
+        chat = chat.bind(**prompt_kind(chat, "locate")).with_config(_llm_config(ctx, config, "locate"))
+        locator: Any = LLMLocator(chat, dialogue=state["request"])
     else:
         locator = RandomLocator(ctx.config.seed + int(state.get("locate_attempts", 0)))
     try:
@@ -249,7 +256,7 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     examples = [h.record.model_dump() for h in hits]
     corrections = int(state.get("corrections", 0)) + 1
     text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct",
-                _program_decoding(ctx, corrections, agent_moves=True))
+                _program_decoding(ctx, corrections, "correct", agent_moves=True))
     try:
         compiled = compile_program(text, class_mapper=ctx.mapper())
     except ProgramError as err:
@@ -299,7 +306,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
         messages = replanner_messages(state["request"], failed, state["feedback"], state.get("examples") or [],
                                       error=error, previous=text)
-        text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt))
+        text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt, "plan"))
         if failed_tree is None or _syntax_tree(text) != failed_tree:
             break
         error = ("it is the program that did not finish the task, unchanged; change what the feedback "

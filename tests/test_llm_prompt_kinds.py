@@ -1,0 +1,81 @@
+"""The in-process model keeps one llama.cpp context per prompt kind, so alternating kinds (the
+planner and the locator) do not evict each other's cached prefix. Checked with a scripted context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from helper_agent.llm import LlamaCppChatModel, grammar_decoding, program_decoding, prompt_kind
+
+
+class ScriptedContext:
+    """Stands in for `llama_cpp.Llama`: records the prompts it was given."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.prompts: list[str] = []
+
+    def create_chat_completion(self, messages: list[dict[str, str]], **_: Any) -> dict[str, Any]:
+        self.prompts.append(messages[-1]["content"])
+        return {"choices": [{"message": {"content": f"from {self.name}"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+
+
+class ScriptedModel(LlamaCppChatModel):
+    """A `LlamaCppChatModel` that loads scripted contexts instead of the model file."""
+
+    def _new_context(self) -> Any:
+        made = self.__dict__.setdefault("made", [])
+        made.append(ScriptedContext(f"context{len(made)}"))
+        return made[-1]
+
+
+def _ask(model: LlamaCppChatModel, text: str, kind: str | None) -> str:
+    kwargs = prompt_kind(model, kind) if kind else {}
+    return str(model.invoke([SystemMessage(content="sys"), HumanMessage(content=text)], **kwargs).content)
+
+
+def test_each_kind_gets_its_own_context_and_keeps_it() -> None:
+    model = ScriptedModel(model_path="unused.gguf")
+    assert _ask(model, "plan 1", "plan") == "from context0"
+    assert _ask(model, "where is the mug", "locate") == "from context1"
+    assert _ask(model, "plan 2", "plan") == "from context0"
+    made = model.__dict__["made"]
+    assert [c.prompts for c in made] == [["plan 1", "plan 2"], ["where is the mug"]]
+
+
+def test_a_call_without_a_kind_uses_the_first_context() -> None:
+    model = ScriptedModel(model_path="unused.gguf")
+    assert _ask(model, "hello", None) == "from context0"
+    assert len(model.__dict__["made"]) == 1
+
+
+def test_kinds_beyond_the_cap_share_the_first_context() -> None:
+    model = ScriptedModel(model_path="unused.gguf", prompt_kinds=2)
+    assert _ask(model, "a", "plan") == "from context0"
+    assert _ask(model, "b", "locate") == "from context1"
+    assert _ask(model, "c", "correct") == "from context0"
+    assert _ask(model, "d", None) == "from context0"
+    assert len(model.__dict__["made"]) == 2
+
+
+def test_an_injected_client_serves_every_kind() -> None:
+    client = ScriptedContext("mine")
+    model = LlamaCppChatModel(model_path="unused.gguf", client=client)
+    assert _ask(model, "a", "plan") == "from mine"
+    assert _ask(model, "b", "locate") == "from mine"
+    assert client.prompts == ["a", "b"]
+
+
+def test_other_models_get_no_kind_argument() -> None:
+    fake = GenericFakeChatModel(messages=iter([]))
+    assert prompt_kind(fake, "plan") == {}
+    assert program_decoding(fake, max_lines=5, kind="plan") == {}
+    assert grammar_decoding(fake, "root ::= \"a\"", kind="plan") == {}
+    local = ScriptedModel(model_path="unused.gguf")
+    assert program_decoding(local, max_lines=5, kind="plan")["prompt_kind"] == "plan"
+    assert grammar_decoding(local, "root ::= \"a\"", kind="step")["prompt_kind"] == "step"
+    assert "prompt_kind" not in grammar_decoding(local, "root ::= \"a\"")
