@@ -298,3 +298,24 @@ def test_any_answer_the_grammar_allows_is_acted_on_without_error(benches: dict[i
     assert record.get("error_message") is None, record.get("traceback")
     assert 1 <= record["react_steps"] <= 12
     assert record["outcome"] in ("done", "max_steps", "step_limit", "failure_limit")
+
+
+# ------------------------------------------------------------------------------------ futile repeats
+def test_a_repeat_of_an_action_that_changed_nothing_is_refused_and_asked_again(benches: dict[int, Path], tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=["- mug", "Thought: free my hands\nAction: put_down()",
+                                        "Thought: again\nAction: put_down()", "Thought: finished\nAction: done()"])
+    record = _run(benches[0], tmp_path, chat)
+    steps = [line for line in record["log"] if line.startswith("step ")]
+    assert steps[0] == "step 1: put_down() -> nothing to put down; hands empty", record["log"]
+    assert "put_down() again: the last put_down() changed nothing" in steps[1]
+    assert steps[2].startswith("step 2: done()")
+    assert record["repeat_rejections"] == 1 and record["llm_calls"] == 4
+
+
+def test_the_retry_grammar_leaves_out_the_refused_action() -> None:
+    cfg = react_cfg(IDS, CLASSES, exclude="put_down()")
+    assert not Matcher(cfg).matches("Thought: x\nAction: put_down()")
+    assert Matcher(cfg).matches("Thought: x\nAction: done()")
+    assert Matcher(react_cfg(IDS, CLASSES)).matches("Thought: x\nAction: put_down()")

@@ -237,3 +237,41 @@ def test_walking_to_an_object_in_reach_says_so(bench: Path, tmp_path: Path) -> N
     (search, found, _), (goto, there, _), _done = record["subgoals"]
     assert found.startswith("found Mug_1") and goto == "goto(Mug_1)"
     assert there.startswith("already next to Mug_1")  # the search walked there; no step is spent again
+
+
+# ------------------------------------------------------------------------------------ futile repeats
+@pytest.mark.parametrize("refused", ["goto(Mug_1)", "search(Knife)", "done()"])
+def test_the_retry_grammar_leaves_out_exactly_the_refused_action(refused: str) -> None:
+    cfg = step_cfg(IDS, CLASSES, exclude=refused)
+    sampler = Sampler(cfg, random.Random(5))
+    seen = {sampler.sample() for _ in range(800)}
+    assert f"Action: {refused}" not in seen
+    assert not Matcher(cfg).matches(f"Action: {refused}")
+    everything = {f"Action: {a.name}({x})" for a in ACTIONS if a.arg == "id" for x in IDS}
+    everything |= {f"Action: search({c})" for c in CLASSES} | {"Action: done()"}
+    assert all(Matcher(cfg).matches(text) for text in everything - {f"Action: {refused}"})
+
+
+def test_a_repeat_of_an_action_that_changed_nothing_is_refused_and_asked_again(bench: Path, tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    # The search walks to the mug; the first goto changes nothing; asking for it again is refused.
+    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: goto(Mug_1)",
+                                        "Action: pickup(Mug_1)", "Action: done()"])
+    record = _run(bench, tmp_path, chat)
+    actions = [s[0] for s in record["subgoals"]]
+    assert actions == ["search(Mug)", "goto(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
+    assert record["repeat_rejections"] == 1 and record["llm_calls"] == 5
+    assert any("goto(Mug_1) again: the last goto(Mug_1) changed nothing" in line for line in record["log"])
+
+
+def test_a_repeat_of_an_action_that_changed_something_is_allowed(bench: Path, tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: pickup(Mug_1)", "Action: pickup(Mug_1)",
+                                        "Action: done()", "Action: done()"])
+    record = _run(bench, tmp_path, chat)
+    actions = [s[0] for s in record["subgoals"]]
+    # The first pickup changed what the agent holds; the second one is not refused for repeating it.
+    assert actions[:3] == ["search(Mug)", "pickup(Mug_1)", "pickup(Mug_1)"], record["log"]
+    assert record["repeat_rejections"] == 0

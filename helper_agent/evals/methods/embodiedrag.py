@@ -106,6 +106,7 @@ def step_usage(context: Any) -> dict[str, float]:
         "entities_shown": round(sum(meter.shown) / len(meter.shown), 1) if meter.shown else 0.0,
         "entities_known": max(meter.known) if meter.known else 0,
         "context_overflow": int(meter.context_overflow),
+        "repeat_rejections": meter.repeat_rejections,
     }
 
 

@@ -95,6 +95,7 @@ def step_usage(context: Any, seconds: float) -> dict[str, float]:
         "retrievals": len(meter.retrieve_seconds),
         "experience_changes": meter.experience_changes,
         "parse_rejections": meter.parse_rejections,
+        "repeat_rejections": meter.repeat_rejections,
     }
 
 

@@ -78,9 +78,10 @@ def action_help() -> str:
     return shared_action_help(ACTIONS)
 
 
-def react_cfg(ids: list[str], classes: list[str]) -> Grammar:
-    """The ReAct answer grammar as data; id actions only when some id is shown."""
-    action, rules = action_rules(ACTIONS, ids, classes)
+def react_cfg(ids: list[str], classes: list[str], exclude: str | None = None) -> Grammar:
+    """The ReAct answer grammar as data; id actions only when some id is shown; never the action
+    `exclude` names."""
+    action, rules = action_rules(ACTIONS, ids, classes, exclude)
     return Grammar({
         "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
         "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
@@ -89,9 +90,9 @@ def react_cfg(ids: list[str], classes: list[str]) -> Grammar:
     })
 
 
-def react_grammar(ids: list[str], classes: list[str]) -> str:
+def react_grammar(ids: list[str], classes: list[str], exclude: str | None = None) -> str:
     """GBNF for one ReAct answer (`react_cfg` rendered for llama.cpp)."""
-    return react_cfg(ids, classes).to_gbnf()
+    return react_cfg(ids, classes, exclude).to_gbnf()
 
 
 _ANSWER = re.compile(r"^\s*Thought:[ \t]*(?P<thought>[^\n]*)\nAction:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")

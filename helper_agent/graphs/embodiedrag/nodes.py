@@ -29,6 +29,7 @@ from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
+from helper_agent.graphs.object_actions import futile_repeat, observation_fingerprint
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -137,24 +138,31 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     scene = ctx.episode_scene()
     ids = list(state.get("shown_ids", []))
     classes = _classes(ctx)
-    grammar = react_grammar(ids, classes)
     history = list(state.get("history", []))
     log = list(state.get("log", []))
     reason: str | None = None
     answer: ReactAnswer | None = None
+    refused: str | None = None  # a futile repeat: the retry's grammar leaves it out
     for attempt in range(1, cfg.parse_retries + 2):
         messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history, reason)
         try:
-            text = _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
+            text = _ask(ctx, config, messages, "embodiedrag:react", react_grammar(ids, classes, refused), attempt)
         except ContextOverflow as exc:
             ctx.meter.context_overflow = True
             return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}
         try:
-            answer = parse_react(text, ids, classes)
-            break
+            candidate = parse_react(text, ids, classes)
         except ReactParseError as err:
             reason = str(err)
             log.append(f"step {state.get('step', 0)} rejected: {err}")
+            continue
+        repeat = futile_repeat(candidate.render(), history)
+        if repeat is None:
+            answer = candidate
+            break
+        reason, refused = repeat, candidate.render()
+        ctx.meter.repeat_rejections += 1
+        log.append(f"step {state.get('step', 0)} rejected: {repeat}")
     if answer is None:
         step: Step = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
         return {"history": [*history, step], "log": log}
@@ -184,6 +192,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
                 done = False
                 observation = f"not finished: {missing}"
     else:
+        before = observation_fingerprint(scene.env.observe())
         try:
             observation = scene.act(answer)
         except EpisodeLimit as limit:
@@ -191,6 +200,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
             history[-1] = last
             return {"history": history, "step": number, "finished": True, "outcome": limit.reason,
                     "log": [*log, f"step {number}: {answer.render()} -> {limit.reason}"]}
+        last["changed"] = observation_fingerprint(scene.env.observe()) != before
     last["observation"] = observation
     history[-1] = last
     log.append(f"step {number}: {answer.render()} -> {observation}")

@@ -17,6 +17,7 @@ class Step(TypedDict, total=False):
     thought: str
     action: str
     observation: str
+    changed: bool  # whether the action changed anything the agent sees (a repeat of one that did not is refused)
 
 
 class EmbodiedRAGState(TypedDict, total=False):

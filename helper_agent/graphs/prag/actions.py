@@ -67,15 +67,16 @@ def action_help() -> str:
     return shared_action_help(ACTIONS)
 
 
-def step_cfg(ids: list[str], classes: list[str]) -> Grammar:
-    """The answer grammar as data: id actions only when some id is shown, search only with classes."""
-    action, rules = action_rules(ACTIONS, ids, classes)
+def step_cfg(ids: list[str], classes: list[str], exclude: str | None = None) -> Grammar:
+    """The answer grammar as data: id actions only when some id is shown, search only with classes,
+    never the action `exclude` names."""
+    action, rules = action_rules(ACTIONS, ids, classes, exclude)
     return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
 
 
-def step_grammar(ids: list[str], classes: list[str]) -> str:
+def step_grammar(ids: list[str], classes: list[str], exclude: str | None = None) -> str:
     """GBNF for one step's answer (`step_cfg` rendered for llama.cpp)."""
-    return step_cfg(ids, classes).to_gbnf()
+    return step_cfg(ids, classes, exclude).to_gbnf()
 
 
 _ANSWER = re.compile(r"^\s*Action:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")

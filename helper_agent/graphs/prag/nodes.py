@@ -2,7 +2,8 @@
 
     observe   the current observation as scene-graph text, and the ids an action may name
     retrieve  the top K stored episodes by goal + max scene-graph similarity (or goal only)
-    choose    one LLM call: the next action, constrained to the action space and the shown ids
+    choose    one LLM call: the next action, constrained to the action space and the shown ids; a
+              repeat of the last action when that one changed nothing is refused and asked again
     act       run it on the environment; loop, or finish at done() / the step cap / a limit
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from helper_agent.graphs.object_actions import futile_repeat, observation_fingerprint
 from helper_agent.graphs.prag.actions import StepAction, StepParseError, parse_step, step_grammar
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
@@ -79,23 +81,30 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     cfg = ctx.config
     ids = list(state.get("shown_ids", []))
     classes = ctx.episode_world().classes()
-    grammar = step_grammar(ids, classes)
     history = list(state.get("history", []))
     log = list(state.get("log", []))
     reason: str | None = None
     answer: StepAction | None = None
+    refused: str | None = None  # a futile repeat: the retry's grammar leaves it out
     for attempt in range(1, cfg.parse_retries + 2):
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
                                  state.get("step", 0), cfg.max_steps, reason)
-        text = _ask(ctx, config, messages, grammar, attempt)
+        text = _ask(ctx, config, messages, step_grammar(ids, classes, refused), attempt)
         try:
-            answer = parse_step(text, ids, classes)
-            break
+            candidate = parse_step(text, ids, classes)
         except StepParseError as err:
             reason = str(err)
             ctx.meter.parse_rejections += 1
             log.append(f"step {state.get('step', 0) + 1} rejected: {err}")
+            continue
+        repeat = futile_repeat(candidate.render(), history)
+        if repeat is None:
+            answer = candidate
+            break
+        reason, refused = repeat, candidate.render()
+        ctx.meter.repeat_rejections += 1
+        log.append(f"step {state.get('step', 0) + 1} rejected: {repeat}")
     step: Step = {"scene_graph": state.get("scene_graph", "")}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")
@@ -119,11 +128,14 @@ def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
             update.update(finished=True, outcome="done")
         else:
             began = time.perf_counter()
+            env = ctx.episode_world().env
+            before = observation_fingerprint(env.observe())
             try:
                 last["observation"] = ctx.episode_world().act(action)
             except EpisodeLimit as limit:
                 last["observation"] = f"stopped: {limit.reason}"
                 update.update(finished=True, outcome=limit.reason)
+            last["changed"] = observation_fingerprint(env.observe()) != before
             ctx.meter.act_seconds.append(time.perf_counter() - began)
         history[-1] = last
     log.append(f"step {number}: {last.get('action', '')} -> {last.get('observation', '')}")

@@ -15,6 +15,7 @@ class Step(TypedDict, total=False):
     scene_graph: str
     action: str
     observation: str
+    changed: bool  # whether the action changed anything the agent sees (a repeat of one that did not is refused)
 
 
 class PRAGState(TypedDict, total=False):
