@@ -300,8 +300,8 @@ def test_any_answer_the_grammar_allows_is_acted_on_without_error(benches: dict[i
     assert record["outcome"] in ("done", "max_steps", "step_limit", "failure_limit")
 
 
-# ------------------------------------------------------------------------------------ futile repeats
-def test_a_repeat_of_an_action_that_changed_nothing_is_refused_and_asked_again(benches: dict[int, Path], tmp_path: Path) -> None:
+# ------------------------------------------------------------------------------------ futile actions
+def test_an_action_that_changed_nothing_from_here_is_refused(benches: dict[int, Path], tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     chat = FakeListChatModel(responses=["- mug", "Thought: free my hands\nAction: put_down()",
@@ -309,13 +309,17 @@ def test_a_repeat_of_an_action_that_changed_nothing_is_refused_and_asked_again(b
     record = _run(benches[0], tmp_path, chat)
     steps = [line for line in record["log"] if line.startswith("step ")]
     assert steps[0] == "step 1: put_down() -> nothing to put down; hands empty", record["log"]
-    assert "put_down() again: the last put_down() changed nothing" in steps[1]
+    assert "put_down() was already done from here and changed nothing" in steps[1]
     assert steps[2].startswith("step 2: done()")
-    assert record["repeat_rejections"] == 1 and record["llm_calls"] == 4
+    assert record["futile_rejections"] == 1 and record["llm_calls"] == 4
+    off = _run(benches[0], tmp_path / "off", FakeListChatModel(responses=chat.responses), refuse_futile="off")
+    assert [line for line in off["log"] if line.startswith("step ")][1].startswith("step 2: put_down()")
 
 
-def test_the_retry_grammar_leaves_out_the_refused_action() -> None:
-    cfg = react_cfg(IDS, CLASSES, exclude="put_down()")
+def test_the_grammar_leaves_out_the_futile_actions() -> None:
+    cfg = react_cfg(IDS, CLASSES, exclude=["put_down()", "goto(Mug_1)"])
     assert not Matcher(cfg).matches("Thought: x\nAction: put_down()")
+    assert not Matcher(cfg).matches("Thought: x\nAction: goto(Mug_1)")
+    assert Matcher(cfg).matches("Thought: x\nAction: goto(Mug_2)")
     assert Matcher(cfg).matches("Thought: x\nAction: done()")
     assert Matcher(react_cfg(IDS, CLASSES)).matches("Thought: x\nAction: put_down()")

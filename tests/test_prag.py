@@ -239,30 +239,48 @@ def test_walking_to_an_object_in_reach_says_so(bench: Path, tmp_path: Path) -> N
     assert there.startswith("already next to Mug_1")  # the search walked there; no step is spent again
 
 
-# ------------------------------------------------------------------------------------ futile repeats
-@pytest.mark.parametrize("refused", ["goto(Mug_1)", "search(Knife)", "done()"])
-def test_the_retry_grammar_leaves_out_exactly_the_refused_action(refused: str) -> None:
-    cfg = step_cfg(IDS, CLASSES, exclude=refused)
+# ------------------------------------------------------------------------------------ futile actions
+@pytest.mark.parametrize("futile", [["goto(Mug_1)"], ["search(Knife)"], ["done()"],
+                                    ["goto(Mug_1)", "goto(Mug_2)", "open(Mug_1)", "search(Mug)"]])
+def test_the_grammar_leaves_out_exactly_the_futile_actions(futile: list[str]) -> None:
+    cfg = step_cfg(IDS, CLASSES, exclude=futile)
     sampler = Sampler(cfg, random.Random(5))
-    seen = {sampler.sample() for _ in range(800)}
-    assert f"Action: {refused}" not in seen
-    assert not Matcher(cfg).matches(f"Action: {refused}")
+    seen = {sampler.sample() for _ in range(1500)}
     everything = {f"Action: {a.name}({x})" for a in ACTIONS if a.arg == "id" for x in IDS}
     everything |= {f"Action: search({c})" for c in CLASSES} | {"Action: done()"}
-    assert all(Matcher(cfg).matches(text) for text in everything - {f"Action: {refused}"})
+    left_out = {f"Action: {f}" for f in futile}
+    assert not seen & left_out
+    assert not any(Matcher(cfg).matches(text) for text in left_out)
+    assert all(Matcher(cfg).matches(text) for text in everything - left_out)
 
 
-def test_a_repeat_of_an_action_that_changed_nothing_is_refused_and_asked_again(bench: Path, tmp_path: Path) -> None:
+def test_an_action_that_changed_nothing_from_here_is_refused_later_too(bench: Path, tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    # The search walks to the mug; the first goto changes nothing; asking for it again is refused.
-    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: goto(Mug_1)",
-                                        "Action: pickup(Mug_1)", "Action: done()"])
+    # The search walks to the mug. From there the goto changes nothing and opening a mug fails
+    # (nothing changes either); asking for the goto again, two steps later, is refused.
+    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: open(Mug_1)",
+                                        "Action: goto(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"])
     record = _run(bench, tmp_path, chat)
     actions = [s[0] for s in record["subgoals"]]
-    assert actions == ["search(Mug)", "goto(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
-    assert record["repeat_rejections"] == 1 and record["llm_calls"] == 5
-    assert any("goto(Mug_1) again: the last goto(Mug_1) changed nothing" in line for line in record["log"])
+    assert actions == ["search(Mug)", "goto(Mug_1)", "open(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
+    assert record["futile_rejections"] == 1 and record["llm_calls"] == 6
+    assert any("goto(Mug_1) was already done from here and changed nothing" in line for line in record["log"])
+
+
+def test_the_prompt_names_the_futile_actions_and_the_switch_turns_the_refusal_off(bench: Path, tmp_path: Path) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    answers = ["Action: search(Mug)", "Action: goto(Mug_1)", "Action: goto(Mug_1)", "Action: done()"]
+    record = _run(bench, tmp_path / "off", FakeListChatModel(responses=answers), refuse_futile="off")
+    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "goto(Mug_1)", "goto(Mug_1)", "done()"]
+    assert record["futile_rejections"] == 0
+    chat = ScriptedStep(plan=[("goto", "Mug"), ("goto", "Mug"), ("pickup", "Mug")], prompts=[])
+    record = _run(bench, tmp_path / "on", chat)
+    assert not any("not allowed now" in p for p in chat.prompts[:2])
+    assert any("not allowed now): goto(Mug_1)" in p for p in chat.prompts), record["log"]
+    with pytest.raises(ValueError, match="choose from"):
+        config_from_options({"refuse_futile": "maybe"})
 
 
 def test_a_repeat_of_an_action_that_changed_something_is_allowed(bench: Path, tmp_path: Path) -> None:
@@ -274,4 +292,4 @@ def test_a_repeat_of_an_action_that_changed_something_is_allowed(bench: Path, tm
     actions = [s[0] for s in record["subgoals"]]
     # The first pickup changed what the agent holds; the second one is not refused for repeating it.
     assert actions[:3] == ["search(Mug)", "pickup(Mug_1)", "pickup(Mug_1)"], record["log"]
-    assert record["repeat_rejections"] == 0
+    assert record["futile_rejections"] == 0

@@ -4,14 +4,16 @@ argument checks.
 Both step-wise agents answer `name(argument)` where the argument is an object id the prompt shows,
 an object class (`search`), or nothing. Each keeps its own table of actions (what an action runs
 differs); the grammar and the checks that make a parser accept exactly what the grammar derives are
-one piece of code here, and so is the guard against a step that repeats an action which changed
-nothing: a small model decoding greedily otherwise asks for the same no-op walk thirty times.
+one piece of code here, and so is the guard against actions already known to change nothing from
+the current observation: a small model decoding greedily otherwise asks for the same no-op walk
+thirty times, or cycles through several.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from helper_agent.envs.base import Observation
@@ -46,57 +48,69 @@ def split_action(rendered: str) -> tuple[str, str]:
 
 
 def action_rules(actions: Sequence[NamedAction], ids: list[str], classes: list[str],
-                 exclude: str | None = None) -> tuple[Expr, dict[str, Expr]]:
+                 exclude: Collection[str] = ()) -> tuple[Expr, dict[str, Expr]]:
     """The `action` expression and the rules it refers to: id actions only when some id is shown,
     `search` only with classes.
 
-    `exclude` (a rendered action, `"goto(Mug_2)"`) is left out of the language: the retry after an
-    action that repeated one which changed nothing cannot write it again."""
+    `exclude` (rendered actions, `"goto(Mug_2)"`) are left out of the language: actions known to
+    change nothing from the current observation (`futile_actions`) cannot be written."""
     for name in [*ids, *classes]:
         if not _ID.match(name):
             raise ValueError(f"{name!r} cannot be an action argument")
-    banned, banned_arg = split_action(exclude) if exclude else ("", "")
-    id_names = [a.name for a in actions if a.arg == "id"]
+    banned: dict[str, set[str]] = {}
+    for rendered in exclude:
+        name, arg = split_action(rendered)
+        banned.setdefault(name, set()).add(arg)
     id_set, class_set = sorted(set(ids)), sorted(set(classes))
     options: list[Expr | str] = []
     rules: dict[str, Expr] = {}
     if id_set:
-        free_names = [n for n in id_names if n != banned]
-        if free_names:
+        free = [a.name for a in actions if a.arg == "id" and a.name not in banned]
+        if free:
             options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
-            rules["idaction"] = alt(*free_names)
+            rules["idaction"] = alt(*free)
             rules["id"] = alt(*id_set)
-        other_ids = [i for i in id_set if i != banned_arg]
-        if banned in id_names and other_ids:
-            options.append(seq(f"{banned}(", Ref("otherid"), ")"))
-            rules["otherid"] = alt(*other_ids)
-    search_classes = [c for c in class_set if not (banned == "search" and c == banned_arg)]
+        for a in actions:  # an action with some ids banned: its own list of the others
+            if a.arg == "id" and a.name in banned:
+                others = [i for i in id_set if i not in banned[a.name]]
+                if others:
+                    options.append(seq(f"{a.name}(", Ref(f"{a.name}id"), ")"))
+                    rules[f"{a.name}id"] = alt(*others)
+    search_classes = [c for c in class_set if c not in banned.get("search", set())]
     if search_classes:
         options.append(seq("search(", Ref("cls"), ")"))
         rules["cls"] = alt(*search_classes)
-    options += [f"{a.name}()" for a in actions if a.arg == "none" and a.name != banned]
+    options += [f"{a.name}()" for a in actions if a.arg == "none" and "" not in banned.get(a.name, set())]
     return alt(*options), rules
 
 
-def observation_fingerprint(obs: Observation) -> tuple[Any, ...]:
-    """What an action can change that the agent sees: its pose, what it holds, and every visible
-    object's place and states. Two equal fingerprints around an action mean it changed nothing
-    observable, and in a deterministic world doing it again changes nothing either."""
-    return (obs.pose, obs.held_id,
-            tuple(sorted((v.object_id, v.parent_id, v.interactable, tuple(sorted((k, repr(x)) for k, x in v.state.items())))
-                         for v in obs.visible)))
+
+def observation_fingerprint(obs: Observation) -> str:
+    """What an action can change that the agent sees, as a short digest: its pose, what it holds,
+    and every visible object's place and states. Equal fingerprints around an action mean it
+    changed nothing observable; in a deterministic world it changes nothing from there again."""
+    seen = sorted((v.object_id, v.parent_id, v.interactable, sorted((k, repr(x)) for k, x in v.state.items()))
+                  for v in obs.visible)
+    return hashlib.sha1(repr((obs.pose, obs.held_id, seen)).encode("utf-8")).hexdigest()[:16]
 
 
-def futile_repeat(action: str, history: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why `action` should not be done now, or None: it is the previous step's action again and
-    that step changed nothing the agent can see (its `changed` flag is False). `done()` is never
-    refused: ending the episode is always the agent's choice."""
-    if not history or split_action(action)[0] == "done":
-        return None
-    last = history[-1]
-    if last.get("action") != action or last.get("changed", True):
-        return None
-    return f"{action} again: the last {action} changed nothing you can see, so it would change nothing now; choose another action"
+def futile_actions(history: Sequence[Mapping[str, Any]], now: str) -> list[str]:
+    """The actions already done from the observation `now` (a fingerprint) that changed nothing:
+    doing one again would change nothing either, so the step's grammar leaves them out. Steps keep
+    `before` (the fingerprint they acted from) and `changed`. `done()` is never among them: ending
+    the episode is always the agent's choice."""
+    futile: list[str] = []
+    for step in history:
+        action = str(step.get("action", ""))
+        if (step.get("before") == now and step.get("changed") is False and action not in futile
+                and split_action(action)[0] != "done"):
+            futile.append(action)
+    return futile
+
+
+def futile_reason(action: str) -> str:
+    """Why a (non-grammar) model's answer that is among the futile actions is refused."""
+    return f"{action} was already done from here and changed nothing you can see; choose another action"
 
 
 def checked_argument(by_name: Mapping[str, NamedAction], name: str, arg: str, ids: list[str], classes: list[str],

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
     from helper_agent.memory.scene_graph import SceneGraphMemory
 
-OPTIONS = ("graph", "k", "max_steps", "attributes")
+OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int = 0) -> EmbodiedRAGConfig:
@@ -37,7 +37,8 @@ def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int
     attributes = option(options, "attributes", "all", ("all", "named"))
     return EmbodiedRAGConfig(graph=graph, k=positive_option(options, "k", get_settings().scene_graph_k),  # type: ignore[arg-type]
                              max_steps=positive_option(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
-                             feedback_rounds=feedback, seed=seed)
+                             feedback_rounds=feedback, seed=seed,
+                             refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on")
 
 
 def scene_graph_memory(path: str | None, graph_id: str) -> SceneGraphMemory:
@@ -106,7 +107,7 @@ def step_usage(context: Any) -> dict[str, float]:
         "entities_shown": round(sum(meter.shown) / len(meter.shown), 1) if meter.shown else 0.0,
         "entities_known": max(meter.known) if meter.known else 0,
         "context_overflow": int(meter.context_overflow),
-        "repeat_rejections": meter.repeat_rejections,
+        "futile_rejections": meter.futile_rejections,
     }
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.prag import PRAGConfig
     from helper_agent.memory.experience import ExperienceMemory
 
-OPTIONS = ("retrieval", "k", "database", "max_steps")
+OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
@@ -34,7 +34,8 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
     check_known(options, OPTIONS, "prag")
     retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
     return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
-                      max_steps=positive_option(options, "max_steps", 30), seed=seed)
+                      max_steps=positive_option(options, "max_steps", 30), seed=seed,
+                      refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on")
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:
@@ -95,7 +96,7 @@ def step_usage(context: Any, seconds: float) -> dict[str, float]:
         "retrievals": len(meter.retrieve_seconds),
         "experience_changes": meter.experience_changes,
         "parse_rejections": meter.parse_rejections,
-        "repeat_rejections": meter.repeat_rejections,
+        "futile_rejections": meter.futile_rejections,
     }
 
 

@@ -19,6 +19,7 @@ why anything else is rejected, for the bounded retry).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from helper_agent.graphs.object_actions import ArgKind, action_rules, checked_argument
@@ -78,9 +79,9 @@ def action_help() -> str:
     return shared_action_help(ACTIONS)
 
 
-def react_cfg(ids: list[str], classes: list[str], exclude: str | None = None) -> Grammar:
-    """The ReAct answer grammar as data; id actions only when some id is shown; never the action
-    `exclude` names."""
+def react_cfg(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> Grammar:
+    """The ReAct answer grammar as data; id actions only when some id is shown; never the actions
+    in `exclude`."""
     action, rules = action_rules(ACTIONS, ids, classes, exclude)
     return Grammar({
         "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
@@ -90,7 +91,7 @@ def react_cfg(ids: list[str], classes: list[str], exclude: str | None = None) ->
     })
 
 
-def react_grammar(ids: list[str], classes: list[str], exclude: str | None = None) -> str:
+def react_grammar(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> str:
     """GBNF for one ReAct answer (`react_cfg` rendered for llama.cpp)."""
     return react_cfg(ids, classes, exclude).to_gbnf()
 

@@ -21,6 +21,8 @@ class EmbodiedRAGConfig:
     - `history`: the last thought/action/observation triples kept in the prompt.
     - `feedback_rounds`: after `done()`, how many times to ask the feedback source whether something
       is missing and continue on its answer (0: stop at `done()`, as the paper's agent does).
+    - `refuse_futile`: leave out of the step's grammar the actions already done from the current
+      observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
     """
 
     graph: GraphMode = "subgraph"
@@ -31,6 +33,7 @@ class EmbodiedRAGConfig:
     history: int = 6
     feedback_rounds: int = 0
     parse_retries: int = 1
+    refuse_futile: bool = True
     max_self_query_items: int = 6
     retry_temperature: float = 0.7
     seed: int = 0

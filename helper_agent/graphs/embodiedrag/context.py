@@ -32,7 +32,7 @@ class StepMeter:
     known: list[int] = field(default_factory=list)
     retrieve_seconds: list[float] = field(default_factory=list)
     context_overflow: bool = False
-    repeat_rejections: int = 0  # answers refused for repeating an action that changed nothing
+    futile_rejections: int = 0  # answers refused for an action known to change nothing from here
 
 
 @dataclass

@@ -29,7 +29,7 @@ from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
-from helper_agent.graphs.object_actions import futile_repeat, observation_fingerprint
+from helper_agent.graphs.object_actions import futile_actions, futile_reason, observation_fingerprint
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -142,11 +142,15 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     log = list(state.get("log", []))
     reason: str | None = None
     answer: ReactAnswer | None = None
-    refused: str | None = None  # a futile repeat: the retry's grammar leaves it out
+    # Actions already done from this very observation that changed nothing: the grammar leaves
+    # them out and the prompt says so (a model without a grammar is refused and asked again).
+    futile = futile_actions(history, observation_fingerprint(scene.env.observe())) if cfg.refuse_futile else []
+    grammar = react_grammar(ids, classes, futile)
     for attempt in range(1, cfg.parse_retries + 2):
-        messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history, reason)
+        messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history,
+                                  reason, futile)
         try:
-            text = _ask(ctx, config, messages, "embodiedrag:react", react_grammar(ids, classes, refused), attempt)
+            text = _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
         except ContextOverflow as exc:
             ctx.meter.context_overflow = True
             return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}
@@ -156,13 +160,12 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
             reason = str(err)
             log.append(f"step {state.get('step', 0)} rejected: {err}")
             continue
-        repeat = futile_repeat(candidate.render(), history)
-        if repeat is None:
+        if candidate.render() not in futile:
             answer = candidate
             break
-        reason, refused = repeat, candidate.render()
-        ctx.meter.repeat_rejections += 1
-        log.append(f"step {state.get('step', 0)} rejected: {repeat}")
+        reason = futile_reason(candidate.render())
+        ctx.meter.futile_rejections += 1
+        log.append(f"step {state.get('step', 0)} rejected: {reason}")
     if answer is None:
         step: Step = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
         return {"history": [*history, step], "log": log}
@@ -192,7 +195,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
                 done = False
                 observation = f"not finished: {missing}"
     else:
-        before = observation_fingerprint(scene.env.observe())
+        last["before"] = observation_fingerprint(scene.env.observe())
         try:
             observation = scene.act(answer)
         except EpisodeLimit as limit:
@@ -200,7 +203,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
             history[-1] = last
             return {"history": history, "step": number, "finished": True, "outcome": limit.reason,
                     "log": [*log, f"step {number}: {answer.render()} -> {limit.reason}"]}
-        last["changed"] = observation_fingerprint(scene.env.observe()) != before
+        last["changed"] = observation_fingerprint(scene.env.observe()) != last["before"]
     last["observation"] = observation
     history[-1] = last
     log.append(f"step {number}: {answer.render()} -> {observation}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helper_agent.graphs.embodiedrag.actions import action_help
@@ -35,7 +37,7 @@ def self_query_messages(request: str, attributes: list[str], max_items: int) -> 
 
 
 def react_messages(request: str, graph_text: str, held: str | None, history: list[Step], keep: int,
-                   retry_reason: str | None = None) -> list[BaseMessage]:
+                   retry_reason: str | None = None, futile: Sequence[str] = ()) -> list[BaseMessage]:
     lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "",
              f"Holding: {held or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
@@ -44,6 +46,8 @@ def react_messages(request: str, graph_text: str, held: str | None, history: lis
         for step in recent:
             lines += [f"Thought: {step.get('thought', '')}", f"Action: {step.get('action', '')}",
                       f"Observation: {step.get('observation', '')}"]
+    if futile:
+        lines += ["", "Done from here already, changing nothing (not allowed now): " + ", ".join(futile)]
     lines += ["", "Next step:"]
     messages: list[BaseMessage] = [SystemMessage(content=REACT_SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]

@@ -17,7 +17,8 @@ class Step(TypedDict, total=False):
     thought: str
     action: str
     observation: str
-    changed: bool  # whether the action changed anything the agent sees (a repeat of one that did not is refused)
+    before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
+    changed: bool  # whether the action changed anything the agent sees
 
 
 class EmbodiedRAGState(TypedDict, total=False):

@@ -18,6 +18,7 @@ anything else is rejected (for the bounded retry).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from helper_agent.graphs.object_actions import ArgKind, action_rules, checked_argument
@@ -67,14 +68,14 @@ def action_help() -> str:
     return shared_action_help(ACTIONS)
 
 
-def step_cfg(ids: list[str], classes: list[str], exclude: str | None = None) -> Grammar:
+def step_cfg(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> Grammar:
     """The answer grammar as data: id actions only when some id is shown, search only with classes,
-    never the action `exclude` names."""
+    never the actions in `exclude`."""
     action, rules = action_rules(ACTIONS, ids, classes, exclude)
     return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
 
 
-def step_grammar(ids: list[str], classes: list[str], exclude: str | None = None) -> str:
+def step_grammar(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> str:
     """GBNF for one step's answer (`step_cfg` rendered for llama.cpp)."""
     return step_cfg(ids, classes, exclude).to_gbnf()
 

@@ -19,6 +19,8 @@ class PRAGConfig:
     - `history`: the agent's own last steps (action -> observation) kept in the prompt.
     - `max_objects`: objects of the current view shown (nearest first): the prompt stays compact.
     - `experience_steps`: actions shown per retrieved episode (its first ones).
+    - `refuse_futile`: leave out of the step's grammar the actions already done from the current
+      observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
     """
 
     retrieval: Retrieval = "goal+scene"
@@ -29,5 +31,6 @@ class PRAGConfig:
     experience_steps: int = 12
     goal_chars: int = 400
     parse_retries: int = 1
+    refuse_futile: bool = True
     retry_temperature: float = 0.7
     seed: int = 0

@@ -32,7 +32,7 @@ class StepMeter:
     act_seconds: list[float] = field(default_factory=list)
     experience_changes: int = 0
     parse_rejections: int = 0
-    repeat_rejections: int = 0  # answers refused for repeating an action that changed nothing
+    futile_rejections: int = 0  # answers refused for an action known to change nothing from here
 
 
 @dataclass

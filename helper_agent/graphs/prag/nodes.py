@@ -2,8 +2,8 @@
 
     observe   the current observation as scene-graph text, and the ids an action may name
     retrieve  the top K stored episodes by goal + max scene-graph similarity (or goal only)
-    choose    one LLM call: the next action, constrained to the action space and the shown ids; a
-              repeat of the last action when that one changed nothing is refused and asked again
+    choose    one LLM call: the next action, constrained to the action space and the shown ids,
+              minus the actions already done from this observation that changed nothing
     act       run it on the environment; loop, or finish at done() / the step cap / a limit
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.object_actions import futile_repeat, observation_fingerprint
+from helper_agent.graphs.object_actions import futile_actions, futile_reason, observation_fingerprint
 from helper_agent.graphs.prag.actions import StepAction, StepParseError, parse_step, step_grammar
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
@@ -85,12 +85,15 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     log = list(state.get("log", []))
     reason: str | None = None
     answer: StepAction | None = None
-    refused: str | None = None  # a futile repeat: the retry's grammar leaves it out
+    # Actions already done from this very observation that changed nothing: the grammar leaves
+    # them out and the prompt says so (a model without a grammar is refused and asked again).
+    futile = futile_actions(history, observation_fingerprint(ctx.episode_world().env.observe())) if cfg.refuse_futile else []
+    grammar = step_grammar(ids, classes, futile)
     for attempt in range(1, cfg.parse_retries + 2):
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
-                                 state.get("step", 0), cfg.max_steps, reason)
-        text = _ask(ctx, config, messages, step_grammar(ids, classes, refused), attempt)
+                                 state.get("step", 0), cfg.max_steps, reason, futile)
+        text = _ask(ctx, config, messages, grammar, attempt)
         try:
             candidate = parse_step(text, ids, classes)
         except StepParseError as err:
@@ -98,13 +101,12 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
             ctx.meter.parse_rejections += 1
             log.append(f"step {state.get('step', 0) + 1} rejected: {err}")
             continue
-        repeat = futile_repeat(candidate.render(), history)
-        if repeat is None:
+        if candidate.render() not in futile:
             answer = candidate
             break
-        reason, refused = repeat, candidate.render()
-        ctx.meter.repeat_rejections += 1
-        log.append(f"step {state.get('step', 0) + 1} rejected: {repeat}")
+        reason = futile_reason(candidate.render())
+        ctx.meter.futile_rejections += 1
+        log.append(f"step {state.get('step', 0) + 1} rejected: {reason}")
     step: Step = {"scene_graph": state.get("scene_graph", "")}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")
@@ -129,13 +131,13 @@ def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
         else:
             began = time.perf_counter()
             env = ctx.episode_world().env
-            before = observation_fingerprint(env.observe())
+            last["before"] = observation_fingerprint(env.observe())
             try:
                 last["observation"] = ctx.episode_world().act(action)
             except EpisodeLimit as limit:
                 last["observation"] = f"stopped: {limit.reason}"
                 update.update(finished=True, outcome=limit.reason)
-            last["changed"] = observation_fingerprint(env.observe()) != before
+            last["changed"] = observation_fingerprint(env.observe()) != last["before"]
             ctx.meter.act_seconds.append(time.perf_counter() - began)
         history[-1] = last
     log.append(f"step {number}: {last.get('action', '')} -> {last.get('observation', '')}")

@@ -43,7 +43,7 @@ def render_experience(records: Sequence[Experience], steps: int, goal_chars: int
 
 def step_messages(request: str, goal_chars: int, experience: str, scene_graph: str, held: str | None,
                   history: list[Step], keep: int, step: int, max_steps: int,
-                  retry_reason: str | None = None) -> list[BaseMessage]:
+                  retry_reason: str | None = None, futile: Sequence[str] = ()) -> list[BaseMessage]:
     goal = " ".join(request.split())[: max(goal_chars * 4, 1)]
     lines = [f"Instruction:\n{goal}", "", "Past episodes:", experience, "",
              "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
@@ -51,6 +51,8 @@ def step_messages(request: str, goal_chars: int, experience: str, scene_graph: s
     if recent:
         lines += ["", "Your last steps:"]
         lines += [f"{s.get('action', '')} -> {s.get('observation', '')}" for s in recent]
+    if futile:
+        lines += ["", "Done from here already, changing nothing (not allowed now): " + ", ".join(futile)]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
     messages: list[BaseMessage] = [SystemMessage(content=SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]

@@ -15,7 +15,8 @@ class Step(TypedDict, total=False):
     scene_graph: str
     action: str
     observation: str
-    changed: bool  # whether the action changed anything the agent sees (a repeat of one that did not is refused)
+    before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
+    changed: bool  # whether the action changed anything the agent sees
 
 
 class PRAGState(TypedDict, total=False):
