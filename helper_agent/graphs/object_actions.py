@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar
 
 from helper_agent.envs.base import Observation
 from helper_agent.program.cfg import Expr, Ref, alt, seq
@@ -111,6 +111,37 @@ def futile_actions(history: Sequence[Mapping[str, Any]], now: str) -> list[str]:
 def futile_reason(action: str) -> str:
     """Why a (non-grammar) model's answer that is among the futile actions is refused."""
     return f"{action} was already done from here and changed nothing you can see; choose another action"
+
+
+class RenderedAction(Protocol):
+    def render(self) -> str: ...
+
+
+Answer = TypeVar("Answer", bound=RenderedAction)
+
+
+def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Callable[[str], Answer],
+                parse_error: type[ValueError], futile: Collection[str],
+                refused: Callable[[str, bool], None]) -> tuple[Answer | None, str | None]:
+    """The bounded ask-parse-retry loop both step-wise agents run: `ask(reason, attempt)` is one LLM
+    call (the last refusal's reason goes into the next prompt), `parse` raises `parse_error` on an
+    answer outside the grammar, and an answer among `futile` is refused like one. Each refusal is
+    reported as it happens, `refused(reason, futile)`. Returns the accepted answer (None when every
+    attempt was refused) and the last refusal's reason."""
+    reason: str | None = None
+    for attempt in range(1, attempts + 1):
+        text = ask(reason, attempt)
+        try:
+            candidate = parse(text)
+        except parse_error as err:
+            reason = str(err)
+            refused(reason, False)
+            continue
+        if candidate.render() not in futile:
+            return candidate, reason
+        reason = futile_reason(candidate.render())
+        refused(reason, True)
+    return None, reason
 
 
 def checked_argument(by_name: Mapping[str, NamedAction], name: str, arg: str, ids: list[str], classes: list[str],

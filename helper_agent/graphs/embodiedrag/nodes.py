@@ -29,7 +29,7 @@ from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
-from helper_agent.graphs.object_actions import futile_actions, futile_reason, observation_fingerprint
+from helper_agent.graphs.object_actions import answer_step, futile_actions, observation_fingerprint
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -140,36 +140,33 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     classes = _classes(ctx)
     history = list(state.get("history", []))
     log = list(state.get("log", []))
-    reason: str | None = None
-    answer: ReactAnswer | None = None
-    # Actions already done from this very observation that changed nothing: the grammar leaves
-    # them out and the prompt says so (a model without a grammar is refused and asked again).
-    futile = futile_actions(history, observation_fingerprint(scene.env.observe())) if cfg.refuse_futile else []
+    # What the agent sees now, as the step will record it; actions already done from here that
+    # changed nothing are left out of the grammar and named in the prompt (a model without a
+    # grammar that writes one anyway is refused and asked again).
+    now = observation_fingerprint(scene.env.observe())
+    futile = futile_actions(history, now) if cfg.refuse_futile else []
     grammar = react_grammar(ids, classes, futile)
-    for attempt in range(1, cfg.parse_retries + 2):
+
+    def ask(reason: str | None, attempt: int) -> str:
         messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history,
                                   reason, futile)
-        try:
-            text = _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
-        except ContextOverflow as exc:
-            ctx.meter.context_overflow = True
-            return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}
-        try:
-            candidate = parse_react(text, ids, classes)
-        except ReactParseError as err:
-            reason = str(err)
-            log.append(f"step {state.get('step', 0)} rejected: {err}")
-            continue
-        if candidate.render() not in futile:
-            answer = candidate
-            break
-        reason = futile_reason(candidate.render())
-        ctx.meter.futile_rejections += 1
-        log.append(f"step {state.get('step', 0)} rejected: {reason}")
+        return _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
+
+    def refused(why: str, futile_action: bool) -> None:
+        if futile_action:
+            ctx.meter.futile_rejections += 1
+        log.append(f"step {state.get('step', 0)} rejected: {why}")
+
+    try:
+        answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_react(text, ids, classes),
+                                     ReactParseError, futile, refused)
+    except ContextOverflow as exc:
+        ctx.meter.context_overflow = True
+        return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}
     if answer is None:
         step: Step = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
         return {"history": [*history, step], "log": log}
-    step = {"thought": answer.thought, "action": answer.render()}
+    step = {"thought": answer.thought, "action": answer.render(), "before": now}
     return {"history": [*history, step], "log": log}
 
 
@@ -195,7 +192,6 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
                 done = False
                 observation = f"not finished: {missing}"
     else:
-        last["before"] = observation_fingerprint(scene.env.observe())
         try:
             observation = scene.act(answer)
         except EpisodeLimit as limit:
@@ -203,7 +199,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
             history[-1] = last
             return {"history": history, "step": number, "finished": True, "outcome": limit.reason,
                     "log": [*log, f"step {number}: {answer.render()} -> {limit.reason}"]}
-        last["changed"] = observation_fingerprint(scene.env.observe()) != last["before"]
+        last["changed"] = observation_fingerprint(scene.env.observe()) != last.get("before")
     last["observation"] = observation
     history[-1] = last
     log.append(f"step {number}: {answer.render()} -> {observation}")

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.object_actions import futile_actions, futile_reason, observation_fingerprint
+from helper_agent.graphs.object_actions import answer_step, futile_actions, observation_fingerprint
 from helper_agent.graphs.prag.actions import StepAction, StepParseError, parse_step, step_grammar
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
@@ -83,31 +83,29 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     classes = ctx.episode_world().classes()
     history = list(state.get("history", []))
     log = list(state.get("log", []))
-    reason: str | None = None
-    answer: StepAction | None = None
-    # Actions already done from this very observation that changed nothing: the grammar leaves
-    # them out and the prompt says so (a model without a grammar is refused and asked again).
-    futile = futile_actions(history, observation_fingerprint(ctx.episode_world().env.observe())) if cfg.refuse_futile else []
+    # What the agent sees now, as the step will record it; actions already done from here that
+    # changed nothing are left out of the grammar and named in the prompt (a model without a
+    # grammar that writes one anyway is refused and asked again).
+    now = observation_fingerprint(ctx.episode_world().env.observe())
+    futile = futile_actions(history, now) if cfg.refuse_futile else []
     grammar = step_grammar(ids, classes, futile)
-    for attempt in range(1, cfg.parse_retries + 2):
+
+    def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
                                  state.get("step", 0), cfg.max_steps, reason, futile)
-        text = _ask(ctx, config, messages, grammar, attempt)
-        try:
-            candidate = parse_step(text, ids, classes)
-        except StepParseError as err:
-            reason = str(err)
+        return _ask(ctx, config, messages, grammar, attempt)
+
+    def refused(why: str, futile_action: bool) -> None:
+        if futile_action:
+            ctx.meter.futile_rejections += 1
+        else:
             ctx.meter.parse_rejections += 1
-            log.append(f"step {state.get('step', 0) + 1} rejected: {err}")
-            continue
-        if candidate.render() not in futile:
-            answer = candidate
-            break
-        reason = futile_reason(candidate.render())
-        ctx.meter.futile_rejections += 1
-        log.append(f"step {state.get('step', 0) + 1} rejected: {reason}")
-    step: Step = {"scene_graph": state.get("scene_graph", "")}
+        log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
+
+    answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, ids, classes),
+                                 StepParseError, futile, refused)
+    step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")
     else:
@@ -130,14 +128,12 @@ def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
             update.update(finished=True, outcome="done")
         else:
             began = time.perf_counter()
-            env = ctx.episode_world().env
-            last["before"] = observation_fingerprint(env.observe())
             try:
                 last["observation"] = ctx.episode_world().act(action)
             except EpisodeLimit as limit:
                 last["observation"] = f"stopped: {limit.reason}"
                 update.update(finished=True, outcome=limit.reason)
-            last["changed"] = observation_fingerprint(env.observe()) != last["before"]
+            last["changed"] = observation_fingerprint(ctx.episode_world().env.observe()) != last.get("before")
             ctx.meter.act_seconds.append(time.perf_counter() - began)
         history[-1] = last
     log.append(f"step {number}: {last.get('action', '')} -> {last.get('observation', '')}")
