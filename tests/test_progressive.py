@@ -130,6 +130,15 @@ def test_self_iteration_fills_the_database_pass_by_pass_without_gold(bench: Path
         assert not [ln for ln in lines if len(ln) > 12 and ln in text]
         assert not [oid for oid in oids if oid in text]
 
+    # `helper eval compare` counts the run with its best iteration (not the SR-by-iteration summary).
+    from helper_agent.evals.report import best_iteration, iteration_metrics, method_name
+
+    assert [p.parent.parent.name for p in iteration_metrics(out)] == ["iter_0", "iter_1", "iter_2"]
+    best = best_iteration(out)
+    by_sr = max(range(3), key=lambda i: (metrics["iterations"][i]["SR"], metrics["iterations"][i]["GC"]))
+    assert best["overall"]["SR"] == metrics["iterations"][by_sr]["SR"]
+    assert best["note"] == f"best of 3 iterations: iter_{by_sr}" and method_name(best) == "prag"
+
     # Resuming does nothing new: every episode is recorded and every database is marked complete.
     calls = len(chat.prompts)
     again = run_progressive(spec, chat_model=chat)

@@ -169,6 +169,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 
     from helper_agent.evals.report import (
         best_iteration,
+        iteration_metrics,
         load_run,
         markdown_report,
         method_row,
@@ -178,7 +179,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 
     loaded: list[dict] = []
     try:
-        loaded += [best_iteration(r) if any(Path(r).glob("*/metrics.json")) else load_run(r) for r in runs or []]
+        loaded += [best_iteration(r) if iteration_metrics(r) else load_run(r) for r in runs or []]
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -208,7 +209,7 @@ def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: s
                     llm: str, workers: int, feedback: int, seed: int, out: Path, train_memory: bool) -> list[dict]:
     """Run (or resume, or just read) each method's evaluation on the same episodes; their metrics."""
     from helper_agent.evals.methods import METHODS
-    from helper_agent.evals.report import best_iteration
+    from helper_agent.evals.report import best_iteration, iteration_metrics
     from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
 
     for agent, _ in items:
@@ -217,7 +218,7 @@ def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: s
     results = []
     for agent, options in items:
         folder = out / _run_dir_name(agent, options)
-        if any(folder.glob("*/metrics.json")):  # iterations (P-RAG's progressive rounds): the best one
+        if iteration_metrics(folder):  # iterations (P-RAG's progressive rounds): the best one
             console.print(f"{agent}: best of the iterations in {folder}")
             results.append(best_iteration(folder))
             continue

@@ -157,11 +157,16 @@ def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------------ methods side by side
+LOCATION_OPTIONS = frozenset({"database"})
+"""Method options that say where data lives, not how the method behaves (left out of its name)."""
+
+
 def method_name(run: dict[str, Any]) -> str:
-    """The method a run evaluated, with its switches: `embodiedrag[graph=full]`, `helper`."""
+    """The method a run evaluated, with its switches: `embodiedrag[graph=full]`, `helper`. Where a
+    run's data lives (P-RAG's `database=PATH`) is not a switch: the row's note names the iteration."""
     spec = run.get("run", {}) or {}
     name = str(run.get("method") or spec.get("planner") or run.get("label", "?"))
-    options = spec.get("agent_options") or {}
+    options = {k: v for k, v in (spec.get("agent_options") or {}).items() if k not in LOCATION_OPTIONS}
     if spec.get("ablate"):
         options = {**options, "ablate": spec["ablate"]}
     if options and "[" not in name:
@@ -226,19 +231,34 @@ def plot_methods(runs: Sequence[dict[str, Any]], path: Path) -> Path:
     return Path(path)
 
 
-def best_iteration(run_dir: str | Path) -> dict[str, Any]:
-    """A run folder's metrics; a folder of iterations (`*/metrics.json`, e.g. P-RAG's progressive
-    rounds) gives its best iteration by SR, then GC, labelled with which one it is."""
+def iteration_metrics(run_dir: str | Path) -> list[Path]:
+    """The per-iteration `metrics.json` files of a folder of iterations: `helper eval progressive`'s
+    `iter_<i>/eval/` passes, or any `<name>/metrics.json` subfolders (none: not such a folder)."""
     run_dir = Path(run_dir)
-    if (run_dir / "metrics.json").exists() and not any(run_dir.glob("*/metrics.json")):
-        return load_run(run_dir)
-    candidates = sorted(run_dir.glob("*/metrics.json"))
-    if (run_dir / "metrics.json").exists():
-        candidates.append(run_dir / "metrics.json")
+    found = sorted(run_dir.glob("iter_*/eval/metrics.json"), key=lambda p: _iteration_number(p.parent.parent))
+    return found or sorted(run_dir.glob("*/metrics.json"))
+
+
+def _iteration_number(folder: Path) -> int:
+    suffix = folder.name.removeprefix("iter_")
+    return int(suffix) if suffix.isdigit() else 0
+
+
+def best_iteration(run_dir: str | Path) -> dict[str, Any]:
+    """A run folder's metrics; a folder of iterations (P-RAG's progressive rounds, see
+    `iteration_metrics`) gives its best iteration by SR, then GC, labelled with which one it is.
+    A progressive run's own summary (`<out>/metrics.json`, SR by iteration) is not a candidate."""
+    run_dir = Path(run_dir)
+    candidates = iteration_metrics(run_dir)
     if not candidates:
+        if (run_dir / "metrics.json").exists():
+            return load_run(run_dir)
         raise FileNotFoundError(f"{run_dir}: no metrics.json (has the run finished?)")
-    loaded = [(json.loads(p.read_text()), p.parent) for p in candidates]
+    if (run_dir / "metrics.json").exists() and "overall" in json.loads((run_dir / "metrics.json").read_text()):
+        candidates.append(run_dir / "metrics.json")
+    loaded = [(json.loads(p.read_text()), p) for p in candidates]
     best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))
     if len(loaded) > 1:
-        best = {**best, "note": f"best of {len(loaded)} iterations: {where.name if where != run_dir else 'final'}"}
+        name = "final" if where.parent == run_dir else where.relative_to(run_dir).parts[0]
+        best = {**best, "note": f"best of {len(loaded)} iterations: {name}"}
     return best
