@@ -188,3 +188,38 @@ def test_the_command_is_registered_and_checks_its_switches(tmp_path: Path) -> No
     bad = CliRunner().invoke(app, ["eval", "progressive", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
                                    "--train-split", "valid"])
     assert bad.exit_code != 0
+
+
+def test_an_ablation_adopts_the_main_runs_iteration0_and_refuses_a_different_one(bench: Path, tmp_path: Path) -> None:
+    chat = Scripted(prompts=[])
+    main = ProgressiveSpec(data=str(bench), out=str(tmp_path / "main"), iterations=1, train_split="self", llm="scripted")
+    run_progressive(main, chat_model=chat)
+    calls_main = len(chat.prompts)
+    ablation = ProgressiveSpec(data=str(bench), out=str(tmp_path / "goal"), iterations=2, train_split="self",
+                               llm="scripted", agent_options={"retrieval": "goal", "k": "2"},
+                               iteration0_from=str(tmp_path / "main"))
+    metrics = run_progressive(ablation, chat_model=chat)
+    goal_dir = tmp_path / "goal"
+    # Iteration 0 is not run again: its results are the main run's, iteration 1 runs on them.
+    assert (goal_dir / "iter_0" / "eval" / "results.jsonl").read_text() == \
+        (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").read_text()
+    assert "Past episodes:\n(none yet)" not in "".join(chat.prompts[calls_main:])
+    assert len(chat.prompts) > calls_main and metrics["iterations"][1]["database_records"] == 3
+    assert json.loads((goal_dir / "iter_0" / "eval" / "spec.json").read_text())["agent_options"]["retrieval"] == "goal"
+    assert "adopted from" in (goal_dir / "report.md").read_text()
+    # Anything that decides an episode besides retrieval must match; an unfinished source is refused.
+    for field_name, value in (("limit", 2), ("agent_options", {"max_steps": "5"}), ("llm", "other")):
+        other = ProgressiveSpec(data=str(bench), out=str(tmp_path / f"x-{field_name}"), iterations=2,
+                                train_split="self", llm="scripted", iteration0_from=str(tmp_path / "main"))
+        setattr(other, field_name, value)
+        with pytest.raises(ValueError, match=field_name if field_name != "agent_options" else "switches"):
+            run_progressive(other, chat_model=chat)
+    (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").write_text(
+        (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()[0] + "\n")
+    late = ProgressiveSpec(data=str(bench), out=str(tmp_path / "late"), iterations=2, train_split="self",
+                           llm="scripted", iteration0_from=str(tmp_path / "main"))
+    with pytest.raises(ValueError, match="not finished"):
+        run_progressive(late, chat_model=chat)
+    with pytest.raises(FileNotFoundError, match="progressive.json"):
+        run_progressive(ProgressiveSpec(data=str(bench), out=str(tmp_path / "none"), llm="scripted",
+                                        iteration0_from=str(tmp_path / "nowhere")), chat_model=chat)

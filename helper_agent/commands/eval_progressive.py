@@ -29,6 +29,9 @@ def progressive(
     seed: int = typer.Option(0, help="Seed for sampling retries and search."),
     out: Path = typer.Option(..., help="Run folder: iter_<i>/{database,train,eval}, metrics.json, report.md, "
                              "sr_by_iteration.png. Re-running resumes."),
+    iteration0_from: Path | None = typer.Option(None, help="Adopt iteration 0 from this finished run instead of running "
+                                               "it again: with an empty database, runs that differ only in "
+                                               "retrieval=/k= have the same iteration 0."),
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
     from helper_agent.evals.methods import METHODS, parse_agent_options
@@ -44,7 +47,8 @@ def progressive(
         options = parse_agent_options(agent_option)
         spec = ProgressiveSpec(data=str(data), out=str(out), iterations=iterations, train_split=train_split,  # type: ignore[arg-type]
                                split=split, limit=limit, train_limit=train_limit, llm=llm, agent=agent,
-                               agent_options=options, workers=workers, seed=seed)
+                               agent_options=options, workers=workers, seed=seed,
+                               iteration0_from=str(iteration0_from) if iteration0_from else None)
         spec.check()
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

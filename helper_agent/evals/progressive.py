@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
+from helper_agent.evals.runner import EvalSpec, _id_from_file, _instance_id, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
 
 TrainSplit = Literal["train", "self"]
@@ -54,6 +54,7 @@ class ProgressiveSpec:
     agent_options: dict[str, str] = field(default_factory=dict)
     workers: int = 1
     seed: int = 0
+    iteration0_from: str | None = None  # another run whose iteration-0 passes this one adopts
 
     def label(self) -> str:
         options = "/".join(f"{k}={v}" for k, v in sorted(self.agent_options.items()))
@@ -67,6 +68,8 @@ class ProgressiveSpec:
             raise ValueError("iterations must be >= 1")
         if "database" in self.agent_options:
             raise ValueError("the progressive run chooses each iteration's database; do not pass database=")
+        if self.iteration0_from and Path(self.iteration0_from).resolve() == Path(self.out).resolve():
+            raise ValueError("--iteration0-from names the run's own folder")
 
 
 def _iter_dir(spec: ProgressiveSpec, i: int) -> Path:
@@ -137,6 +140,62 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
     return count
 
 
+# ------------------------------------------------------------------------------ iteration 0
+RETRIEVAL_SWITCHES = frozenset({"retrieval", "k"})
+"""Switches that act only through the retrieved records: with iteration 0's empty database they
+change nothing, so runs that differ only in them have the same iteration 0."""
+
+
+def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
+    """Copy the finished iteration-0 passes of `spec.iteration0_from` into this run; the phases adopted.
+
+    Iteration 0 runs on an empty database, so its episodes do not depend on the retrieval switches:
+    an ablation (`retrieval=goal`, another `k`) can start from the main run's iteration 0 instead of
+    paying for the same episodes again. Everything else that decides an episode must match (data,
+    split, episodes, model, agent, its other switches, seed); a train pass is adopted only from a run
+    with the same train split and train limit. A phase this run already has is never overwritten,
+    and each adopted phase says where it came from (`adopted_from.json`).
+    """
+    source = Path(str(spec.iteration0_from))
+    spec_file = source / "progressive.json"
+    if not spec_file.exists():
+        raise FileNotFoundError(f"--iteration0-from {source}: no progressive.json (not a progressive run folder)")
+    theirs = json.loads(spec_file.read_text())
+    ours = asdict(spec)
+    for key in ("data", "split", "limit", "llm", "agent", "seed"):
+        if theirs.get(key) != ours[key]:
+            raise ValueError(f"--iteration0-from {source}: it ran {key}={theirs.get(key)!r}, this run {key}={ours[key]!r}")
+    decisive = {k: v for k, v in spec.agent_options.items() if k not in RETRIEVAL_SWITCHES}
+    their_decisive = {k: v for k, v in (theirs.get("agent_options") or {}).items() if k not in RETRIEVAL_SWITCHES}
+    if decisive != their_decisive:
+        raise ValueError(f"--iteration0-from {source}: its switches {their_decisive} differ from {decisive} "
+                         f"beyond {', '.join(sorted(RETRIEVAL_SWITCHES))}")
+    phases = ["eval"]
+    if spec.train_split == "train" and spec.iterations > 1:
+        if theirs.get("train_split") != "train" or theirs.get("train_limit") != spec.train_limit:
+            raise ValueError(f"--iteration0-from {source}: this run's train pass needs a train-mode source with "
+                             f"train_limit={spec.train_limit}")
+        phases.insert(0, "train")
+    adopted = []
+    for phase in phases:
+        target = _iter_dir(spec, 0) / phase
+        if (target / "results.jsonl").exists():
+            continue
+        mine = pass_spec(spec, 0, phase)
+        theirs_run = EvalSpec(**{**asdict(mine), "out": str(source / "iter_0" / phase)})
+        done = ResultStore(Path(theirs_run.out) / "results.jsonl").done_ids()
+        if any(_instance_id(p) not in done and _id_from_file(p) not in done for p in instance_paths(theirs_run)):
+            raise ValueError(f"--iteration0-from {source}: its iteration-0 {phase} pass is not finished")
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "results.jsonl").write_bytes((Path(theirs_run.out) / "results.jsonl").read_bytes())
+        (target / "spec.json").write_text(json.dumps(asdict(mine), indent=1))
+        (target / "adopted_from.json").write_text(json.dumps(
+            {"source": str(source / "iter_0" / phase), "why": "iteration 0 runs on an empty database, so the "
+             "retrieval switches do not change its episodes"}, indent=1))
+        adopted.append(phase)
+    return adopted
+
+
 # ------------------------------------------------------------------------------------ the run
 def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
     records = [r for r in ResultStore(Path(run.out) / "results.jsonl").records().values()]
@@ -167,6 +226,8 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
             if previous.get(key) != asdict(spec).get(key):
                 raise ValueError(f"{out} holds a progressive run with {key}={previous.get(key)!r}; use another --out")
     spec_file.write_text(json.dumps(asdict(spec), indent=1))
+    if spec.iteration0_from:
+        adopt_iteration0(spec)
 
     iterations = []
     for i in range(spec.iterations):
@@ -207,7 +268,9 @@ def progressive_report(metrics: dict[str, Any]) -> str:
              else f"database built by passes over {run['train_limit']} train episodes; {run['split']} evaluated with it")
     lines = [f"# Progressive iteration: {metrics['label']}", "", f"- {where}",
              f"- evaluation split: {run['split']} (limit {run['limit'] or 'all'}); done flag written from the "
-             "harness's success; no gold program, plan or reference trajectory is used", "",
+             "harness's success; no gold program, plan or reference trajectory is used",
+             *([f"- iteration 0 adopted from {run['iteration0_from']} (an empty database: the retrieval switches "
+                "do not change it)"] if run.get("iteration0_from") else []), "",
              "| iteration | database records | SR | GC | episodes | LLM calls/ep | prompt tokens/ep | "
              "evaluated tokens/ep | LLM s/ep | s/ep | retrieval s/ep | acting s/ep |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
