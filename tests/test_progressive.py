@@ -220,6 +220,17 @@ def test_an_ablation_adopts_the_main_runs_iteration0_and_refuses_a_different_one
                            llm="scripted", iteration0_from=str(tmp_path / "main"))
     with pytest.raises(ValueError, match="not finished"):
         run_progressive(late, chat_model=chat)
+    # A train-mode run adopts a self-iteration's evaluation pass and makes its own train pass.
+    (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").write_text(
+        (goal_dir / "iter_0" / "eval" / "results.jsonl").read_text())
+    calls = len(chat.prompts)
+    train = ProgressiveSpec(data=str(bench), out=str(tmp_path / "train"), iterations=2, train_split="train",
+                            train_limit=2, llm="scripted", iteration0_from=str(tmp_path / "main"))
+    run_progressive(train, chat_model=chat)
+    assert (tmp_path / "train" / "iter_0" / "eval" / "adopted_from.json").exists()
+    assert not (tmp_path / "train" / "iter_0" / "train" / "adopted_from.json").exists()
+    assert (tmp_path / "train" / "iter_0" / "train" / "results.jsonl").read_text().count("\n") == 2
+    assert len(chat.prompts) > calls
     with pytest.raises(FileNotFoundError, match="progressive.json"):
         run_progressive(ProgressiveSpec(data=str(bench), out=str(tmp_path / "none"), llm="scripted",
                                         iteration0_from=str(tmp_path / "nowhere")), chat_model=chat)

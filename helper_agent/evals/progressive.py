@@ -152,8 +152,9 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     Iteration 0 runs on an empty database, so its episodes do not depend on the retrieval switches:
     an ablation (`retrieval=goal`, another `k`) can start from the main run's iteration 0 instead of
     paying for the same episodes again. Everything else that decides an episode must match (data,
-    split, episodes, model, agent, its other switches, seed); a train pass is adopted only from a run
-    with the same train split and train limit. A phase this run already has is never overwritten,
+    split, episodes, model, agent, its other switches, seed). The evaluation pass is adopted from a
+    self-iteration or a train-mode run alike (both evaluate the split on an empty database); a train
+    pass only from a train-mode run with the same train limit (otherwise this run makes its own). A phase this run already has is never overwritten,
     and each adopted phase says where it came from (`adopted_from.json`).
     """
     source = Path(str(spec.iteration0_from))
@@ -171,11 +172,9 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         raise ValueError(f"--iteration0-from {source}: its switches {their_decisive} differ from {decisive} "
                          f"beyond {', '.join(sorted(RETRIEVAL_SWITCHES))}")
     phases = ["eval"]
-    if spec.train_split == "train" and spec.iterations > 1:
-        if theirs.get("train_split") != "train" or theirs.get("train_limit") != spec.train_limit:
-            raise ValueError(f"--iteration0-from {source}: this run's train pass needs a train-mode source with "
-                             f"train_limit={spec.train_limit}")
-        phases.insert(0, "train")
+    if (spec.train_split == "train" and spec.iterations > 1 and theirs.get("train_split") == "train"
+            and theirs.get("train_limit") == spec.train_limit and theirs.get("iterations", 1) > 1):
+        phases.insert(0, "train")  # otherwise this run makes its own train pass
     adopted = []
     for phase in phases:
         target = _iter_dir(spec, 0) / phase
