@@ -154,8 +154,9 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     paying for the same episodes again. Everything else that decides an episode must match (data,
     split, episodes, model, agent, its other switches, seed). The evaluation pass is adopted from a
     self-iteration or a train-mode run alike (both evaluate the split on an empty database); a train
-    pass only from a train-mode run with the same train limit (otherwise this run makes its own). A phase this run already has is never overwritten,
-    and each adopted phase says where it came from (`adopted_from.json`).
+    pass only from a train-mode run with the same train limit (otherwise this run makes its own). A
+    phase this run already has is never overwritten, and each adopted phase says where it came from
+    (`adopted_from.json`).
     """
     source = Path(str(spec.iteration0_from))
     spec_file = source / "progressive.json"
