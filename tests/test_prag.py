@@ -254,6 +254,18 @@ def test_the_grammar_leaves_out_exactly_the_futile_actions(futile: list[str]) ->
     assert all(Matcher(cfg).matches(text) for text in everything - left_out)
 
 
+@pytest.mark.parametrize("name", [a.name for a in ACTIONS if a.arg == "id"])
+def test_every_action_can_be_left_out_of_the_gbnf_grammar(name: str) -> None:
+    # An excluded id action gets its own rule of the other ids; its name must be valid GBNF even
+    # for actions spelled with '_' (toggle_on), which llama.cpp's grammar parser refuses.
+    text = step_grammar(IDS, CLASSES, exclude=[f"{name}({IDS[0]})"])  # raised for toggle_on before
+    cfg = step_cfg(IDS, CLASSES, exclude=[f"{name}({IDS[0]})"])
+    assert not Matcher(cfg).matches(f"Action: {name}({IDS[0]})")
+    assert Matcher(cfg).matches(f"Action: {name}({IDS[1]})")
+    llama_cpp = pytest.importorskip("llama_cpp")
+    assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
+
+
 def test_an_action_that_changed_nothing_from_here_is_refused_later_too(bench: Path, tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 

@@ -74,8 +74,9 @@ def action_rules(actions: Sequence[NamedAction], ids: list[str], classes: list[s
             if a.arg == "id" and a.name in banned:
                 others = [i for i in id_set if i not in banned[a.name]]
                 if others:
-                    options.append(seq(f"{a.name}(", Ref(f"{a.name}id"), ")"))
-                    rules[f"{a.name}id"] = alt(*others)
+                    rule = a.name.replace("_", "-") + "-ids"  # GBNF rule names: lower case, digits, '-'
+                    options.append(seq(f"{a.name}(", Ref(rule), ")"))
+                    rules[rule] = alt(*others)
     search_classes = [c for c in class_set if c not in banned.get("search", set())]
     if search_classes:
         options.append(seq("search(", Ref("cls"), ")"))
