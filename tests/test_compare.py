@@ -105,6 +105,7 @@ def test_compare_runs_methods_on_the_same_episodes(bench: Path, tmp_path: Path) 
             assert row["llm_calls"] > 0 and row["prompt_tokens"] > 0 and row["seconds"] > 0
         assert rows[0]["prompt_tokens"] != rows[1]["prompt_tokens"]
         assert "| embodiedrag[max_steps=6] | 3 | 33.33 |" in (out / "compare.md").read_text()
+        assert "| embodiedrag[graph=full,max_steps=6] | 3 |" in result.output  # not eaten as Rich markup
         assert (out / "compare.png").stat().st_size > 1000
         # The same command again only reads the finished runs.
         calls = chat.calls

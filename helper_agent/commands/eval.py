@@ -200,9 +200,9 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
         console.print(f"table: {out / 'compare.md'}")
     if plot is not None:
         console.print(f"plot: {plot_methods(loaded, plot)}")
-    console.print(table)
+    console.print(table, markup=False)  # Markdown: a method's switches in brackets are not Rich markup
     if not agents:
-        console.print(markdown_report(loaded).split("## By task")[0])
+        console.print(markdown_report(loaded).split("## By task")[0], markup=False)
 
 
 def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: str, split: str, limit: int | None,
