@@ -169,8 +169,6 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 
     from helper_agent.evals.report import (
         best_iteration,
-        iteration_metrics,
-        load_run,
         markdown_report,
         method_row,
         methods_table,
@@ -179,7 +177,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 
     loaded: list[dict] = []
     try:
-        loaded += [best_iteration(r) if iteration_metrics(r) else load_run(r) for r in runs or []]
+        loaded += [best_iteration(r) for r in runs or []]  # a plain run folder reads as itself
     except FileNotFoundError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

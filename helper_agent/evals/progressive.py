@@ -28,11 +28,11 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from helper_agent.evals.runner import EvalSpec, _id_from_file, _instance_id, instance_paths, run_eval
+from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval, unfinished
 from helper_agent.evals.store import ResultStore
 
 TrainSplit = Literal["train", "self"]
@@ -181,14 +181,12 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         target = _iter_dir(spec, 0) / phase
         if (target / "results.jsonl").exists():
             continue
-        mine = pass_spec(spec, 0, phase)
-        theirs_run = EvalSpec(**{**asdict(mine), "out": str(source / "iter_0" / phase)})
-        done = ResultStore(Path(theirs_run.out) / "results.jsonl").done_ids()
-        if any(_instance_id(p) not in done and _id_from_file(p) not in done for p in instance_paths(theirs_run)):
+        theirs_run = replace(pass_spec(spec, 0, phase), out=str(source / "iter_0" / phase))
+        results = Path(theirs_run.out) / "results.jsonl"
+        if unfinished(instance_paths(theirs_run), ResultStore(results).done_ids()):
             raise ValueError(f"--iteration0-from {source}: its iteration-0 {phase} pass is not finished")
         target.mkdir(parents=True, exist_ok=True)
-        (target / "results.jsonl").write_bytes((Path(theirs_run.out) / "results.jsonl").read_bytes())
-        (target / "spec.json").write_text(json.dumps(asdict(mine), indent=1))
+        (target / "results.jsonl").write_bytes(results.read_bytes())  # run_eval writes this run's spec.json
         (target / "adopted_from.json").write_text(json.dumps(
             {"source": str(source / "iter_0" / phase), "why": "iteration 0 runs on an empty database, so the "
              "retrieval switches do not change its episodes"}, indent=1))

@@ -254,9 +254,11 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
         if (run_dir / "metrics.json").exists():
             return load_run(run_dir)
         raise FileNotFoundError(f"{run_dir}: no metrics.json (has the run finished?)")
-    if (run_dir / "metrics.json").exists() and "overall" in json.loads((run_dir / "metrics.json").read_text()):
-        candidates.append(run_dir / "metrics.json")
     loaded = [(json.loads(p.read_text()), p) for p in candidates]
+    if (run_dir / "metrics.json").exists():
+        final = json.loads((run_dir / "metrics.json").read_text())
+        if "overall" in final:
+            loaded.append((final, run_dir / "metrics.json"))
     best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))
     if len(loaded) > 1:
         name = "final" if where.parent == run_dir else where.relative_to(run_dir).parts[0]

@@ -208,8 +208,7 @@ def run_eval(
                 raise ValueError(f"{out} holds a run with {key}={previous.get(key)!r}; use another --out for {key}={asdict(spec).get(key)!r}")
     spec_file.write_text(json.dumps(asdict(spec), indent=1))
     paths = instance_paths(spec)
-    done = store.done_ids()
-    todo = [p for p in paths if _instance_id(p) not in done and _id_from_file(p) not in done]
+    todo = unfinished(paths, store.done_ids())
     total = len(paths)
     finished = total - len(todo)
     if progress:
@@ -239,6 +238,11 @@ def run_eval(
     selected = {_instance_id(p) for p in paths} | {_id_from_file(p) for p in paths}
     records = [r for r in store.records().values() if r["instance_id"] in selected]
     return write_outputs(out, records, spec)
+
+
+def unfinished(paths: list[Path], done: set[str]) -> list[Path]:
+    """The instance files among `paths` that have no result in `done` (a store's recorded ids)."""
+    return [p for p in paths if _instance_id(p) not in done and _id_from_file(p) not in done]
 
 
 def _id_from_file(path: Path) -> str:

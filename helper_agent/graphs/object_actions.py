@@ -85,7 +85,6 @@ def action_rules(actions: Sequence[NamedAction], ids: list[str], classes: list[s
     return alt(*options), rules
 
 
-
 def observation_fingerprint(obs: Observation) -> str:
     """What an action can change that the agent sees, as a short digest: its pose, what it holds,
     and every visible object's place and states. Equal fingerprints around an action mean it
