@@ -149,6 +149,22 @@ def test_closed_loop_corrects_after_a_failure(tmp_path):
     assert json.loads(record["llm_output"])["SWITCHON"] == ["floor_lamp"]
 
 
+def test_closed_loop_that_never_executes_hands_eai_the_step_it_tried(tmp_path):
+    """`{}` would be filed by EAI's evaluator under "parsing"; the failed step files it under its error."""
+    tasks = _tasks()
+    answers = [render(list(reversed(gold_steps(t.identifier)))) for t in tasks for _ in range(3)]
+    records = run_tasks(EaiRunSpec(mode="closed-loop", k=0), FakeListChatModel(responses=answers), tmp_path, tasks=tasks)
+    never = [r for r in records if not r["steps"]]
+    assert never, "a reversed gold sequence should fail at its first step somewhere"
+    for record in never:
+        first = list(reversed(gold_steps(record["identifier"])))[0]
+        assert record["replans"] == 2 and json.loads(record["llm_output"]) == json.loads(render([first]))
+    score = score_outputs("closed", responses(records), tmp_path)
+    trajectory = score["summary"]["trajectory_evaluation"]
+    assert trajectory["grammar_error"]["parsing"] == 0.0
+    assert sum(trajectory["runtime_error"].values()) > 0
+
+
 def test_other_methods_are_refused_not_substituted():
     with pytest.raises(ValueError, match="no EAI adapter"):
         check_spec(EaiRunSpec(agent="prag"))

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class Episode:
-    """What the agent did: the executed steps (EAI's response is `render(executed)`) and its costs."""
+    """What the agent did: the executed steps, the last step it tried and could not do, and its costs."""
 
     executed: list[Step]
+    last_failed: Step | None = None
     failures: list[str] = field(default_factory=list)
     replans: int = 0
     attempts: int = 0
@@ -39,7 +40,15 @@ class Episode:
 
     @property
     def text(self) -> str:
-        return render(self.executed) if self.executed else "{}"
+        """The response EAI scores: the executed steps.
+
+        When nothing executed, the step the agent last tried, so that EAI's evaluator files the task
+        under that step's execution error rather than under "parsing"; `{}` only when the agent wrote
+        no step at all.
+        """
+        if self.executed:
+            return render(self.executed)
+        return render([self.last_failed]) if self.last_failed else "{}"
 
 
 def correction_request(executed: list[Step], failed: Step, error: str) -> str:
@@ -76,6 +85,7 @@ class HelperActor:
             if env.last_error_type == "additional_step":
                 continue  # already satisfied: EAI's evaluator skips such a step too
             episode.failures.append(f"{step[0]} {list(step[1])}: {outcome.result.error}")
+            episode.last_failed = step
             if episode.replans >= self.max_replans:
                 break
             episode.replans += 1
