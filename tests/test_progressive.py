@@ -190,7 +190,7 @@ def test_the_command_is_registered_and_checks_its_switches(tmp_path: Path) -> No
     assert bad.exit_code != 0
 
 
-def test_an_ablation_adopts_the_main_runs_iteration0_and_refuses_a_different_one(bench: Path, tmp_path: Path) -> None:
+def test_an_ablation_or_a_longer_run_adopts_iteration0_episodes_and_refuses_a_different_run(bench: Path, tmp_path: Path) -> None:
     chat = Scripted(prompts=[])
     main = ProgressiveSpec(data=str(bench), out=str(tmp_path / "main"), iterations=1, train_split="self", llm="scripted")
     run_progressive(main, chat_model=chat)
@@ -207,19 +207,33 @@ def test_an_ablation_adopts_the_main_runs_iteration0_and_refuses_a_different_one
     assert len(chat.prompts) > calls_main and metrics["iterations"][1]["database_records"] == 3
     assert json.loads((goal_dir / "iter_0" / "eval" / "spec.json").read_text())["agent_options"]["retrieval"] == "goal"
     assert "adopted from" in (goal_dir / "report.md").read_text()
-    # Anything that decides an episode besides retrieval must match; an unfinished source is refused.
-    for field_name, value in (("limit", 2), ("agent_options", {"max_steps": "5"}), ("llm", "other")):
+    adopted = json.loads((goal_dir / "iter_0" / "eval" / "adopted_from.json").read_text())
+    assert (adopted["episodes"], adopted["of"]) == (3, 3)
+    # Anything that decides an episode besides retrieval and the episode count must match.
+    for field_name, value in (("agent_options", {"max_steps": "5"}), ("llm", "other"), ("seed", 1)):
         other = ProgressiveSpec(data=str(bench), out=str(tmp_path / f"x-{field_name}"), iterations=2,
                                 train_split="self", llm="scripted", iteration0_from=str(tmp_path / "main"))
         setattr(other, field_name, value)
         with pytest.raises(ValueError, match=field_name if field_name != "agent_options" else "switches"):
             run_progressive(other, chat_model=chat)
-    (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").write_text(
-        (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()[0] + "\n")
-    late = ProgressiveSpec(data=str(bench), out=str(tmp_path / "late"), iterations=2, train_split="self",
+    # A shorter run adopts the episodes it has; a source stopped after one episode gives that one, and
+    # the pass runs the others here.
+    short = ProgressiveSpec(data=str(bench), out=str(tmp_path / "short"), iterations=1, train_split="self",
+                            limit=2, llm="scripted", iteration0_from=str(tmp_path / "main"))
+    calls = len(chat.prompts)
+    run_progressive(short, chat_model=chat)
+    assert len(chat.prompts) == calls
+    main_lines = (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()
+    assert (tmp_path / "short" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines() == main_lines[:2]
+    (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").write_text(main_lines[0] + "\n")
+    late = ProgressiveSpec(data=str(bench), out=str(tmp_path / "late"), iterations=1, train_split="self",
                            llm="scripted", iteration0_from=str(tmp_path / "main"))
-    with pytest.raises(ValueError, match="not finished"):
-        run_progressive(late, chat_model=chat)
+    late_metrics = run_progressive(late, chat_model=chat)
+    late_lines = (tmp_path / "late" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()
+    assert late_lines[0] == main_lines[0] and len(late_lines) == 3 and len(chat.prompts) > calls
+    assert late_metrics["iterations"][0]["eval"]["episodes"] == 3
+    late_adopted = json.loads((tmp_path / "late" / "iter_0" / "eval" / "adopted_from.json").read_text())
+    assert (late_adopted["episodes"], late_adopted["of"]) == (1, 3)
     # A train-mode run adopts a self-iteration's evaluation pass and makes its own train pass.
     (tmp_path / "main" / "iter_0" / "eval" / "results.jsonl").write_text(
         (goal_dir / "iter_0" / "eval" / "results.jsonl").read_text())

@@ -29,9 +29,9 @@ def progressive(
     seed: int = typer.Option(0, help="Seed for sampling retries and search."),
     out: Path = typer.Option(..., help="Run folder: iter_<i>/{database,train,eval}, metrics.json, report.md, "
                              "sr_by_iteration.png. Re-running resumes."),
-    iteration0_from: Path | None = typer.Option(None, help="Adopt iteration 0 from this finished run instead of running "
-                                               "it again: with an empty database, runs that differ only in "
-                                               "retrieval=/k= have the same iteration 0."),
+    iteration0_from: Path | None = typer.Option(None, help="Adopt iteration 0's episodes from this run instead of "
+                                               "running them again: with an empty database, runs that differ "
+                                               "only in retrieval=/k= or in --limit share them."),
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
     from helper_agent.evals.methods import METHODS, parse_agent_options

@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval, unfinished
+from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
+from helper_agent.teach.instances import instance_id_of
 
 TrainSplit = Literal["train", "self"]
 #: progress(iteration, phase ("train"/"eval"/"database"), finished, total)
@@ -147,16 +148,18 @@ change nothing, so runs that differ only in them have the same iteration 0."""
 
 
 def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
-    """Copy the finished iteration-0 passes of `spec.iteration0_from` into this run; the phases adopted.
+    """Copy the iteration-0 episodes of `spec.iteration0_from` into this run; the phases adopted.
 
-    Iteration 0 runs on an empty database, so its episodes do not depend on the retrieval switches:
-    an ablation (`retrieval=goal`, another `k`) can start from the main run's iteration 0 instead of
-    paying for the same episodes again. Everything else that decides an episode must match (data,
-    split, episodes, model, agent, its other switches, seed). The evaluation pass is adopted from a
-    self-iteration or a train-mode run alike (both evaluate the split on an empty database); a train
-    pass only from a train-mode run with the same train limit (otherwise this run makes its own). A
-    phase this run already has is never overwritten, and each adopted phase says where it came from
-    (`adopted_from.json`).
+    Iteration 0 runs on an empty database, so its episodes do not depend on the retrieval switches,
+    nor on each other: an ablation (`retrieval=goal`, another `k`) can start from the main run's
+    iteration 0 instead of paying for the same episodes again, and a 50-episode run from a 20-episode
+    one (its first 20 are adopted, the pass runs the other 30). Everything else that decides an
+    episode must match (data, split, model, agent, its other switches, seed); only the episodes
+    this run has are copied, so a source with more episodes, or one stopped mid-pass, is fine. The
+    evaluation pass is adopted from a self-iteration or a train-mode run alike (both evaluate the
+    split on an empty database); a train pass only from a train-mode run that made one (otherwise
+    this run makes its own). A phase this run already has is never overwritten, and each adopted
+    phase says where it came from and how many episodes (`adopted_from.json`).
     """
     source = Path(str(spec.iteration0_from))
     spec_file = source / "progressive.json"
@@ -164,7 +167,7 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         raise FileNotFoundError(f"--iteration0-from {source}: no progressive.json (not a progressive run folder)")
     theirs = json.loads(spec_file.read_text())
     ours = asdict(spec)
-    for key in ("data", "split", "limit", "llm", "agent", "seed"):
+    for key in ("data", "split", "llm", "agent", "seed"):
         if theirs.get(key) != ours[key]:
             raise ValueError(f"--iteration0-from {source}: it ran {key}={theirs.get(key)!r}, this run {key}={ours[key]!r}")
     decisive = {k: v for k, v in spec.agent_options.items() if k not in RETRIEVAL_SWITCHES}
@@ -174,22 +177,26 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
                          f"beyond {', '.join(sorted(RETRIEVAL_SWITCHES))}")
     phases = ["eval"]
     if (spec.train_split == "train" and spec.iterations > 1 and theirs.get("train_split") == "train"
-            and theirs.get("train_limit") == spec.train_limit and theirs.get("iterations", 1) > 1):
+            and theirs.get("iterations", 1) > 1):
         phases.insert(0, "train")  # otherwise this run makes its own train pass
     adopted = []
     for phase in phases:
         target = _iter_dir(spec, 0) / phase
         if (target / "results.jsonl").exists():
             continue
-        theirs_run = replace(pass_spec(spec, 0, phase), out=str(source / "iter_0" / phase))
-        results = Path(theirs_run.out) / "results.jsonl"
-        if unfinished(instance_paths(theirs_run), ResultStore(results).done_ids()):
-            raise ValueError(f"--iteration0-from {source}: its iteration-0 {phase} pass is not finished")
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "results.jsonl").write_bytes(results.read_bytes())  # run_eval writes this run's spec.json
+        results = source / "iter_0" / phase / "results.jsonl"
+        theirs_records = ResultStore(results).records() if results.exists() else {}
+        ours_ids = [instance_id_of(p) for p in instance_paths(pass_spec(spec, 0, phase))]
+        records = [theirs_records[i] for i in ours_ids if i in theirs_records]
+        if not records:
+            continue
+        store = ResultStore(target / "results.jsonl")  # run_eval writes this run's spec.json, runs the rest
+        for record in records:
+            store.append(record)
         (target / "adopted_from.json").write_text(json.dumps(
-            {"source": str(source / "iter_0" / phase), "why": "iteration 0 runs on an empty database, so the "
-             "retrieval switches do not change its episodes"}, indent=1))
+            {"source": str(source / "iter_0" / phase), "episodes": len(records), "of": len(ours_ids),
+             "why": "iteration 0 runs on an empty database, so neither the retrieval switches nor the other "
+             "episodes change an episode"}, indent=1))
         adopted.append(phase)
     return adopted
 
@@ -267,8 +274,9 @@ def progressive_report(metrics: dict[str, Any]) -> str:
     lines = [f"# Progressive iteration: {metrics['label']}", "", f"- {where}",
              f"- evaluation split: {run['split']} (limit {run['limit'] or 'all'}); done flag written from the "
              "harness's success; no gold program, plan or reference trajectory is used",
-             *([f"- iteration 0 adopted from {run['iteration0_from']} (an empty database: the retrieval switches "
-                "do not change it)"] if run.get("iteration0_from") else []), "",
+             *([f"- iteration 0 adopted from {run['iteration0_from']}, every episode it has (an empty database: "
+                "neither the retrieval switches nor the other episodes change one); `iter_0/*/adopted_from.json` "
+                "says how many"] if run.get("iteration0_from") else []), "",
              "| iteration | database records | SR | GC | episodes | LLM calls/ep | prompt tokens/ep | "
              "evaluated tokens/ep | LLM s/ep | s/ep | retrieval s/ep | acting s/ep |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
