@@ -235,19 +235,14 @@ def run_eval(
                         progress(finished, total, record)
                     if queue:
                         pending.add(pool.submit(_job, spec_dict, str(queue.pop(0))))
-    selected = {_instance_id(p) for p in paths} | {_id_from_file(p) for p in paths}
+    selected = {_instance_id(p) for p in paths}
     records = [r for r in store.records().values() if r["instance_id"] in selected]
     return write_outputs(out, records, spec)
 
 
 def unfinished(paths: list[Path], done: set[str]) -> list[Path]:
     """The instance files among `paths` that have no result in `done` (a store's recorded ids)."""
-    return [p for p in paths if _instance_id(p) not in done and _id_from_file(p) not in done]
-
-
-def _id_from_file(path: Path) -> str:
-    """The instance id a file declares (TfD files are named `<game>.tfd.json`, ids `<game>.tfd`)."""
-    return _instance_id(path)
+    return [p for p in paths if _instance_id(p) not in done]
 
 
 def examples_from_split(data: str | Path, split: str = "train") -> list[Any]:
