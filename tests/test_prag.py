@@ -305,3 +305,26 @@ def test_a_repeat_of_an_action_that_changed_something_is_allowed(bench: Path, tm
     # The first pickup changed what the agent holds; the second one is not refused for repeating it.
     assert actions[:3] == ["search(Mug)", "pickup(Mug_1)", "pickup(Mug_1)"], record["log"]
     assert record["futile_rejections"] == 0
+
+
+def _first_scene_graph(prompt: str) -> set[str]:
+    graph = prompt.split("Scene graph:\n", 1)[1].split("\nHolding:", 1)[0]
+    return set(re.findall(r"^([A-Za-z]+)_\d+", graph, re.M))
+
+
+def test_the_first_step_shows_what_the_agent_saw_turning_once_in_place(bench: Path, tmp_path: Path) -> None:
+    # Off: the first prompt shows the view the agent starts with, and no action was taken before it.
+    still = ScriptedStep(plan=[], prompts=[])
+    record_off = _run(bench, tmp_path / "off", still, look_around="off")
+    start_view = _first_scene_graph(still.prompts[0])
+    assert record_off["steps"] == 0
+    # On: a look 30 degrees down and four left turns come first, and the first scene graph holds
+    # the start view and what the turn showed besides; later steps show the current view only.
+    turned = ScriptedStep(plan=[("goto", "CounterTop")], prompts=[])
+    record_on = _run(bench, tmp_path / "on", turned)
+    panorama = _first_scene_graph(turned.prompts[0])
+    assert record_on["steps"] >= 4
+    assert start_view < panorama, (start_view, panorama)
+    assert "(nothing in view)" not in turned.prompts[0]
+    with pytest.raises(ValueError, match="choose from"):
+        config_from_options({"look_around": "sometimes"})

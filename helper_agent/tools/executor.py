@@ -482,12 +482,20 @@ class Executor:
         if self._scanned or not self.config.initial_scan:
             return
         self._scanned = True
-        # Looking 30 degrees down sees counters from 0.25 m to across the room, and the floor.
-        horizon = self._obs.pose[3]
-        for action in look_actions(horizon, 30):
+        self.look_around()
+
+    def look_around(self) -> list[Observation]:
+        """Look 30 degrees down and turn once in place; the observation after each action.
+
+        Every method's agent starts this way. Looking 30 degrees down sees counters from 0.25 m to
+        across the room, and the floor. The observations are what a caller that shows the model
+        only its current view can show instead of the view it started with.
+        """
+        seen: list[Observation] = []
+        for action in [*look_actions(self._obs.pose[3], 30), *["Turn Left"] * 4]:
             self.act(action)
-        for _ in range(4):
-            self.act("Turn Left")
+            seen.append(self._obs)
+        return seen
 
     # ------------------------------------------------------------------ walking
     @property

@@ -6,7 +6,11 @@ Switches (`--agent-option KEY=VALUE`):
 - `k=N`: stored episodes in every step's prompt (default 3);
 - `database=PATH`: the experience database folder to read (default: none, i.e. an empty database,
   iteration 0). `helper eval progressive` writes one per iteration and passes it here;
-- `max_steps=N`: LLM steps per episode (default 30).
+- `max_steps=N`: LLM steps per episode (default 30);
+- `refuse_futile=on|off`: leave out of a step's grammar what was already done from the current
+  view and changed nothing (default on; off is the paper's agent);
+- `look_around=on|off`: start by turning once in place and show the first step everything seen
+  meanwhile (default on, as every method's agent starts); off shows the view the agent starts with.
 The agent only reads the database; it never sees the episode's score, gold program or reference.
 `--feedback` is not used: P-RAG's agent stops at its own `done()`.
 """
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.prag import PRAGConfig
     from helper_agent.memory.experience import ExperienceMemory
 
-OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile")
+OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
@@ -35,7 +39,8 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
     retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
     return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
-                      refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on")
+                      refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
+                      look_around=option(options, "look_around", "on", ("on", "off")) == "on")
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:

@@ -25,7 +25,6 @@ from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
 from helper_agent.tools.executor import Executor, ExecutorConfig
-from helper_agent.tools.navigation import look_actions
 from helper_agent.world.catalog import Catalog, load_catalog
 
 # Tracker attribute -> AI2-THOR attribute, and the catalog flag that makes it meaningful for a class.
@@ -174,11 +173,7 @@ class EpisodeScene(ShortIds):
     def look_around(self) -> str:
         """Turn once in place looking a little down, as every method's agent starts."""
         try:
-            horizon = self.env.observe().pose[3]
-            for action in look_actions(horizon, 30):
-                self.executor.act(action)
-            for _ in range(4):
-                self.executor.act("Turn Left")
+            self.executor.look_around()
         except StepFailed:
             pass
         return "looked around"

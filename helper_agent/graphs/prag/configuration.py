@@ -19,6 +19,9 @@ class PRAGConfig:
     - `history`: the agent's own last steps (action -> observation) kept in the prompt.
     - `max_objects`: objects of the current view shown (nearest first): the prompt stays compact.
     - `experience_steps`: actions shown per retrieved episode (its first ones).
+    - `look_around`: the agent starts by turning once in place, and the first step's scene graph
+      is everything it saw meanwhile (every method's agent starts so); off, the view it starts
+      with, which can be empty.
     - `refuse_futile`: leave out of the step's grammar the actions already done from the current
       observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
     """
@@ -32,5 +35,6 @@ class PRAGConfig:
     goal_chars: int = 400
     parse_retries: int = 1
     refuse_futile: bool = True
+    look_around: bool = True
     retry_temperature: float = 0.7
     seed: int = 0

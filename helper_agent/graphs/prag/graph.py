@@ -1,7 +1,7 @@
 """P-RAG's step loop as a LangGraph `StateGraph`.
 
     observe --> retrieve --> choose --> act --(more)--> observe
-                                           '--(done(), step cap, limits)--> finish -> END
+       '--(a limit while looking around)-------'--(done(), step cap, limits)--> finish -> END
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("act", nodes.act)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "observe")
-    builder.add_edge("observe", "retrieve")
+    builder.add_conditional_edges("observe", nodes.after_observe, ["retrieve", "finish"])
     builder.add_edge("retrieve", "choose")
     builder.add_edge("choose", "act")
     builder.add_conditional_edges("act", nodes.after_act, ["observe", "finish"])

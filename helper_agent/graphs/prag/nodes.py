@@ -1,6 +1,7 @@
 """The P-RAG graph's nodes, one function each, and the routing between them.
 
-    observe   the current observation as scene-graph text, and the ids an action may name
+    observe   the current observation as scene-graph text, and the ids an action may name; at the
+              first step, what the agent saw turning once in place
     retrieve  the top K stored episodes by goal + max scene-graph similarity (or goal only)
     choose    one LLM call: the next action, constrained to the action space and the shown ids,
               minus the actions already done from this observation that changed nothing
@@ -36,10 +37,19 @@ def _llm_config(ctx: PRAGContext, config: RunnableConfig, name: str) -> dict[str
 
 def observe(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
     ctx = _ctx(runtime)
-    view = ctx.episode_world().scene(ctx.config.max_objects)
-    update: dict[str, Any] = {"scene_graph": view.text, "shown_ids": view.ids, "held": view.held}
-    if "step" not in state:
+    world = ctx.episode_world()
+    first = "step" not in state
+    update: dict[str, Any] = {}
+    if first:
         update.update(step=0, history=[], finished=False, log=[], experience_ids=[], experience="")
+    if first and ctx.config.look_around:
+        try:
+            view = world.look_around(ctx.config.max_objects)
+        except EpisodeLimit as limit:
+            return {**update, "finished": True, "outcome": limit.reason, "log": [f"stopped: {limit.reason}"]}
+    else:
+        view = world.scene(ctx.config.max_objects)
+    update.update(scene_graph=view.text, shown_ids=view.ids, held=view.held)
     return update
 
 
@@ -145,6 +155,10 @@ def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
 
 def finish(state: PRAGState) -> dict[str, Any]:
     return {"outcome": state.get("outcome") or "done"}
+
+
+def after_observe(state: PRAGState) -> str:
+    return "finish" if state.get("finished") else "retrieve"
 
 
 def after_act(state: PRAGState) -> str:

@@ -3,7 +3,10 @@
 The scene graph is the current observation only (the paper's per-step scene graph): the objects in
 view, nearest first and at most `max_objects`, each with the states its class has and the object it
 is in or on, plus what the agent holds. It is built from the `Observation` the environment hands
-the agent, never from the simulator's ground truth. Ids are short aliases (`Mug_2`) given in the
+the agent, never from the simulator's ground truth. The first step's is what the agent saw turning
+once in place (`look_around`), as every method's agent starts: ALFWorld's first observation, which
+the paper's agent sees, likewise lists the room around it, and a view that starts facing a wall
+shows a model nothing to act on. Ids are short aliases (`Mug_2`) given in the
 order objects are first seen, so a line costs few tokens and the grammar stays small; the alias
 table maps them back to environment ids.
 
@@ -14,10 +17,11 @@ is used: the model chooses every interaction itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from helper_agent.envs.base import Environment, ObjectView
+from helper_agent.envs.base import Environment, ObjectView, Observation
 from helper_agent.graphs.object_actions import ShortIds
 from helper_agent.graphs.prag.actions import BY_NAME, StepAction
 from helper_agent.program.subgoals import ObjectRef
@@ -69,11 +73,31 @@ class EpisodeWorld(ShortIds):
             out.append("in reach")
         return out
 
+    def look_around(self, max_objects: int) -> SceneView:
+        """Turn once in place and show everything seen meanwhile, as one scene graph.
+
+        Each object keeps the view in which it was nearest. `EpisodeLimit` passes through; if the
+        environment refuses a look or a turn, the scene graph is the views before and after it.
+        """
+        seen: list[Observation] = [self.env.observe()]
+        try:
+            seen += self.executor.look_around()
+        except StepFailed:
+            seen.append(self.env.observe())
+        nearest: dict[str, ObjectView] = {}
+        for view in (v for obs in seen for v in obs.visible):
+            kept = nearest.get(view.object_id)
+            if kept is None or view.distance < kept.distance:
+                nearest[view.object_id] = view
+        return self._render(list(nearest.values()), self.env.observe().held_id, max_objects)
+
     def scene(self, max_objects: int) -> SceneView:
         """The current observation as scene-graph text, one line per object: `Mug_2: dirty; in Sink_1`."""
         obs = self.env.observe()
-        views = sorted(obs.visible, key=lambda v: (v.distance, v.object_id))
-        held_id = obs.held_id
+        return self._render(obs.visible, obs.held_id, max_objects)
+
+    def _render(self, visible: Sequence[ObjectView], held_id: str | None, max_objects: int) -> SceneView:
+        views = sorted(visible, key=lambda v: (v.distance, v.object_id))
         shown = [v for v in views if v.object_id != held_id][:max_objects]
         for v in shown:
             self.alias_of(v.object_id, v.object_type)
