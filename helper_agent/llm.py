@@ -31,7 +31,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -770,20 +770,13 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
     if isinstance(chat, LlamaCppChatModel):
         return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
                 "temperature": temperature, "seed": seed, **(prompt_kind(chat, kind) if kind else {})}
-    try:
-        from langchain_openai.chat_models.base import BaseChatOpenAI
-    except ImportError:  # pragma: no cover - the openai extra is not installed
-        return {}
-    if not isinstance(chat, BaseChatOpenAI):
-        return {}
-    from helper_agent.config import get_settings
-    from helper_agent.program.grammar import program_grammar
 
-    kwargs: dict[str, Any] = {"temperature": temperature, "seed": seed}
-    field_name = {"llama.cpp": "grammar", "vllm": "guided_grammar"}.get(get_settings().llm_grammar)
-    if field_name:
-        kwargs["extra_body"] = {field_name: program_grammar(max_statements=max_lines)}
-    return kwargs
+    def grammar() -> str:
+        from helper_agent.program.grammar import program_grammar
+
+        return program_grammar(max_statements=max_lines)
+
+    return _served_grammar(chat, grammar, temperature, seed)
 
 
 def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed: int = 0,
@@ -801,6 +794,13 @@ def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed:
     if isinstance(chat, LlamaCppChatModel):
         return {"grammar": grammar, "temperature": temperature, "seed": seed,
                 **(prompt_kind(chat, kind) if kind else {})}
+    return _served_grammar(chat, lambda: grammar, temperature, seed)
+
+
+def _served_grammar(chat: Any, grammar: Callable[[], str], temperature: float, seed: int) -> dict[str, Any]:
+    """For an OpenAI-compatible server: the attempt's temperature and seed, and the grammar in the
+    request field `HELPER_LLM_GRAMMAR` names (none: no grammar is sent); {} for any other provider.
+    `grammar` is called only when a grammar is sent, since a program grammar takes time to build."""
     try:
         from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:  # pragma: no cover - the openai extra is not installed
@@ -812,5 +812,5 @@ def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed:
     kwargs: dict[str, Any] = {"temperature": temperature, "seed": seed}
     field_name = {"llama.cpp": "grammar", "vllm": "guided_grammar"}.get(get_settings().llm_grammar)
     if field_name:
-        kwargs["extra_body"] = {field_name: grammar}
+        kwargs["extra_body"] = {field_name: grammar()}
     return kwargs

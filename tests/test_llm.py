@@ -248,3 +248,28 @@ def test_the_active_budget_reaches_calls_in_langgraph_nodes() -> None:
     with spent, pytest.raises(llm.LLMBudgetExceeded):
         app.invoke({})
     assert chat.calls == 2
+
+
+@pytest.mark.parametrize(("setting", "field"), [("none", None), ("llama.cpp", "grammar"), ("vllm", "guided_grammar")])
+def test_a_served_model_gets_the_grammar_in_the_field_the_setting_names(
+        monkeypatch: pytest.MonkeyPatch, setting: str, field: str | None) -> None:
+    from helper_agent.config import get_settings
+    from helper_agent.program.grammar import program_grammar
+
+    pytest.importorskip("langchain_openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("HELPER_LLM_GRAMMAR", setting)
+    get_settings.cache_clear()
+    try:
+        served = make_chat_model("openai:gpt-4o", max_tokens=100, timeout=9.0)
+        step = llm.grammar_decoding(served, 'root ::= "done()"', temperature=0.7, seed=3)
+        program = llm.program_decoding(served, max_lines=4, temperature=0.2, seed=1)
+        assert step.pop("extra_body", None) == ({field: 'root ::= "done()"'} if field else None)
+        expected = {field: program_grammar(max_statements=4)} if field else None
+        assert program.pop("extra_body", None) == expected
+        assert step == {"temperature": 0.7, "seed": 3} and program == {"temperature": 0.2, "seed": 1}
+        # Any other provider gets nothing: its answers are parsed and checked as usual.
+        other = FakeMessagesListChatModel(responses=[AIMessage(content="done()")])
+        assert llm.grammar_decoding(other, "root ::= x") == {} == llm.program_decoding(other, max_lines=4)
+    finally:
+        get_settings.cache_clear()
