@@ -130,3 +130,51 @@ def test_a_folder_of_iterations_counts_with_its_best(bench: Path, tmp_path: Path
     assert method_name(best) == "prag"
     assert "best of 3 iterations: iter2" in methods_table([best])
     shutil.rmtree(tmp_path / "g")
+
+
+def test_the_table_says_when_runs_scored_different_episodes_and_common_rescores_them(bench: Path, tmp_path: Path) -> None:
+    three = run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "three")))
+    run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "two"), limit=2))
+    assert three["overall"]["episodes"] == 3
+    # One episode of the 3-episode run is made a failure, so re-scoring on the common two shows.
+    records = [json.loads(line) for line in (tmp_path / "three" / "results.jsonl").read_text().splitlines()]
+    last = sorted(r["instance_id"] for r in records)[-1]
+    for r in records:
+        if r["instance_id"] == last:
+            r.update(success=0, goal_condition_success=0.0, completed_goal_conditions=0)
+    (tmp_path / "three" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    folders = [str(tmp_path / "three"), str(tmp_path / "two")]
+    result = CliRunner().invoke(app, ["eval", "compare", *folders, "--out", str(tmp_path / "cmp")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    table = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "**Not the same episodes** (gold ORACLE 3, gold ORACLE 2; 2 in common)" in table
+
+    result = CliRunner().invoke(app, ["eval", "compare", *folders, "--common", "--out", str(tmp_path / "common")],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "common" / "compare.json").read_text())
+    assert [r["episodes"] for r in rows] == [2, 2] and [r["SR"] for r in rows] == [100.0, 100.0]
+    table = (tmp_path / "common" / "compare.md").read_text()
+    assert "All 2 runs scored the same 2 episodes, model local." in table
+    assert "- gold ORACLE: on the 2 common episodes of its 3" in table
+
+
+def test_runs_of_different_models_or_no_common_episode_are_called_out(bench: Path, tmp_path: Path) -> None:
+    from helper_agent.evals.report import coverage_note, load_run, on_common_episodes, run_records
+
+    run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "a"), limit=1))
+    run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "b"), limit=1, llm="openai:gpt-4o"))
+    a = load_run(tmp_path / "a")
+    assert "**different models: local, openai:gpt-4o**" in coverage_note([a, load_run(tmp_path / "b")])
+    # A run still being written is read up to its last complete line, and the file is left as it is.
+    results = tmp_path / "b" / "results.jsonl"
+    record = json.loads(results.read_text().splitlines()[0])
+    written = results.read_text() + '{"instance_id": "valid_unseen_9'
+    results.write_text(written)
+    assert list(run_records(load_run(tmp_path / "b"))) == [record["instance_id"]] and results.read_text() == written
+    # Runs with no episode in common: said so, and --common has nothing to score.
+    results.write_text(json.dumps({**record, "instance_id": "valid_unseen_9999.tfd"}) + "\n")
+    assert "; 0 in common)" in coverage_note([a, load_run(tmp_path / "b")])
+    with pytest.raises(ValueError, match="no episode in common"):
+        on_common_episodes([a, load_run(tmp_path / "b")])

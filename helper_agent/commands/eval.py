@@ -157,13 +157,17 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
             feedback: int = _FEEDBACK, seed: int = _SEED,
             out: Path | None = typer.Option(None, help="With --agents: one run folder per method under it, plus "
                                             "compare.md, compare.json and compare.png."),
-            train_memory: bool = _TRAIN_MEMORY) -> None:
+            train_memory: bool = _TRAIN_MEMORY,
+            common: bool = typer.Option(False, "--common", help="Score every run on the episodes all of them "
+                                        "have (from their records; nothing is re-run).")) -> None:
     """Print runs side by side (e.g. HELPER and its ablations), or run several methods on the same episodes.
 
     `helper eval compare RUN_DIR...` tabulates finished runs. `helper eval compare --data DIR --agents
     helper,llm-planner,prag,embodiedrag --limit 50 --out DIR` runs each method on the same first
     episodes (a finished run is only re-read, an unfinished one resumes) and writes the methods
     table and plot. A method folder holding iterations (`<out>/prag/*/metrics.json`) counts with its best.
+    The table says whether the runs scored the same episodes with the same model; `--common`
+    re-scores every run on the episodes they share.
     """
     import json
 
@@ -172,6 +176,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
         markdown_report,
         method_row,
         methods_table,
+        on_common_episodes,
         plot_methods,
     )
 
@@ -188,6 +193,12 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
                                   train_memory)
     if not loaded:
         raise typer.BadParameter("give run folders, or --data, --agents and --out")
+    if common:
+        try:
+            loaded = on_common_episodes(loaded)
+        except ValueError as exc:
+            console.print(f"[red]error:[/red] --common: {exc}")
+            raise typer.Exit(2) from None
     _print_metrics(loaded)
     table = methods_table(loaded)
     if out is not None:
@@ -233,7 +244,7 @@ def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: s
             except (FileNotFoundError, ValueError) as exc:
                 console.print(f"[red]error:[/red] {agent}: {exc}")
                 raise typer.Exit(2) from None
-        results.append(metrics)
+        results.append({**metrics, "folder": str(folder)})
     return results
 
 

@@ -144,10 +144,11 @@ def plot_by_task(metrics: dict[str, Any], path: Path) -> Path:
 
 
 def load_run(run_dir: str | Path) -> dict[str, Any]:
+    """A run's `metrics.json`, with `folder` saying where it was read (its records are beside it)."""
     path = Path(run_dir) / "metrics.json"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no metrics.json (has the run finished?)")
-    return json.loads(path.read_text())
+    return {**json.loads(path.read_text()), "folder": str(Path(run_dir))}
 
 
 def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
@@ -187,7 +188,8 @@ def method_row(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def methods_table(runs: Sequence[dict[str, Any]]) -> str:
-    """The four-method comparison as Markdown (one row per run)."""
+    """The four-method comparison as Markdown (one row per run), saying whether the runs scored the
+    same episodes with the same model when their records can be read."""
     lines = ["| method | episodes | SR | GC | PLW SR | PLW GC | LLM calls/ep | prompt tokens/ep | s/ep | errors |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
@@ -199,6 +201,8 @@ def methods_table(runs: Sequence[dict[str, Any]]) -> str:
             notes.append(f"- {r['method']}: {r['note']}")
     header = ["# Methods compared", "", "SR, GC and their path-length-weighted values in %; LLM calls, prompt tokens "
               "and wall-clock seconds are means per episode.", ""]
+    if len(runs) > 1 and all((Path(r.get("folder") or "/nonexistent") / "results.jsonl").exists() for r in runs):
+        header += [coverage_note(runs), ""]
     return "\n".join(header + lines + ([""] + notes if notes else [])) + "\n"
 
 
@@ -260,7 +264,66 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
         if "overall" in final:
             loaded.append((final, run_dir / "metrics.json"))
     best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))
+    best = {**best, "folder": str(where.parent)}
     if len(loaded) > 1:
         name = "final" if where.parent == run_dir else where.relative_to(run_dir).parts[0]
         best = {**best, "note": f"best of {len(loaded)} iterations: {name}"}
     return best
+
+
+# ------------------------------------------------------------------------------------ same episodes?
+def run_records(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The latest record per instance id of a loaded run (`load_run`, `best_iteration`), read only:
+    a run still being written is read up to its last complete line, and nothing is repaired."""
+    folder = run.get("folder")
+    if not folder:
+        raise ValueError(f"{run.get('label', '?')}: loaded without its folder, so its episodes are unknown")
+    path = Path(folder) / "results.jsonl"
+    records: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return records
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines[:-1], 1):  # the last piece is empty, or a line being written
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+            records[str(record["instance_id"])] = record
+    return records
+
+
+def coverage_note(runs: Sequence[dict[str, Any]]) -> str:
+    """Whether the runs scored the same episodes with the same model, in one line for the table.
+
+    A table of methods is a comparison only on the same episodes: a method run on 20 of them beside
+    one run on 50 compares different tasks. Where the sets differ, `--common` restricts every run to
+    the episodes all of them have (`on_common_episodes`)."""
+    ids = [_episode_ids(r) for r in runs]
+    models = sorted({str((r.get("run") or {}).get("llm", "?")) for r in runs})
+    model = f"model {models[0]}" if len(models) == 1 else f"**different models: {', '.join(models)}**"
+    if all(i == ids[0] for i in ids):
+        return f"All {len(runs)} runs scored the same {len(ids[0])} episodes, {model}."
+    common = set.intersection(*ids)
+    counts = ", ".join(f"{method_name(r)} {len(i)}" for r, i in zip(runs, ids, strict=True))
+    return (f"**Not the same episodes** ({counts}; {len(common)} in common): rows compare different tasks; "
+            f"`--common` scores every run on the {len(common)} shared episodes. {model.capitalize()}.")
+
+
+def _episode_ids(run: dict[str, Any]) -> set[str]:
+    return set(run["episode_ids"]) if "episode_ids" in run else set(run_records(run))
+
+
+def on_common_episodes(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every run re-scored on the episodes all of them have (their records, not re-run)."""
+    records = [run_records(r) for r in runs]
+    common = set.intersection(*(set(r) for r in records)) if records else set()
+    if not common:
+        raise ValueError("the runs have no episode in common")
+    out = []
+    for run, by_id in zip(runs, records, strict=True):
+        kept = [by_id[i] for i in sorted(common)]
+        restricted = f"on the {len(common)} common episodes of its {len(by_id)}" if len(by_id) > len(common) else ""
+        note = "; ".join(n for n in (run.get("note", ""), restricted) if n)
+        out.append({**run, **summarise(kept), "note": note, "episode_ids": sorted(common)})
+    return out
