@@ -201,7 +201,7 @@ def methods_table(runs: Sequence[dict[str, Any]]) -> str:
             notes.append(f"- {r['method']}: {r['note']}")
     header = ["# Methods compared", "", "SR, GC and their path-length-weighted values in %; LLM calls, prompt tokens "
               "and wall-clock seconds are means per episode.", ""]
-    if len(runs) > 1 and all((Path(r.get("folder") or "/nonexistent") / "results.jsonl").exists() for r in runs):
+    if len(runs) > 1 and all(_has_records(r) for r in runs):
         header += [coverage_note(runs), ""]
     return "\n".join(header + lines + ([""] + notes if notes else [])) + "\n"
 
@@ -308,6 +308,10 @@ def coverage_note(runs: Sequence[dict[str, Any]]) -> str:
     counts = ", ".join(f"{method_name(r)} {len(i)}" for r, i in zip(runs, ids, strict=True))
     return (f"**Not the same episodes** ({counts}; {len(common)} in common): rows compare different tasks; "
             f"`--common` scores every run on the {len(common)} shared episodes. {model.capitalize()}.")
+
+
+def _has_records(run: dict[str, Any]) -> bool:
+    return bool(run.get("folder")) and (Path(run["folder"]) / "results.jsonl").exists()
 
 
 def _episode_ids(run: dict[str, Any]) -> set[str]:
