@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.store import read_records
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
 
@@ -278,19 +279,7 @@ def run_records(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
     folder = run.get("folder")
     if not folder:
         raise ValueError(f"{run.get('label', '?')}: loaded without its folder, so its episodes are unknown")
-    path = Path(folder) / "results.jsonl"
-    records: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return records
-    lines = path.read_text(encoding="utf-8").split("\n")
-    for number, line in enumerate(lines[:-1], 1):  # the last piece is empty, or a line being written
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
-            records[str(record["instance_id"])] = record
-    return records
+    return {str(r["instance_id"]): r for r in read_records(Path(folder) / "results.jsonl")}
 
 
 def coverage_note(runs: Sequence[dict[str, Any]]) -> str:

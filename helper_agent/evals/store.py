@@ -17,6 +17,22 @@ from typing import Any
 from filelock import FileLock
 
 
+def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a results file in order, read only: nothing is locked or repaired, and a last
+    line without its newline (an append still being written, or cut by a crash) is not read."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.endswith("\n") or not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+
+
 class ResultStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -39,16 +55,7 @@ class ResultStore:
             os.fsync(fh.fileno())
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        if not self.path.exists():
-            return
-        with self.path.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{self.path}: line {number} is not valid JSON ({exc.msg})") from None
+        yield from read_records(self.path)
 
     def records(self) -> dict[str, dict[str, Any]]:
         """The latest record per instance id."""
