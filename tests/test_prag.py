@@ -270,10 +270,11 @@ def test_an_action_that_changed_nothing_from_here_is_refused_later_too(bench: Pa
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     # The search walks to the mug. From there the goto changes nothing and opening a mug fails
-    # (nothing changes either); asking for the goto again, two steps later, is refused.
+    # (nothing changes either); asking for the goto again, two steps later, is refused. The
+    # affordance filter is off, or opening a mug would not reach the environment at all.
     chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: open(Mug_1)",
                                         "Action: goto(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"])
-    record = _run(bench, tmp_path, chat)
+    record = _run(bench, tmp_path, chat, affordances="off")
     actions = [s[0] for s in record["subgoals"]]
     assert actions == ["search(Mug)", "goto(Mug_1)", "open(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
     assert record["futile_rejections"] == 1 and record["llm_calls"] == 6

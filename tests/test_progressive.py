@@ -151,6 +151,28 @@ def test_self_iteration_fills_the_database_pass_by_pass_without_gold(bench: Path
     assert len(chat.prompts) > calls and rerun["iterations"][1]["database_records"] == 3
 
 
+def test_a_run_kept_without_its_databases_rebuilds_them_from_the_passes(bench: Path, tmp_path: Path) -> None:
+    # Results are kept (committed, copied) without `database/`, which is derived data. Resuming the
+    # copy must rebuild each database from the passes' records, not hand the agent an empty one as Di.
+    import shutil
+    from dataclasses import replace
+
+    chat = Scripted(prompts=[])
+    spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=2, train_split="self", llm="scripted")
+    first = run_progressive(spec, chat_model=chat)
+    before = sorted(r.id for r in ExperienceMemory(path=str(tmp_path / "run" / "iter_1" / "database")).list())
+    kept = tmp_path / "kept"
+    shutil.copytree(tmp_path / "run", kept, ignore=shutil.ignore_patterns("database"))
+    assert (kept / "iter_1" / "database.json").exists() and not (kept / "iter_1" / "database").exists()
+    shutil.rmtree(kept / "iter_1" / "eval")  # the iteration is re-run on the rebuilt database
+    calls = len(chat.prompts)
+    again = run_progressive(replace(spec, out=str(kept)), chat_model=chat)
+    assert sorted(r.id for r in ExperienceMemory(path=str(kept / "iter_1" / "database")).list()) == before
+    assert len(before) == 3 and again["iterations"][1]["database_records"] == 3
+    assert any("Episode 1 (task done)" in p for p in chat.prompts[calls:])
+    assert again["SR_by_iteration"] == first["SR_by_iteration"]
+
+
 def test_train_mode_builds_the_database_on_train_episodes_only(bench: Path, tmp_path: Path) -> None:
     chat = Scripted(prompts=[])
     spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=2, train_split="train",

@@ -87,6 +87,26 @@ def pass_spec(spec: ProgressiveSpec, i: int, phase: str) -> EvalSpec:
                     agent_options={**spec.agent_options, "database": str(database)})
 
 
+def follow_move(run: EvalSpec) -> bool:
+    """If the pass was recorded in another place (the run folder was moved or copied, say from
+    `/tmp/runs` into a repository), point its recorded database at this place; whether it did.
+
+    A pass's database is always its own iteration's `database/` (`pass_spec`), so a recorded path
+    that ends in the same `iter_<i>/database` is the same database, and the pass resumes instead of
+    being refused as a run with other switches."""
+    spec_file = Path(run.out) / "spec.json"
+    if not spec_file.exists():
+        return False
+    recorded = json.loads(spec_file.read_text())
+    options = recorded.get("agent_options") or {}
+    old, new = str(options.get("database", "")), run.agent_options["database"]
+    if not old or old == new or Path(old).parts[-2:] != Path(new).parts[-2:]:
+        return False
+    recorded["agent_options"] = {**options, "database": new}
+    spec_file.write_text(json.dumps(recorded, indent=1))
+    return True
+
+
 def source_phase(spec: ProgressiveSpec) -> str:
     """The pass whose episodes enter the database: the train pass, or the evaluation pass itself."""
     return "train" if spec.train_split == "train" else "eval"
@@ -120,13 +140,20 @@ def experience_records(run: EvalSpec, iteration: int) -> list[Any]:
 
 
 def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = None) -> int:
-    """Di: the records of passes 0..i-1 committed in order, one round per pass; its record count."""
+    """Di: the records of passes 0..i-1 committed in order, one round per pass; its record count.
+
+    A marked database is reused only if it still holds the marked number of records: a run folder
+    copied or kept without its `database/` (it is derived data, rebuilt from the passes' results)
+    gets it rebuilt instead of an empty database passed off as Di."""
     from helper_agent.memory.experience import ExperienceMemory
 
     folder = _iter_dir(spec, i)
     marker = folder / "database.json"
     if marker.exists():
-        return int(json.loads(marker.read_text())["records"])
+        marked = int(json.loads(marker.read_text())["records"])
+        if marked == 0 or ((folder / "database").is_dir() and ExperienceMemory(path=str(folder / "database")).count() == marked):
+            return marked
+        marker.unlink()
     folder.mkdir(parents=True, exist_ok=True)
     memory = ExperienceMemory(path=str(folder / "database"))
     memory.clear()  # a build that crashed half-way starts again
@@ -248,6 +275,7 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
                 if progress:
                     progress(i, phase, finished, total)
 
+            follow_move(run)
             metrics = run_eval(run, tick, chat_model=chat_model)
             row[phase] = _pass_summary(run, metrics)
         row["SR"], row["GC"] = row["eval"]["SR"], row["eval"]["GC"]

@@ -7,6 +7,12 @@ differs); the grammar and the checks that make a parser accept exactly what the 
 one piece of code here, and so is the guard against actions already known to change nothing from
 the current observation: a small model decoding greedily otherwise asks for the same no-op walk
 thirty times, or cycles through several.
+
+An action is also offered only on the objects whose class affords it (`unafforded_actions`): the
+object types' AI2-THOR flags (pickupable, receptacle, openable, toggleable, sliceable, fillable),
+which AI2-THOR reports with every object and the executor already checks before acting. This is
+what ALFWorld's admissible commands give the paper's P-RAG agent; without it a 0.5B model spends
+its steps on `toggle_on(Shelf_1)` or `pickup(DiningTable_1)`, which the environment can only refuse.
 """
 
 from __future__ import annotations
@@ -18,8 +24,29 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from helper_agent.envs.base import Observation
 from helper_agent.program.cfg import Expr, Ref, alt, seq
+from helper_agent.world.catalog import Catalog, ObjectType
+from helper_agent.world.effects import DRAIN_TYPES
 
 ArgKind = Literal["id", "class", "none"]
+#: What an action needs of the object it names (None: any object).
+Affordance = Literal["pickupable", "receptacle", "openable", "toggleable", "sliceable", "pour_target"]
+
+_AFFORDS: dict[str, Callable[[str, ObjectType], bool]] = {
+    "pickupable": lambda _name, t: t.pickupable,
+    "receptacle": lambda _name, t: t.receptacle,
+    "openable": lambda _name, t: t.openable,
+    "toggleable": lambda _name, t: t.toggleable,
+    "sliceable": lambda _name, t: t.sliceable and t.sliced_type is not None,
+    "pour_target": lambda name, t: t.can_fill_with_liquid or name in DRAIN_TYPES,
+}
+_NOT_AFFORDED = {
+    "pickupable": "cannot be picked up",
+    "receptacle": "is not a receptacle",
+    "openable": "cannot be opened or closed",
+    "toggleable": "cannot be switched on or off",
+    "sliceable": "cannot be sliced",
+    "pour_target": "cannot hold a liquid",
+}
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -30,6 +57,29 @@ class NamedAction(Protocol):
     def arg(self) -> ArgKind: ...
     @property
     def help(self) -> str: ...
+    @property
+    def needs(self) -> Affordance | None: ...
+
+
+def affords(catalog: Catalog, object_type: str, need: Affordance | None) -> bool:
+    """Whether objects of `object_type` afford what an action `need`s; a type the catalog does not
+    know (another simulator's) affords everything: the environment decides."""
+    if need is None or object_type not in catalog:
+        return True
+    return _AFFORDS[need](object_type, catalog.get(object_type))
+
+
+def unafforded_actions(actions: Sequence[NamedAction], types: Mapping[str, str], catalog: Catalog) -> dict[str, str]:
+    """Every id action on a shown object (`types`: id -> object type) whose type does not afford it,
+    rendered (`"toggle_on(Shelf_1)"`), with the reason a model that writes one anyway is refused."""
+    out: dict[str, str] = {}
+    for a in actions:
+        if a.arg != "id" or a.needs is None:
+            continue
+        for oid, object_type in types.items():
+            if not affords(catalog, object_type, a.needs):
+                out[f"{a.name}({oid})"] = f"{a.name}({oid}): a {object_type} {_NOT_AFFORDED[a.needs]}; choose another action"
+    return out
 
 
 def action_help(actions: Sequence[NamedAction]) -> str:
@@ -64,19 +114,23 @@ def action_rules(actions: Sequence[NamedAction], ids: list[str], classes: list[s
     id_set, class_set = sorted(set(ids)), sorted(set(classes))
     options: list[Expr | str] = []
     rules: dict[str, Expr] = {}
-    if id_set:
-        free = [a.name for a in actions if a.arg == "id" and a.name not in banned]
-        if free:
+    # Actions allowed on the same ids share one rule: with affordances most id lists differ by
+    # action, but open/close, toggle_on/toggle_off, pickup and the macros come in groups.
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for a in actions:
+        if a.arg == "id":
+            allowed = tuple(i for i in id_set if i not in banned.get(a.name, set()))
+            if allowed:
+                groups.setdefault(allowed, []).append(a.name)
+    for n, (allowed, names) in enumerate(groups.items(), start=1):
+        if allowed == tuple(id_set):  # no id banned: the shared `id` rule
             options.append(seq(Ref("idaction"), "(", Ref("id"), ")"))
-            rules["idaction"] = alt(*free)
+            rules["idaction"] = alt(*names)
             rules["id"] = alt(*id_set)
-        for a in actions:  # an action with some ids banned: its own list of the others
-            if a.arg == "id" and a.name in banned:
-                others = [i for i in id_set if i not in banned[a.name]]
-                if others:
-                    rule = a.name.replace("_", "-") + "-ids"  # GBNF rule names: lower case, digits, '-'
-                    options.append(seq(f"{a.name}(", Ref(rule), ")"))
-                    rules[rule] = alt(*others)
+        else:  # GBNF rule names: lower case, digits, '-'
+            options.append(seq(Ref(f"idaction-{n}"), "(", Ref(f"ids-{n}"), ")"))
+            rules[f"idaction-{n}"] = alt(*names)
+            rules[f"ids-{n}"] = alt(*allowed)
     search_classes = [c for c in class_set if c not in banned.get("search", set())]
     if search_classes:
         options.append(seq("search(", Ref("cls"), ")"))
@@ -122,13 +176,15 @@ Answer = TypeVar("Answer", bound=RenderedAction)
 
 def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Callable[[str], Answer],
                 parse_error: type[ValueError], futile: Collection[str],
-                refused: Callable[[str, bool], None]) -> tuple[Answer | None, str | None]:
+                refused: Callable[[str, bool], None],
+                unafforded: Mapping[str, str] | None = None) -> tuple[Answer | None, str | None]:
     """The bounded ask-parse-retry loop both step-wise agents run: `ask(reason, attempt)` is one LLM
     call (the last refusal's reason goes into the next prompt), `parse` raises `parse_error` on an
-    answer outside the grammar, and an answer among `futile` is refused like one. Each refusal is
-    reported as it happens, `refused(reason, futile)`. Returns the accepted answer (None when every
-    attempt was refused) and the last refusal's reason."""
+    answer outside the grammar, and an answer among `futile` or `unafforded` (rendered action ->
+    reason) is refused like one. Each refusal is reported as it happens, `refused(reason, futile)`.
+    Returns the accepted answer (None when every attempt was refused) and the last refusal's reason."""
     reason: str | None = None
+    unafforded = unafforded or {}
     for attempt in range(1, attempts + 1):
         text = ask(reason, attempt)
         try:
@@ -137,9 +193,14 @@ def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Cal
             reason = str(err)
             refused(reason, False)
             continue
-        if candidate.render() not in futile:
+        rendered = candidate.render()
+        if rendered in unafforded:
+            reason = unafforded[rendered]
+            refused(reason, False)
+            continue
+        if rendered not in futile:
             return candidate, reason
-        reason = futile_reason(candidate.render())
+        reason = futile_reason(rendered)
         refused(reason, True)
     return None, reason
 
@@ -171,6 +232,7 @@ class ShortIds:
     def __init__(self) -> None:
         self.alias: dict[str, str] = {}  # environment id -> short id
         self.env_id: dict[str, str] = {}  # short id -> environment id
+        self.type_of: dict[str, str] = {}  # short id -> object type
         self._counts: dict[str, int] = {}
 
     def alias_of(self, oid: str, otype: str) -> str:
@@ -181,4 +243,5 @@ class ShortIds:
             alias = f"{otype}_{n}"
             self.alias[oid] = alias
             self.env_id[alias] = oid
+            self.type_of[alias] = otype
         return alias

@@ -10,7 +10,9 @@ Switches (`--agent-option KEY=VALUE`):
 - `refuse_futile=on|off`: leave out of a step's grammar what was already done from the current
   view and changed nothing (default on; off is the paper's agent);
 - `look_around=on|off`: start by turning once in place and show the first step everything seen
-  meanwhile (default on, as every method's agent starts); off shows the view the agent starts with.
+  meanwhile (default on, as every method's agent starts); off shows the view the agent starts with;
+- `affordances=on|off`: offer an action only on objects whose type affords it (default on, as
+  ALFWorld's admissible commands); off offers every action on every shown id.
 The agent only reads the database; it never sees the episode's score, gold program or reference.
 `--feedback` is not used: P-RAG's agent stops at its own `done()`.
 """
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.prag import PRAGConfig
     from helper_agent.memory.experience import ExperienceMemory
 
-OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around")
+OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around", "affordances")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
@@ -40,7 +42,8 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
     return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
                       refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
-                      look_around=option(options, "look_around", "on", ("on", "off")) == "on")
+                      look_around=option(options, "look_around", "on", ("on", "off")) == "on",
+                      affordances=option(options, "affordances", "on", ("on", "off")) == "on")
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:

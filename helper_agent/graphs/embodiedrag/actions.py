@@ -22,7 +22,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.object_actions import ArgKind, action_rules, checked_argument
+from helper_agent.graphs.object_actions import Affordance, ArgKind, action_rules, checked_argument
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.subgoals import SubgoalKind
@@ -34,23 +34,24 @@ class ActionSpec:
     arg: ArgKind
     kind: SubgoalKind | None  # the executor subgoal it runs (None: handled by the graph)
     help: str
+    needs: Affordance | None = None  # what the named object's type must afford (`unafforded_actions`)
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("goto", "id", SubgoalKind.NAVIGATE, "walk to the object"),
-    ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up"),
-    ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle"),
-    ActionSpec("open", "id", SubgoalKind.OPEN, "open it"),
-    ActionSpec("close", "id", SubgoalKind.CLOSE, "close it"),
-    ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on"),
-    ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off"),
-    ActionSpec("slice", "id", SubgoalKind.SLICE, "cut it (a knife is fetched if needed)"),
-    ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it"),
-    ActionSpec("clean", "id", SubgoalKind.CLEAN, "wash it in the sink"),
-    ActionSpec("cook", "id", SubgoalKind.COOK, "cook it (microwave or pan on a stove)"),
-    ActionSpec("toast", "id", SubgoalKind.TOAST, "toast a bread slice in the toaster"),
-    ActionSpec("fill", "id", SubgoalKind.FILL_UP, "fill it with water at the sink"),
-    ActionSpec("empty", "id", SubgoalKind.EMPTY, "pour its liquid out in the sink"),
+    ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up", "pickupable"),
+    ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle", "receptacle"),
+    ActionSpec("open", "id", SubgoalKind.OPEN, "open it", "openable"),
+    ActionSpec("close", "id", SubgoalKind.CLOSE, "close it", "openable"),
+    ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on", "toggleable"),
+    ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off", "toggleable"),
+    ActionSpec("slice", "id", SubgoalKind.SLICE, "cut it (a knife is fetched if needed)", "sliceable"),
+    ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it", "pour_target"),
+    ActionSpec("clean", "id", SubgoalKind.CLEAN, "wash it in the sink", "pickupable"),
+    ActionSpec("cook", "id", SubgoalKind.COOK, "cook it (microwave or pan on a stove)", "pickupable"),
+    ActionSpec("toast", "id", SubgoalKind.TOAST, "toast a bread slice in the toaster", "pickupable"),
+    ActionSpec("fill", "id", SubgoalKind.FILL_UP, "fill it with water at the sink", "pickupable"),
+    ActionSpec("empty", "id", SubgoalKind.EMPTY, "pour its liquid out in the sink", "pickupable"),
     ActionSpec("put_down", "none", SubgoalKind.PUT_DOWN, "put what you hold on a free surface"),
     ActionSpec("search", "class", None, "look for an object class you have not seen yet"),
     ActionSpec("done", "none", None, "the task is finished"),

@@ -18,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from helper_agent.graphs.embodiedrag.actions import (
+    ACTIONS,
     ReactAnswer,
     ReactParseError,
     parse_react,
@@ -29,7 +30,12 @@ from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
-from helper_agent.graphs.object_actions import answer_step, futile_actions, observation_fingerprint
+from helper_agent.graphs.object_actions import (
+    answer_step,
+    futile_actions,
+    observation_fingerprint,
+    unafforded_actions,
+)
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -145,7 +151,9 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     # grammar that writes one anyway is refused and asked again).
     now = observation_fingerprint(scene.env.observe())
     futile = futile_actions(history, now) if cfg.refuse_futile else []
-    grammar = react_grammar(ids, classes, futile)
+    unafforded = (unafforded_actions(ACTIONS, {i: scene.type_of[i] for i in ids if i in scene.type_of}, scene.catalog)
+                  if cfg.affordances else {})
+    grammar = react_grammar(ids, classes, [*futile, *unafforded])
 
     def ask(reason: str | None, attempt: int) -> str:
         messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history,
@@ -159,7 +167,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
 
     try:
         answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_react(text, ids, classes),
-                                     ReactParseError, futile, refused)
+                                     ReactParseError, futile, refused, unafforded)
     except ContextOverflow as exc:
         ctx.meter.context_overflow = True
         return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}

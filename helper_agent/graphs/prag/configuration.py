@@ -24,6 +24,9 @@ class PRAGConfig:
       with, which can be empty.
     - `refuse_futile`: leave out of the step's grammar the actions already done from the current
       observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
+    - `affordances`: offer an action only on the objects whose type affords it (pickup on the
+      pickupable, toggle on the toggleable, ...: `object_actions.unafforded_actions`), as ALFWorld's
+      admissible commands do; off offers every action on every shown id.
     """
 
     retrieval: Retrieval = "goal+scene"
@@ -36,5 +39,6 @@ class PRAGConfig:
     parse_retries: int = 1
     refuse_futile: bool = True
     look_around: bool = True
+    affordances: bool = True
     retry_temperature: float = 0.7
     seed: int = 0

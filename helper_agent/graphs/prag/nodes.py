@@ -16,8 +16,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.object_actions import answer_step, futile_actions, observation_fingerprint
-from helper_agent.graphs.prag.actions import StepAction, StepParseError, parse_step, step_grammar
+from helper_agent.graphs.object_actions import (
+    answer_step,
+    futile_actions,
+    observation_fingerprint,
+    unafforded_actions,
+)
+from helper_agent.graphs.prag.actions import ACTIONS, StepAction, StepParseError, parse_step, step_grammar
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
 from helper_agent.graphs.prag.state import PRAGState, Step
@@ -98,7 +103,10 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     # grammar that writes one anyway is refused and asked again).
     now = observation_fingerprint(ctx.episode_world().env.observe())
     futile = futile_actions(history, now) if cfg.refuse_futile else []
-    grammar = step_grammar(ids, classes, futile)
+    world = ctx.episode_world()
+    unafforded = (unafforded_actions(ACTIONS, {i: world.type_of[i] for i in ids if i in world.type_of}, world.catalog)
+                  if cfg.affordances else {})
+    grammar = step_grammar(ids, classes, [*futile, *unafforded])
 
     def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
@@ -114,7 +122,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
         log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
 
     answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, ids, classes),
-                                 StepParseError, futile, refused)
+                                 StepParseError, futile, refused, unafforded)
     step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")

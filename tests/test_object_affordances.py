@@ -1,0 +1,146 @@
+"""The step-wise agents offer an action only on objects whose type affords it.
+
+P-RAG and EmbodiedRAG share `object_actions.unafforded_actions`: from the object types' AI2-THOR
+flags it lists the id actions the environment could only refuse (`toggle_on(Shelf_1)`), which the
+step grammar leaves out and the parser refuses with a reason, so a model without a grammar is
+asked again. An action the environment could accept must never be left out.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.runner import EvalSpec, run_episode
+from helper_agent.graphs.embodiedrag import actions as react_actions
+from helper_agent.graphs.object_actions import affords, unafforded_actions
+from helper_agent.graphs.prag import actions as step_actions
+from helper_agent.program.cfg_match import Matcher
+from helper_agent.program.cfg_sample import Sampler
+from helper_agent.world.catalog import load_catalog
+
+CATALOG = load_catalog()
+TYPES = sorted(CATALOG.types)
+
+
+@pytest.fixture(autouse=True)
+def fast_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:1024")
+
+
+# ------------------------------------------------------------------------------------ the table
+@pytest.mark.parametrize(("object_type", "need", "expected"), [
+    ("Shelf", "toggleable", False), ("DeskLamp", "toggleable", True), ("Faucet", "toggleable", True),
+    ("DiningTable", "pickupable", False), ("Mug", "pickupable", True), ("Mug", "openable", False),
+    ("Fridge", "openable", True), ("Microwave", "openable", True), ("CounterTop", "receptacle", True),
+    ("Apple", "receptacle", False), ("Bread", "sliceable", True), ("Knife", "sliceable", False),
+    ("SinkBasin", "pour_target", True), ("Mug", "pour_target", True), ("Plate", "pour_target", False),
+])
+def test_what_each_type_affords_follows_ai2thor(object_type: str, need: Any, expected: bool) -> None:
+    assert affords(CATALOG, object_type, need) is expected
+
+
+def test_a_type_the_catalog_does_not_know_affords_everything() -> None:
+    assert affords(CATALOG, "Spaceship", "toggleable") and affords(CATALOG, "Spaceship", "pickupable")
+    assert unafforded_actions(step_actions.ACTIONS, {"Spaceship_1": "Spaceship"}, CATALOG) == {}
+
+
+def test_the_reason_names_the_object_and_what_its_type_cannot_do() -> None:
+    out = unafforded_actions(step_actions.ACTIONS, {"Shelf_1": "Shelf", "Mug_1": "Mug"}, CATALOG)
+    assert out["toggle_on(Shelf_1)"] == "toggle_on(Shelf_1): a Shelf cannot be switched on or off; choose another action"
+    assert "pickup(Mug_1)" not in out and "open(Mug_1)" in out and "goto(Shelf_1)" not in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(TYPES), min_size=1, max_size=6, unique=True),
+       st.sampled_from([step_actions, react_actions]))
+def test_the_grammar_derives_an_id_action_exactly_when_the_type_affords_it(types: list[str], module: Any) -> None:
+    shown = {f"{t}_1": t for t in types}
+    unafforded = unafforded_actions(module.ACTIONS, shown, CATALOG)
+    classes = ["Mug", "Knife"]
+    if module is step_actions:
+        cfg = module.step_cfg(list(shown), classes, exclude=list(unafforded))
+        prefix = "Action: "
+    else:
+        cfg = module.react_cfg(list(shown), classes, exclude=list(unafforded))
+        prefix = "Thought: x\nAction: "
+    matcher = Matcher(cfg)
+    for a in module.ACTIONS:
+        if a.arg != "id":
+            continue
+        for oid, t in shown.items():
+            allowed = a.needs is None or affords(CATALOG, t, a.needs)
+            assert matcher.matches(f"{prefix}{a.name}({oid})") is allowed, (a.name, t)
+            assert (f"{a.name}({oid})" in unafforded) is (not allowed)
+    assert matcher.matches(f"{prefix}done()") and matcher.matches(f"{prefix}search(Knife)")
+
+
+def test_actions_with_the_same_ids_share_one_rule_and_llama_cpp_compiles_it() -> None:
+    shown = {f"{t}_1": t for t in TYPES}
+    unafforded = unafforded_actions(react_actions.ACTIONS, shown, CATALOG)
+    text = react_actions.react_grammar(list(shown), TYPES, list(unafforded))
+    # open/close, toggle_on/toggle_off and pickup with the macros that pick up first share their ids.
+    assert text.count('"toggle_on" | "toggle_off"') == 1 and text.count('"open" | "close"') == 1
+    assert len([line for line in text.splitlines() if line.startswith("ids-")]) == 6
+    llama_cpp = pytest.importorskip("llama_cpp")
+    assert llama_cpp.LlamaGrammar.from_string(text, verbose=False) is not None
+
+
+def test_every_sampled_answer_is_an_afforded_action() -> None:
+    shown = {"Mug_1": "Mug", "Shelf_1": "Shelf", "Fridge_1": "Fridge", "DeskLamp_1": "DeskLamp"}
+    unafforded = unafforded_actions(step_actions.ACTIONS, shown, CATALOG)
+    sampler = Sampler(step_actions.step_cfg(list(shown), ["Mug"], list(unafforded)), random.Random(11))
+    seen = {sampler.sample().removeprefix("Action: ") for _ in range(800)}
+    assert not seen & set(unafforded)
+    assert {"pickup(Mug_1)", "open(Fridge_1)", "toggle_on(DeskLamp_1)", "put(Shelf_1)", "pour(Mug_1)"} <= seen
+
+
+# ------------------------------------------------------------------------------------ in an episode
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bench")
+    generate_benchmark(path, seed=0, sizes={"valid_unseen": 3})
+    return path
+
+
+def _coffee(bench: Path) -> str:
+    for path in sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json")):
+        if json.loads(path.read_text())["helper_agent"]["family"] == "coffee":
+            return str(path)
+    raise AssertionError("no coffee episode")
+
+
+def _run(bench: Path, out: Path, agent: str, answers: list[str], **options: str) -> dict[str, Any]:
+    spec = EvalSpec(mode="tfd", data=str(bench), out=str(out), planner=agent, feedback=0, agent_options=options)
+    return run_episode(spec, _coffee(bench), FakeListChatModel(responses=answers))
+
+
+def test_prag_refuses_an_unafforded_answer_with_the_reason_and_acts_on_the_next(bench: Path, tmp_path: Path) -> None:
+    answers = ["Action: search(Mug)", "Action: open(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"]
+    record = _run(bench, tmp_path / "on", "prag", answers)
+    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "done()"], record["log"]
+    assert record["parse_rejections"] == 1 and record["llm_calls"] == 4
+    assert any("open(Mug_1): a Mug cannot be opened or closed" in line for line in record["log"])
+    # Off: the environment is asked to open the mug, and refuses.
+    off = _run(bench, tmp_path / "off", "prag", answers, affordances="off")
+    assert [s[0] for s in off["subgoals"]] == ["search(Mug)", "open(Mug_1)", "pickup(Mug_1)", "done()"], off["log"]
+    assert off["parse_rejections"] == 0
+    assert any("open(Mug_1) -> failed" in line and "not openable" in line for line in off["log"]), off["log"]
+
+
+def test_embodiedrag_refuses_an_unafforded_answer_with_the_reason(bench: Path, tmp_path: Path) -> None:
+    answers = ["- mug", "Thought: find a mug\nAction: search(Mug)", "Thought: on\nAction: toggle_on(Mug_1)",
+               "Thought: take it\nAction: pickup(Mug_1)", "Thought: finished\nAction: done()"]
+    record = _run(bench, tmp_path / "on", "embodiedrag", answers)
+    steps = [line for line in record["log"] if line.startswith("step ")]
+    assert any("toggle_on(Mug_1): a Mug cannot be switched on or off" in line for line in steps), record["log"]
+    assert not any(line.startswith("step 2: toggle_on") for line in steps)
+    assert any(line.startswith("step 2: pickup(Mug_1)") for line in steps), steps
