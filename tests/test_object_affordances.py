@@ -144,3 +144,24 @@ def test_embodiedrag_refuses_an_unafforded_answer_with_the_reason(bench: Path, t
     assert any("toggle_on(Mug_1): a Mug cannot be switched on or off" in line for line in steps), record["log"]
     assert not any(line.startswith("step 2: toggle_on") for line in steps)
     assert any(line.startswith("step 2: pickup(Mug_1)") for line in steps), steps
+
+
+def test_a_step_refuses_walks_to_objects_in_reach_and_the_switches_turn_each_kind_off() -> None:
+    from helper_agent.graphs.object_actions import step_refusals
+
+    shown = {"Mug_1": "Mug", "Shelf_1": "Shelf"}
+    history = [{"action": "pickup(Shelf_1)", "before": "here", "changed": False}]
+    refusals = step_refusals(step_actions.ACTIONS, history, "here", shown, CATALOG, lambda i: i == "Mug_1",
+                             refuse_futile=True, affordances=True)
+    assert refusals.tried == ["pickup(Shelf_1)"]
+    assert set(refusals.futile) == {"pickup(Shelf_1)", "goto(Mug_1)"}
+    assert refusals.futile["goto(Mug_1)"].startswith("goto(Mug_1): Mug_1 is already in reach")
+    assert "toggle_on(Shelf_1)" in refusals.inadmissible and "goto(Shelf_1)" not in refusals.excluded
+    assert set(refusals.excluded) == set(refusals.futile) | set(refusals.inadmissible)
+    none = step_refusals(step_actions.ACTIONS, history, "here", shown, CATALOG, lambda i: True,
+                         refuse_futile=False, affordances=False)
+    assert none.excluded == [] and none.tried == []
+    # Elsewhere (another fingerprint) the failed pickup may work: only the walk stays refused.
+    there = step_refusals(step_actions.ACTIONS, history, "there", shown, CATALOG, lambda i: i == "Mug_1",
+                          refuse_futile=True, affordances=False)
+    assert list(there.futile) == ["goto(Mug_1)"]

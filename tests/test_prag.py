@@ -229,12 +229,19 @@ def test_llama_cpp_compiles_the_grammar_of_the_whole_catalog() -> None:
     assert Matcher(step_cfg(ids, classes)).matches(f"Action: put({ids[-1]})")
 
 
-def test_walking_to_an_object_in_reach_says_so(bench: Path, tmp_path: Path) -> None:
+def test_walking_to_an_object_in_reach_is_refused_as_a_no_op(bench: Path, tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: done()"])
-    record = _run(bench, tmp_path, chat)
-    (search, found, _), (goto, there, _), _done = record["subgoals"]
+    # The search walks to the mug, so a walk to it would not move the agent: it is refused before
+    # it is tried (the 0.5B otherwise walks to every object in reach in turn, one no-op a step).
+    answers = ["Action: search(Mug)", "Action: goto(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"]
+    record = _run(bench, tmp_path / "on", FakeListChatModel(responses=answers))
+    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "done()"], record["log"]
+    assert record["futile_rejections"] == 1
+    assert any("goto(Mug_1): Mug_1 is already in reach" in line for line in record["log"])
+    # With the refusal off, the walk is taken and says it did not move.
+    off = _run(bench, tmp_path / "off", FakeListChatModel(responses=answers), refuse_futile="off")
+    (search, found, _), (goto, there, _), *_ = off["subgoals"]
     assert found.startswith("found Mug_1") and goto == "goto(Mug_1)"
     assert there.startswith("already next to Mug_1")  # the search walked there; no step is spent again
 
@@ -269,16 +276,16 @@ def test_every_action_can_be_left_out_of_the_gbnf_grammar(name: str) -> None:
 def test_an_action_that_changed_nothing_from_here_is_refused_later_too(bench: Path, tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    # The search walks to the mug. From there the goto changes nothing and opening a mug fails
-    # (nothing changes either); asking for the goto again, two steps later, is refused. The
-    # affordance filter is off, or opening a mug would not reach the environment at all.
-    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: goto(Mug_1)", "Action: open(Mug_1)",
-                                        "Action: goto(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"])
+    # The search walks to the mug. Opening a mug fails and changes nothing; asking for it again,
+    # two steps later and from the same place, is refused. The affordance filter is off, or
+    # opening a mug would not reach the environment at all.
+    chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: open(Mug_1)", "Action: close(Mug_1)",
+                                        "Action: open(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"])
     record = _run(bench, tmp_path, chat, affordances="off")
     actions = [s[0] for s in record["subgoals"]]
-    assert actions == ["search(Mug)", "goto(Mug_1)", "open(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
+    assert actions == ["search(Mug)", "open(Mug_1)", "close(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
     assert record["futile_rejections"] == 1 and record["llm_calls"] == 6
-    assert any("goto(Mug_1) was already done from here and changed nothing" in line for line in record["log"])
+    assert any("open(Mug_1) was already done from here and changed nothing" in line for line in record["log"])
 
 
 def test_the_prompt_names_the_futile_actions_and_the_switch_turns_the_refusal_off(bench: Path, tmp_path: Path) -> None:
@@ -288,10 +295,10 @@ def test_the_prompt_names_the_futile_actions_and_the_switch_turns_the_refusal_of
     record = _run(bench, tmp_path / "off", FakeListChatModel(responses=answers), refuse_futile="off")
     assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "goto(Mug_1)", "goto(Mug_1)", "done()"]
     assert record["futile_rejections"] == 0
-    chat = ScriptedStep(plan=[("goto", "Mug"), ("goto", "Mug"), ("pickup", "Mug")], prompts=[])
-    record = _run(bench, tmp_path / "on", chat)
+    chat = ScriptedStep(plan=[("open", "Mug"), ("open", "Mug"), ("pickup", "Mug")], prompts=[])
+    record = _run(bench, tmp_path / "on", chat, affordances="off")
     assert not any("not allowed now" in p for p in chat.prompts[:2])
-    assert any("not allowed now): goto(Mug_1)" in p for p in chat.prompts), record["log"]
+    assert any("not allowed now): open(Mug_1)" in p for p in chat.prompts), record["log"]
     with pytest.raises(ValueError, match="choose from"):
         config_from_options({"refuse_futile": "maybe"})
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from helper_agent.envs.base import Observation
@@ -80,6 +81,14 @@ def unafforded_actions(actions: Sequence[NamedAction], types: Mapping[str, str],
             if not affords(catalog, object_type, a.needs):
                 out[f"{a.name}({oid})"] = f"{a.name}({oid}): a {object_type} {_NOT_AFFORDED[a.needs]}; choose another action"
     return out
+
+
+def walks_in_reach(ids: Iterable[str], in_reach: Callable[[str], bool], action: str = "goto") -> dict[str, str]:
+    """Walking to an object already in reach (or held) is a no-op: the executor does not move. Like
+    an action that changed nothing, it is known to change nothing, here before it is tried once, so
+    the grammar leaves it out; rendered action -> the reason a model that writes one is refused."""
+    return {f"{action}({oid})": f"{action}({oid}): {oid} is already in reach; act on it or choose another action"
+            for oid in ids if in_reach(oid)}
 
 
 def action_help(actions: Sequence[NamedAction]) -> str:
@@ -167,6 +176,35 @@ def futile_reason(action: str) -> str:
     return f"{action} was already done from here and changed nothing you can see; choose another action"
 
 
+@dataclass
+class StepRefusals:
+    """What one step may not answer, and why: `tried` (done from this observation, changed nothing:
+    the prompt names them), `futile` (`tried` and walks to objects in reach) and `inadmissible`
+    (actions the object's type does not afford). The grammar leaves all of them out."""
+
+    tried: list[str] = field(default_factory=list)
+    futile: dict[str, str] = field(default_factory=dict)
+    inadmissible: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def excluded(self) -> list[str]:
+        return [*self.futile, *self.inadmissible]
+
+
+def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str, Any]], now: str,
+                  shown_types: Mapping[str, str], catalog: Catalog, in_reach: Callable[[str], bool], *,
+                  refuse_futile: bool, affordances: bool) -> StepRefusals:
+    """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type), from the
+    agent's history, the current observation's fingerprint `now` and the two switches."""
+    out = StepRefusals()
+    if refuse_futile:
+        out.tried = futile_actions(history, now)
+        out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
+    if affordances:
+        out.inadmissible = unafforded_actions(actions, shown_types, catalog)
+    return out
+
+
 class RenderedAction(Protocol):
     def render(self) -> str: ...
 
@@ -175,16 +213,18 @@ Answer = TypeVar("Answer", bound=RenderedAction)
 
 
 def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Callable[[str], Answer],
-                parse_error: type[ValueError], futile: Collection[str],
+                parse_error: type[ValueError], futile: Mapping[str, str],
                 refused: Callable[[str, bool], None],
-                unafforded: Mapping[str, str] | None = None) -> tuple[Answer | None, str | None]:
+                inadmissible: Mapping[str, str] | None = None) -> tuple[Answer | None, str | None]:
     """The bounded ask-parse-retry loop both step-wise agents run: `ask(reason, attempt)` is one LLM
     call (the last refusal's reason goes into the next prompt), `parse` raises `parse_error` on an
-    answer outside the grammar, and an answer among `futile` or `unafforded` (rendered action ->
-    reason) is refused like one. Each refusal is reported as it happens, `refused(reason, futile)`.
-    Returns the accepted answer (None when every attempt was refused) and the last refusal's reason."""
+    answer outside the grammar, and an answer among `futile` (known to change nothing:
+    `futile_actions`, `walks_in_reach`) or `inadmissible` (`unafforded_actions`) is refused like
+    one; both map the rendered action to the reason. Each refusal is reported as it happens,
+    `refused(reason, futile)`. Returns the accepted answer (None when every attempt was refused)
+    and the last refusal's reason."""
     reason: str | None = None
-    unafforded = unafforded or {}
+    inadmissible = inadmissible or {}
     for attempt in range(1, attempts + 1):
         text = ask(reason, attempt)
         try:
@@ -194,14 +234,14 @@ def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Cal
             refused(reason, False)
             continue
         rendered = candidate.render()
-        if rendered in unafforded:
-            reason = unafforded[rendered]
+        if rendered in inadmissible:
+            reason = inadmissible[rendered]
             refused(reason, False)
-            continue
-        if rendered not in futile:
+        elif rendered in futile:
+            reason = futile[rendered]
+            refused(reason, True)
+        else:
             return candidate, reason
-        reason = futile_reason(rendered)
-        refused(reason, True)
     return None, reason
 
 
@@ -245,3 +285,7 @@ class ShortIds:
             self.env_id[alias] = oid
             self.type_of[alias] = otype
         return alias
+
+    def shown_types(self, ids: Iterable[str]) -> dict[str, str]:
+        """id -> object type for the short ids given (ids this table never gave are left out)."""
+        return {i: self.type_of[i] for i in ids if i in self.type_of}

@@ -520,11 +520,13 @@ class Executor:
 
     def interact(self, action: str, oid: str) -> None:
         """Walk into reach of the object when needed (always, to open a swinging door), then act."""
-        if not self._in_reach(oid) or (self.env_type(oid) in SWING_DOORS and action in ("Open", "Close")):
+        if not self.in_reach(oid) or (self.env_type(oid) in SWING_DOORS and action in ("Open", "Close")):
             self.walk_to(oid, swing=action in ("Open", "Close"))
         self.act(action, oid)
 
-    def _in_reach(self, oid: str) -> bool:
+    def in_reach(self, oid: str) -> bool:
+        """Whether the object is held or, in the last observation, within reach: `walk_to` is then
+        a no-op (the step-wise agents leave walking to it out of their grammar)."""
         for view in self._obs.visible:
             if view.object_id == oid:
                 return view.interactable
@@ -537,7 +539,7 @@ class Executor:
         """
         if oid == self.tracker.held_id:
             return
-        if not force and not swing and self._in_reach(oid):
+        if not force and not swing and self.in_reach(oid):
             return
         tracked = self.tracker.objects.get(oid)
         if tracked is None:

@@ -30,12 +30,7 @@ from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
-from helper_agent.graphs.object_actions import (
-    answer_step,
-    futile_actions,
-    observation_fingerprint,
-    unafforded_actions,
-)
+from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -146,18 +141,19 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     classes = _classes(ctx)
     history = list(state.get("history", []))
     log = list(state.get("log", []))
-    # What the agent sees now, as the step will record it; actions already done from here that
-    # changed nothing are left out of the grammar and named in the prompt (a model without a
-    # grammar that writes one anyway is refused and asked again).
+    # What the agent sees now, as the step will record it. Actions known to change nothing from
+    # here (done from here already to no effect, or a walk to an object in reach) and actions the
+    # object's type does not afford are left out of the grammar; the first kind is named in the
+    # prompt. A model without a grammar that writes one anyway is refused and asked again.
     now = observation_fingerprint(scene.env.observe())
-    futile = futile_actions(history, now) if cfg.refuse_futile else []
-    unafforded = (unafforded_actions(ACTIONS, {i: scene.type_of[i] for i in ids if i in scene.type_of}, scene.catalog)
-                  if cfg.affordances else {})
-    grammar = react_grammar(ids, classes, [*futile, *unafforded])
+    refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
+                             lambda i: scene.executor.in_reach(scene.env_id[i]),
+                             refuse_futile=cfg.refuse_futile, affordances=cfg.affordances)
+    grammar = react_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
         messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history,
-                                  reason, futile)
+                                  reason, refusals.tried)
         return _ask(ctx, config, messages, "embodiedrag:react", grammar, attempt)
 
     def refused(why: str, futile_action: bool) -> None:
@@ -167,7 +163,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
 
     try:
         answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_react(text, ids, classes),
-                                     ReactParseError, futile, refused, unafforded)
+                                     ReactParseError, refusals.futile, refused, refusals.inadmissible)
     except ContextOverflow as exc:
         ctx.meter.context_overflow = True
         return {"finished": True, "outcome": "context_overflow", "log": [*log, f"step {state.get('step', 0)}: {exc}"]}

@@ -16,12 +16,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.object_actions import (
-    answer_step,
-    futile_actions,
-    observation_fingerprint,
-    unafforded_actions,
-)
+from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
 from helper_agent.graphs.prag.actions import ACTIONS, StepAction, StepParseError, parse_step, step_grammar
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
@@ -98,20 +93,21 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     classes = ctx.episode_world().classes()
     history = list(state.get("history", []))
     log = list(state.get("log", []))
-    # What the agent sees now, as the step will record it; actions already done from here that
-    # changed nothing are left out of the grammar and named in the prompt (a model without a
-    # grammar that writes one anyway is refused and asked again).
-    now = observation_fingerprint(ctx.episode_world().env.observe())
-    futile = futile_actions(history, now) if cfg.refuse_futile else []
+    # What the agent sees now, as the step will record it. Actions known to change nothing from
+    # here (done from here already to no effect, or a walk to an object in reach) and actions the
+    # object's type does not afford are left out of the grammar; the first kind is named in the
+    # prompt. A model without a grammar that writes one anyway is refused and asked again.
     world = ctx.episode_world()
-    unafforded = (unafforded_actions(ACTIONS, {i: world.type_of[i] for i in ids if i in world.type_of}, world.catalog)
-                  if cfg.affordances else {})
-    grammar = step_grammar(ids, classes, [*futile, *unafforded])
+    now = observation_fingerprint(world.env.observe())
+    refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
+                             lambda i: world.executor.in_reach(world.env_id[i]),
+                             refuse_futile=cfg.refuse_futile, affordances=cfg.affordances)
+    grammar = step_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
-                                 state.get("step", 0), cfg.max_steps, reason, futile)
+                                 state.get("step", 0), cfg.max_steps, reason, refusals.tried)
         return _ask(ctx, config, messages, grammar, attempt)
 
     def refused(why: str, futile_action: bool) -> None:
@@ -122,7 +118,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
         log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
 
     answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, ids, classes),
-                                 StepParseError, futile, refused, unafforded)
+                                 StepParseError, refusals.futile, refused, refusals.inadmissible)
     step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")
