@@ -1,9 +1,11 @@
-"""The step-wise agents offer an action only on objects whose type affords it.
+"""The step-wise agents offer only admissible actions: on objects whose type affords them, with
+the hands they need, and no walk to an object already in reach.
 
-P-RAG and EmbodiedRAG share `object_actions.unafforded_actions`: from the object types' AI2-THOR
-flags it lists the id actions the environment could only refuse (`toggle_on(Shelf_1)`), which the
-step grammar leaves out and the parser refuses with a reason, so a model without a grammar is
-asked again. An action the environment could accept must never be left out.
+P-RAG and EmbodiedRAG share `object_actions.step_refusals`: from the object types' AI2-THOR flags
+and what the agent holds it lists the id actions the environment could only refuse
+(`toggle_on(Shelf_1)`, a pickup with full hands), which the step grammar leaves out and the parser
+refuses with a reason, so a model without a grammar is asked again. An action the environment
+could accept must never be left out.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def test_prag_refuses_an_unafforded_answer_with_the_reason_and_acts_on_the_next(
     assert record["parse_rejections"] == 1 and record["llm_calls"] == 4
     assert any("open(Mug_1): a Mug cannot be opened or closed" in line for line in record["log"])
     # Off: the environment is asked to open the mug, and refuses.
-    off = _run(bench, tmp_path / "off", "prag", answers, affordances="off")
+    off = _run(bench, tmp_path / "off", "prag", answers, admissible="off")
     assert [s[0] for s in off["subgoals"]] == ["search(Mug)", "open(Mug_1)", "pickup(Mug_1)", "done()"], off["log"]
     assert off["parse_rejections"] == 0
     assert any("open(Mug_1) -> failed" in line and "not openable" in line for line in off["log"]), off["log"]
@@ -152,16 +154,48 @@ def test_a_step_refuses_walks_to_objects_in_reach_and_the_switches_turn_each_kin
     shown = {"Mug_1": "Mug", "Shelf_1": "Shelf"}
     history = [{"action": "pickup(Shelf_1)", "before": "here", "changed": False}]
     refusals = step_refusals(step_actions.ACTIONS, history, "here", shown, CATALOG, lambda i: i == "Mug_1",
-                             refuse_futile=True, affordances=True)
+                             None, None, refuse_futile=True, admissible=True)
     assert refusals.tried == ["pickup(Shelf_1)"]
     assert set(refusals.futile) == {"pickup(Shelf_1)", "goto(Mug_1)"}
     assert refusals.futile["goto(Mug_1)"].startswith("goto(Mug_1): Mug_1 is already in reach")
     assert "toggle_on(Shelf_1)" in refusals.inadmissible and "goto(Shelf_1)" not in refusals.excluded
     assert set(refusals.excluded) == set(refusals.futile) | set(refusals.inadmissible)
     none = step_refusals(step_actions.ACTIONS, history, "here", shown, CATALOG, lambda i: True,
-                         refuse_futile=False, affordances=False)
+                         "Mug_1", "Mug", refuse_futile=False, admissible=False)
     assert none.excluded == [] and none.tried == []
     # Elsewhere (another fingerprint) the failed pickup may work: only the walk stays refused.
     there = step_refusals(step_actions.ACTIONS, history, "there", shown, CATALOG, lambda i: i == "Mug_1",
-                          refuse_futile=True, affordances=False)
+                          None, None, refuse_futile=True, admissible=False)
     assert list(there.futile) == ["goto(Mug_1)"]
+
+
+@pytest.mark.parametrize(("held", "held_type", "refused", "allowed"), [
+    (None, None, {"put(Shelf_1)", "pour(Mug_1)", "slice(Bread_1)"}, {"pickup(Mug_1)"}),
+    ("Mug_1", "Mug", {"pickup(Bread_1)", "pickup(Mug_1)", "slice(Bread_1)"}, {"put(Shelf_1)", "pour(Mug_1)"}),
+    ("Knife_1", "Knife", {"pickup(Bread_1)"}, {"slice(Bread_1)", "put(Shelf_1)"}),
+])
+def test_prag_actions_need_the_hands_the_environment_checks_first(held: str | None, held_type: str | None,
+                                                                  refused: set[str], allowed: set[str]) -> None:
+    from helper_agent.graphs.object_actions import hand_refusals
+
+    ids = ["Mug_1", "Shelf_1", "Bread_1"]
+    out = hand_refusals(step_actions.ACTIONS, ids, held, held_type)
+    assert refused <= set(out) and not allowed & set(out)
+    assert not any(a.startswith(("goto(", "open(", "toggle_on(")) for a in out)
+
+
+def test_embodiedrag_pickup_stays_open_with_full_hands_its_executor_puts_down_first() -> None:
+    from helper_agent.graphs.object_actions import hand_refusals
+
+    out = hand_refusals(react_actions.ACTIONS, ["Mug_1", "Bread_1"], "Knife_1", "Knife")
+    assert "pickup(Mug_1)" not in out and "slice(Bread_1)" not in out and "clean(Mug_1)" not in out
+    empty = hand_refusals(react_actions.ACTIONS, ["Mug_1", "Sink_1"], None, None)
+    assert set(empty) == {"place(Mug_1)", "place(Sink_1)", "pour(Mug_1)", "pour(Sink_1)"}
+
+
+def test_prag_refuses_a_pickup_with_full_hands_and_the_environment_is_not_asked(bench: Path, tmp_path: Path) -> None:
+    answers = ["Action: search(Mug)", "Action: pickup(Mug_1)", "Action: search(Bread)", "Action: pickup(Bread_1)",
+               "Action: done()"]
+    record = _run(bench, tmp_path, "prag", answers)
+    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "search(Bread)", "done()"], record["log"]
+    assert any("pickup(Bread_1): your hands are full (you hold Mug_1)" in line for line in record["log"])

@@ -281,7 +281,7 @@ def test_an_action_that_changed_nothing_from_here_is_refused_later_too(bench: Pa
     # opening a mug would not reach the environment at all.
     chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: open(Mug_1)", "Action: close(Mug_1)",
                                         "Action: open(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"])
-    record = _run(bench, tmp_path, chat, affordances="off")
+    record = _run(bench, tmp_path, chat, admissible="off")
     actions = [s[0] for s in record["subgoals"]]
     assert actions == ["search(Mug)", "open(Mug_1)", "close(Mug_1)", "pickup(Mug_1)", "done()"], record["log"]
     assert record["futile_rejections"] == 1 and record["llm_calls"] == 6
@@ -296,7 +296,7 @@ def test_the_prompt_names_the_futile_actions_and_the_switch_turns_the_refusal_of
     assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "goto(Mug_1)", "goto(Mug_1)", "done()"]
     assert record["futile_rejections"] == 0
     chat = ScriptedStep(plan=[("open", "Mug"), ("open", "Mug"), ("pickup", "Mug")], prompts=[])
-    record = _run(bench, tmp_path / "on", chat, affordances="off")
+    record = _run(bench, tmp_path / "on", chat, admissible="off")
     assert not any("not allowed now" in p for p in chat.prompts[:2])
     assert any("not allowed now): open(Mug_1)" in p for p in chat.prompts), record["log"]
     with pytest.raises(ValueError, match="choose from"):
@@ -308,7 +308,7 @@ def test_a_repeat_of_an_action_that_changed_something_is_allowed(bench: Path, tm
 
     chat = FakeListChatModel(responses=["Action: search(Mug)", "Action: pickup(Mug_1)", "Action: pickup(Mug_1)",
                                         "Action: done()", "Action: done()"])
-    record = _run(bench, tmp_path, chat)
+    record = _run(bench, tmp_path, chat, admissible="off")  # on, a pickup with full hands is refused
     actions = [s[0] for s in record["subgoals"]]
     # The first pickup changed what the agent holds; the second one is not refused for repeating it.
     assert actions[:3] == ["search(Mug)", "pickup(Mug_1)", "pickup(Mug_1)"], record["log"]

@@ -8,11 +8,15 @@ one piece of code here, and so is the guard against actions already known to cha
 the current observation: a small model decoding greedily otherwise asks for the same no-op walk
 thirty times, or cycles through several.
 
-An action is also offered only on the objects whose class affords it (`unafforded_actions`): the
-object types' AI2-THOR flags (pickupable, receptacle, openable, toggleable, sliceable, fillable),
-which AI2-THOR reports with every object and the executor already checks before acting. This is
-what ALFWorld's admissible commands give the paper's P-RAG agent; without it a 0.5B model spends
-its steps on `toggle_on(Shelf_1)` or `pickup(DiningTable_1)`, which the environment can only refuse.
+Only admissible actions are offered, as ALFWorld's admissible commands give the paper's P-RAG
+agent: an action on the objects whose type affords it (`unafforded_actions`: the object types'
+AI2-THOR flags, pickupable, receptacle, openable, toggleable, sliceable, fillable, which AI2-THOR
+reports with every object and the executor already checks before acting), and with the hands it
+needs (`hand_refusals`: picking up with empty hands, putting or pouring while holding something,
+slicing with a knife in hand). Without them a 0.5B model spends its steps on `toggle_on(Shelf_1)`,
+`pickup(DiningTable_1)` or ten pickups in a row while holding a plate, which the environment can
+only refuse. Walking to an object already in reach is left out as well (`walks_in_reach`): it does
+not move the agent.
 """
 
 from __future__ import annotations
@@ -27,10 +31,13 @@ from helper_agent.envs.base import Observation
 from helper_agent.program.cfg import Expr, Ref, alt, seq
 from helper_agent.world.catalog import Catalog, ObjectType
 from helper_agent.world.effects import DRAIN_TYPES
+from helper_agent.world.simulator import KNIFE_TYPES
 
 ArgKind = Literal["id", "class", "none"]
 #: What an action needs of the object it names (None: any object).
 Affordance = Literal["pickupable", "receptacle", "openable", "toggleable", "sliceable", "pour_target"]
+#: What an action needs in the agent's hands (None: anything): nothing, something, or a knife.
+HandNeed = Literal["empty", "holding", "knife"]
 
 _AFFORDS: dict[str, Callable[[str, ObjectType], bool]] = {
     "pickupable": lambda _name, t: t.pickupable,
@@ -60,6 +67,8 @@ class NamedAction(Protocol):
     def help(self) -> str: ...
     @property
     def needs(self) -> Affordance | None: ...
+    @property
+    def hands(self) -> HandNeed | None: ...
 
 
 def affords(catalog: Catalog, object_type: str, need: Affordance | None) -> bool:
@@ -80,6 +89,28 @@ def unafforded_actions(actions: Sequence[NamedAction], types: Mapping[str, str],
         for oid, object_type in types.items():
             if not affords(catalog, object_type, a.needs):
                 out[f"{a.name}({oid})"] = f"{a.name}({oid}): a {object_type} {_NOT_AFFORDED[a.needs]}; choose another action"
+    return out
+
+
+def hand_refusals(actions: Sequence[NamedAction], ids: Iterable[str], held: str | None,
+                  held_type: str | None) -> dict[str, str]:
+    """Every id action on the shown ids that needs other hands than the agent has (`held`: the id of
+    what it holds, of type `held_type`), rendered, with the reason: the environment refuses
+    these whatever the object."""
+    out: dict[str, str] = {}
+    ids = list(ids)
+    for a in actions:
+        if a.arg != "id" or a.hands is None:
+            continue
+        if a.hands == "empty" and held is not None:
+            why = f"your hands are full (you hold {held}); put it somewhere first"
+        elif a.hands == "holding" and held is None:
+            why = "you hold nothing; pick something up first"
+        elif a.hands == "knife" and held_type not in KNIFE_TYPES:
+            why = "slicing needs a knife in your hand"
+        else:
+            continue
+        out.update({f"{a.name}({oid})": f"{a.name}({oid}): {why}" for oid in ids})
     return out
 
 
@@ -123,7 +154,7 @@ def action_rules(actions: Sequence[NamedAction], ids: list[str], classes: list[s
     id_set, class_set = sorted(set(ids)), sorted(set(classes))
     options: list[Expr | str] = []
     rules: dict[str, Expr] = {}
-    # Actions allowed on the same ids share one rule: with affordances most id lists differ by
+    # Actions allowed on the same ids share one rule: with admissibility most id lists differ by
     # action, but open/close, toggle_on/toggle_off, pickup and the macros come in groups.
     groups: dict[tuple[str, ...], list[str]] = {}
     for a in actions:
@@ -192,16 +223,19 @@ class StepRefusals:
 
 
 def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str, Any]], now: str,
-                  shown_types: Mapping[str, str], catalog: Catalog, in_reach: Callable[[str], bool], *,
-                  refuse_futile: bool, affordances: bool) -> StepRefusals:
-    """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type), from the
-    agent's history, the current observation's fingerprint `now` and the two switches."""
+                  shown_types: Mapping[str, str], catalog: Catalog, in_reach: Callable[[str], bool],
+                  held: str | None, held_type: str | None, *, refuse_futile: bool,
+                  admissible: bool) -> StepRefusals:
+    """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type; `held`: the
+    id the agent holds, of type `held_type`), from the agent's history, the current observation's
+    fingerprint `now` and the two switches."""
     out = StepRefusals()
     if refuse_futile:
         out.tried = futile_actions(history, now)
         out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
-    if affordances:
-        out.inadmissible = unafforded_actions(actions, shown_types, catalog)
+    if admissible:
+        out.inadmissible = unafforded_actions(actions, shown_types, catalog) | hand_refusals(
+            actions, shown_types, held, held_type)
     return out
 
 

@@ -8,8 +8,8 @@ Switches (`--agent-option KEY=VALUE`):
 - `attributes=all|named`: every observed state of a retrieved entity, or only the self-query's;
 - `refuse_futile=on|off`: leave out of a step's grammar what was already done from the current
   view and changed nothing (default on);
-- `affordances=on|off`: offer an action only on entities whose type affords it (default on);
-  off offers every action on every shown id.
+- `admissible=on|off`: offer only actions the environment can accept, on entities whose type
+  affords them and with the hands they need (default on); off offers every action on every id.
 `--feedback N` (the shared switch) lets `done()` ask the feedback source N times.
 """
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
     from helper_agent.memory.scene_graph import SceneGraphMemory
 
-OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "affordances")
+OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "admissible")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int = 0) -> EmbodiedRAGConfig:
@@ -43,7 +43,7 @@ def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int
                              max_steps=positive_option(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
                              feedback_rounds=feedback, seed=seed,
                              refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
-                             affordances=option(options, "affordances", "on", ("on", "off")) == "on")
+                             admissible=option(options, "admissible", "on", ("on", "off")) == "on")
 
 
 def scene_graph_memory(path: str | None, graph_id: str) -> SceneGraphMemory:

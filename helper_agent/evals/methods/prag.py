@@ -11,8 +11,9 @@ Switches (`--agent-option KEY=VALUE`):
   view and changed nothing (default on; off is the paper's agent);
 - `look_around=on|off`: start by turning once in place and show the first step everything seen
   meanwhile (default on, as every method's agent starts); off shows the view the agent starts with;
-- `affordances=on|off`: offer an action only on objects whose type affords it (default on, as
-  ALFWorld's admissible commands); off offers every action on every shown id.
+- `admissible=on|off`: offer only actions the environment can accept, on objects whose type
+  affords them and with the hands they need (default on, as ALFWorld's admissible commands); off
+  offers every action on every shown id.
 The agent only reads the database; it never sees the episode's score, gold program or reference.
 `--feedback` is not used: P-RAG's agent stops at its own `done()`.
 """
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.prag import PRAGConfig
     from helper_agent.memory.experience import ExperienceMemory
 
-OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around", "affordances")
+OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around", "admissible")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
@@ -43,7 +44,7 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
                       refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
                       look_around=option(options, "look_around", "on", ("on", "off")) == "on",
-                      affordances=option(options, "affordances", "on", ("on", "off")) == "on")
+                      admissible=option(options, "admissible", "on", ("on", "off")) == "on")
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.object_actions import Affordance, ArgKind, action_rules, checked_argument
+from helper_agent.graphs.object_actions import Affordance, ArgKind, HandNeed, action_rules, checked_argument
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.subgoals import SubgoalKind
@@ -35,18 +35,19 @@ class ActionSpec:
     kind: SubgoalKind | None  # the executor subgoal it runs (None: handled by the graph)
     help: str
     needs: Affordance | None = None  # what the named object's type must afford (`unafforded_actions`)
+    hands: HandNeed | None = None  # what the agent must hold (`hand_refusals`); pickup puts down first
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("goto", "id", SubgoalKind.NAVIGATE, "walk to the object"),
     ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up", "pickupable"),
-    ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle", "receptacle"),
+    ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle", "receptacle", "holding"),
     ActionSpec("open", "id", SubgoalKind.OPEN, "open it", "openable"),
     ActionSpec("close", "id", SubgoalKind.CLOSE, "close it", "openable"),
     ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on", "toggleable"),
     ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off", "toggleable"),
     ActionSpec("slice", "id", SubgoalKind.SLICE, "cut it (a knife is fetched if needed)", "sliceable"),
-    ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it", "pour_target"),
+    ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it", "pour_target", "holding"),
     ActionSpec("clean", "id", SubgoalKind.CLEAN, "wash it in the sink", "pickupable"),
     ActionSpec("cook", "id", SubgoalKind.COOK, "cook it (microwave or pan on a stove)", "pickupable"),
     ActionSpec("toast", "id", SubgoalKind.TOAST, "toast a bread slice in the toaster", "pickupable"),

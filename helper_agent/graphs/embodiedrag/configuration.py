@@ -23,9 +23,10 @@ class EmbodiedRAGConfig:
       is missing and continue on its answer (0: stop at `done()`, as the paper's agent does).
     - `refuse_futile`: leave out of the step's grammar the actions already done from the current
       observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
-    - `affordances`: offer an action only on the objects whose type affords it (pickup on the
-      pickupable, toggle on the toggleable, ...: `object_actions.unafforded_actions`), as ALFWorld's
-      admissible commands do; off offers every action on every shown id.
+    - `admissible`: offer only the actions the environment can accept, as ALFWorld's admissible
+      commands do: an action on the objects whose type affords it (pickup on the pickupable, toggle
+      on the toggleable, ...: `object_actions.unafforded_actions`) and with the hands it needs
+      (`hand_refusals`); off offers every action on every shown id.
     """
 
     graph: GraphMode = "subgraph"
@@ -37,7 +38,7 @@ class EmbodiedRAGConfig:
     feedback_rounds: int = 0
     parse_retries: int = 1
     refuse_futile: bool = True
-    affordances: bool = True
+    admissible: bool = True
     max_self_query_items: int = 6
     retry_temperature: float = 0.7
     seed: int = 0

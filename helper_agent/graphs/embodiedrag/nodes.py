@@ -148,7 +148,8 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     now = observation_fingerprint(scene.env.observe())
     refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
                              lambda i: scene.executor.in_reach(scene.env_id[i]),
-                             refuse_futile=cfg.refuse_futile, affordances=cfg.affordances)
+                             scene.held, scene.type_of.get(scene.held or ""),
+                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible)
     grammar = react_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.object_actions import Affordance, ArgKind, action_rules, checked_argument
+from helper_agent.graphs.object_actions import Affordance, ArgKind, HandNeed, action_rules, checked_argument
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, seq
 
@@ -33,18 +33,19 @@ class ActionSpec:
     env_action: str | None  # the TEACh interaction action it issues (None: navigation or the graph's)
     help: str
     needs: Affordance | None = None  # what the named object's type must afford (`unafforded_actions`)
+    hands: HandNeed | None = None  # what the agent must hold (`hand_refusals`)
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("goto", "id", None, "walk next to the object"),
-    ActionSpec("pickup", "id", "Pickup", "pick the object up", "pickupable"),
-    ActionSpec("put", "id", "Place", "put what you hold in or on the receptacle", "receptacle"),
+    ActionSpec("pickup", "id", "Pickup", "pick the object up", "pickupable", "empty"),
+    ActionSpec("put", "id", "Place", "put what you hold in or on the receptacle", "receptacle", "holding"),
     ActionSpec("open", "id", "Open", "open it", "openable"),
     ActionSpec("close", "id", "Close", "close it", "openable"),
     ActionSpec("toggle_on", "id", "ToggleOn", "switch it on", "toggleable"),
     ActionSpec("toggle_off", "id", "ToggleOff", "switch it off", "toggleable"),
-    ActionSpec("slice", "id", "Slice", "cut it (hold a knife)", "sliceable"),
-    ActionSpec("pour", "id", "Pour", "pour what you hold into it", "pour_target"),
+    ActionSpec("slice", "id", "Slice", "cut it (hold a knife)", "sliceable", "knife"),
+    ActionSpec("pour", "id", "Pour", "pour what you hold into it", "pour_target", "holding"),
     ActionSpec("search", "class", None, "walk around until an object of this class is seen"),
     ActionSpec("done", "none", None, "the task is finished"),
 )

@@ -24,9 +24,10 @@ class PRAGConfig:
       with, which can be empty.
     - `refuse_futile`: leave out of the step's grammar the actions already done from the current
       observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
-    - `affordances`: offer an action only on the objects whose type affords it (pickup on the
-      pickupable, toggle on the toggleable, ...: `object_actions.unafforded_actions`), as ALFWorld's
-      admissible commands do; off offers every action on every shown id.
+    - `admissible`: offer only the actions the environment can accept, as ALFWorld's admissible
+      commands do: an action on the objects whose type affords it (pickup on the pickupable, toggle
+      on the toggleable, ...: `object_actions.unafforded_actions`) and with the hands it needs
+      (`hand_refusals`); off offers every action on every shown id.
     """
 
     retrieval: Retrieval = "goal+scene"
@@ -39,6 +40,6 @@ class PRAGConfig:
     parse_retries: int = 1
     refuse_futile: bool = True
     look_around: bool = True
-    affordances: bool = True
+    admissible: bool = True
     retry_temperature: float = 0.7
     seed: int = 0

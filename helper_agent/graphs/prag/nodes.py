@@ -101,7 +101,8 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     now = observation_fingerprint(world.env.observe())
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
-                             refuse_futile=cfg.refuse_futile, affordances=cfg.affordances)
+                             state.get("held"), world.type_of.get(state.get("held") or ""),
+                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible)
     grammar = step_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
