@@ -199,3 +199,14 @@ def test_prag_refuses_a_pickup_with_full_hands_and_the_environment_is_not_asked(
     record = _run(bench, tmp_path, "prag", answers)
     assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "search(Bread)", "done()"], record["log"]
     assert any("pickup(Bread_1): your hands are full (you hold Mug_1)" in line for line in record["log"])
+
+
+def test_an_environment_error_names_objects_by_the_ids_the_prompt_shows() -> None:
+    from helper_agent.graphs.object_actions import ShortIds
+
+    ids = ShortIds()
+    ids.alias_of("Cup|+1.12|+0.90|+0.25", "Cup")
+    ids.alias_of("Cup|+1.12|+0.90|+0.2", "Cup")  # a prefix of the first
+    text = "Agent's hand is already holding Cup|+1.12|+0.90|+0.25, not Cup|+1.12|+0.90|+0.2"
+    assert ids.aliased(text) == "Agent's hand is already holding Cup_1, not Cup_2"
+    assert ids.aliased("nothing to rename") == "nothing to rename"

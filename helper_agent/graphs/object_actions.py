@@ -320,6 +320,14 @@ class ShortIds:
             self.type_of[alias] = otype
         return alias
 
+    def aliased(self, text: str) -> str:
+        """`text` (an environment's error message) with every environment id it names written as its
+        short id: a prompt never shows an id the model cannot use (`Cup|+1.12|+0.90|+0.25`)."""
+        for oid in sorted(self.alias, key=len, reverse=True):  # a longer id may contain a shorter one
+            if oid in text:
+                text = text.replace(oid, self.alias[oid])
+        return text
+
     def shown_types(self, ids: Iterable[str]) -> dict[str, str]:
         """id -> object type for the short ids given (ids this table never gave are left out)."""
         return {i: self.type_of[i] for i in ids if i in self.type_of}

@@ -198,7 +198,7 @@ class EpisodeScene(ShortIds):
             except ObjectNotFound:
                 return f"searched: no {cls} found"
             except StepFailed as failed:
-                return f"search failed: {failed.error}"
+                return f"search failed: {self.aliased(failed.error)}"
             finally:
                 executor.bindings = {}
             self.sync()
@@ -227,4 +227,4 @@ class EpisodeScene(ShortIds):
             return f"done{holding}"
         if result.status == "not_found":
             return f"failed: no {result.missing} found{holding}"
-        return f"failed: {result.error}{holding}"
+        return f"failed: {self.aliased(str(result.error))}{holding}"

@@ -155,7 +155,7 @@ class EpisodeWorld(ShortIds):
         except EpisodeLimit:
             raise
         except StepFailed as failed:
-            return f"failed: {failed.error}; {self._holding()}"
+            return f"failed: {self.aliased(failed.error)}; {self._holding()}"
 
     def usage(self) -> dict[str, Any]:
         return {"env_steps": self.env.steps, "env_failures": self.env.failures}
