@@ -211,7 +211,8 @@ def futile_reason(action: str) -> str:
 class StepRefusals:
     """What one step may not answer, and why: `tried` (done from this observation, changed nothing:
     the prompt names them), `futile` (`tried` and walks to objects in reach) and `inadmissible`
-    (actions the object's type does not afford). The grammar leaves all of them out."""
+    (actions the object's type does not afford, or that need other hands). The grammar leaves all
+    of them out."""
 
     tried: list[str] = field(default_factory=list)
     futile: dict[str, str] = field(default_factory=dict)
@@ -253,7 +254,7 @@ def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Cal
     """The bounded ask-parse-retry loop both step-wise agents run: `ask(reason, attempt)` is one LLM
     call (the last refusal's reason goes into the next prompt), `parse` raises `parse_error` on an
     answer outside the grammar, and an answer among `futile` (known to change nothing:
-    `futile_actions`, `walks_in_reach`) or `inadmissible` (`unafforded_actions`) is refused like
+    `futile_actions`, `walks_in_reach`) or `inadmissible` (`unafforded_actions`, `hand_refusals`) is refused like
     one; both map the rendered action to the reason. Each refusal is reported as it happens,
     `refused(reason, futile)`. Returns the accepted answer (None when every attempt was refused)
     and the last refusal's reason."""
