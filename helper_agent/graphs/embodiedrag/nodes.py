@@ -142,9 +142,10 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     history = list(state.get("history", []))
     log = list(state.get("log", []))
     # What the agent sees now, as the step will record it. Actions known to change nothing from
-    # here (done from here already to no effect, or a walk to an object in reach) and actions the
-    # object's type does not afford are left out of the grammar; the first kind is named in the
-    # prompt. A model without a grammar that writes one anyway is refused and asked again.
+    # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
+    # ones (the object's type does not afford it, or it needs other hands) are left out of the
+    # grammar; those done from here are named in the prompt. A model without a grammar that writes
+    # one anyway is refused and asked again.
     now = observation_fingerprint(scene.env.observe())
     refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
                              lambda i: scene.executor.in_reach(scene.env_id[i]),
