@@ -306,14 +306,20 @@ def test_an_action_that_changed_nothing_from_here_is_refused(benches: dict[int, 
 
     chat = FakeListChatModel(responses=["- mug", "Thought: free my hands\nAction: put_down()",
                                         "Thought: again\nAction: put_down()", "Thought: finished\nAction: done()"])
-    record = _run(benches[0], tmp_path, chat)
+    # With admissible actions on, putting down with empty hands is never offered (below); off, it
+    # is tried once, changes nothing, and is refused from the same observation.
+    record = _run(benches[0], tmp_path, chat, admissible="off")
     steps = [line for line in record["log"] if line.startswith("step ")]
     assert steps[0] == "step 1: put_down() -> nothing to put down; hands empty", record["log"]
     assert "put_down() was already done from here and changed nothing" in steps[1]
     assert steps[2].startswith("step 2: done()")
     assert record["futile_rejections"] == 1 and record["llm_calls"] == 4
-    off = _run(benches[0], tmp_path / "off", FakeListChatModel(responses=chat.responses), refuse_futile="off")
+    off = _run(benches[0], tmp_path / "off", FakeListChatModel(responses=chat.responses), refuse_futile="off",
+               admissible="off")
     assert [line for line in off["log"] if line.startswith("step ")][1].startswith("step 2: put_down()")
+    admissible = _run(benches[0], tmp_path / "admissible", FakeListChatModel(responses=chat.responses))
+    steps = [line for line in admissible["log"] if line.startswith("step ")]
+    assert steps[:2] == ["step 1 rejected: put_down(): you hold nothing"] * 2, admissible["log"]
 
 
 def test_the_grammar_leaves_out_the_futile_actions() -> None:

@@ -171,7 +171,8 @@ def test_a_step_refuses_walks_to_objects_in_reach_and_the_switches_turn_each_kin
 
 @pytest.mark.parametrize(("held", "held_type", "refused", "allowed"), [
     (None, None, {"put(Shelf_1)", "pour(Mug_1)", "slice(Bread_1)"}, {"pickup(Mug_1)"}),
-    ("Mug_1", "Mug", {"pickup(Bread_1)", "pickup(Mug_1)", "slice(Bread_1)"}, {"put(Shelf_1)", "pour(Mug_1)"}),
+    ("Mug_1", "Mug", {"pickup(Bread_1)", "pickup(Mug_1)", "slice(Bread_1)", "put(Mug_1)", "pour(Mug_1)"},
+     {"put(Shelf_1)", "pour(Bread_1)"}),
     ("Knife_1", "Knife", {"pickup(Bread_1)"}, {"slice(Bread_1)", "put(Shelf_1)"}),
 ])
 def test_prag_actions_need_the_hands_the_environment_checks_first(held: str | None, held_type: str | None,
@@ -190,7 +191,38 @@ def test_embodiedrag_pickup_stays_open_with_full_hands_its_executor_puts_down_fi
     out = hand_refusals(react_actions.ACTIONS, ["Mug_1", "Bread_1"], "Knife_1", "Knife")
     assert "pickup(Mug_1)" not in out and "slice(Bread_1)" not in out and "clean(Mug_1)" not in out
     empty = hand_refusals(react_actions.ACTIONS, ["Mug_1", "Sink_1"], None, None)
-    assert set(empty) == {"place(Mug_1)", "place(Sink_1)", "pour(Mug_1)", "pour(Sink_1)"}
+    assert set(empty) == {"place(Mug_1)", "place(Sink_1)", "pour(Mug_1)", "pour(Sink_1)", "put_down()"}
+
+
+def test_embodiedrag_never_picks_up_or_puts_into_what_it_holds_nor_puts_down_empty_hands() -> None:
+    from helper_agent.graphs.object_actions import hand_refusals
+
+    holding = hand_refusals(react_actions.ACTIONS, ["Mug_1", "Sink_1"], "Mug_1", "Mug")
+    assert set(holding) == {"pickup(Mug_1)", "place(Mug_1)", "pour(Mug_1)"}
+    assert holding["pickup(Mug_1)"] == "pickup(Mug_1): you are holding Mug_1; name another object"
+    assert "put_down()" in hand_refusals(react_actions.ACTIONS, ["Mug_1"], None, None)
+    # Nor does the grammar derive them.
+    matcher = Matcher(react_actions.react_cfg(["Mug_1", "Sink_1"], ["Knife"], list(holding) + ["put_down()"]))
+    assert not matcher.matches("Thought: t\nAction: pickup(Mug_1)")
+    assert not matcher.matches("Thought: t\nAction: put_down()")
+    assert matcher.matches("Thought: t\nAction: place(Sink_1)") and matcher.matches("Thought: t\nAction: done()")
+
+
+@pytest.mark.parametrize("module", [step_actions, react_actions], ids=["prag", "embodiedrag"])
+@pytest.mark.parametrize(("attributes", "refused", "allowed"), [
+    ({"open": True, "on": True}, {"open(Fridge_1)", "toggle_on(Fridge_1)"}, {"close(Fridge_1)", "toggle_off(Fridge_1)"}),
+    ({"open": False, "on": False}, {"close(Fridge_1)", "toggle_off(Fridge_1)"}, {"open(Fridge_1)", "toggle_on(Fridge_1)"}),
+    ({}, {"close(Fridge_1)", "toggle_off(Fridge_1)"}, {"open(Fridge_1)", "toggle_on(Fridge_1)"}),  # as seen: closed, off
+    (None, set(), {"open(Fridge_1)", "close(Fridge_1)", "toggle_on(Fridge_1)", "toggle_off(Fridge_1)"}),  # never seen
+])
+def test_an_action_is_offered_only_when_the_object_is_not_already_in_the_state_it_makes(
+        module: Any, attributes: dict[str, bool] | None, refused: set[str], allowed: set[str]) -> None:
+    from helper_agent.graphs.object_actions import state_refusals
+
+    out = state_refusals(module.ACTIONS, ["Fridge_1"], lambda _id: attributes)
+    assert set(out) == refused and not allowed & set(out)
+    if attributes and attributes.get("open"):
+        assert out["open(Fridge_1)"] == "open(Fridge_1): Fridge_1 is already open; choose another action"
 
 
 def test_prag_refuses_a_pickup_with_full_hands_and_the_environment_is_not_asked(bench: Path, tmp_path: Path) -> None:
@@ -199,6 +231,17 @@ def test_prag_refuses_a_pickup_with_full_hands_and_the_environment_is_not_asked(
     record = _run(bench, tmp_path, "prag", answers)
     assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "search(Bread)", "done()"], record["log"]
     assert any("pickup(Bread_1): your hands are full (you hold Mug_1)" in line for line in record["log"])
+
+
+def test_prag_refuses_switching_on_what_is_on_and_the_environment_is_not_asked(bench: Path, tmp_path: Path) -> None:
+    answers = ["Action: search(CoffeeMachine)", "Action: toggle_on(CoffeeMachine_1)",
+               "Action: toggle_on(CoffeeMachine_1)", "Action: done()"]
+    record = _run(bench, tmp_path / "on", "prag", answers)
+    assert [s[0] for s in record["subgoals"]] == ["search(CoffeeMachine)", "toggle_on(CoffeeMachine_1)", "done()"], \
+        record["log"]
+    assert any("toggle_on(CoffeeMachine_1): CoffeeMachine_1 is already on" in line for line in record["log"])
+    off = _run(bench, tmp_path / "off", "prag", answers, admissible="off")
+    assert [s[0] for s in off["subgoals"]].count("toggle_on(CoffeeMachine_1)") == 2, off["log"]
 
 
 def test_an_environment_error_names_objects_by_the_ids_the_prompt_shows() -> None:

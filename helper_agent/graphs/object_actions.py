@@ -13,7 +13,9 @@ agent: an action on the objects whose type affords it (`unafforded_actions`: the
 AI2-THOR flags, pickupable, receptacle, openable, toggleable, sliceable, fillable, which AI2-THOR
 reports with every object and the executor already checks before acting), and with the hands it
 needs (`hand_refusals`: picking up with empty hands, putting or pouring while holding something,
-slicing with a knife in hand). Without them a 0.5B model spends its steps on `toggle_on(Shelf_1)`,
+slicing with a knife in hand, never picking up or putting into what it already holds), and only in
+the state it needs (`state_refusals`: opening what is closed, closing what is open, switching on
+what is off, off what is on, as the object's state in the scene graph says). Without them a 0.5B model spends its steps on `toggle_on(Shelf_1)`,
 `pickup(DiningTable_1)` or ten pickups in a row while holding a plate, which the environment can
 only refuse. Walking to an object already in reach is left out as well (`walks_in_reach`): it does
 not move the agent.
@@ -36,8 +38,13 @@ from helper_agent.world.simulator import KNIFE_TYPES
 ArgKind = Literal["id", "class", "none"]
 #: What an action needs of the object it names (None: any object).
 Affordance = Literal["pickupable", "receptacle", "openable", "toggleable", "sliceable", "pour_target"]
-#: What an action needs in the agent's hands (None: anything): nothing, something, or a knife.
-HandNeed = Literal["empty", "holding", "knife"]
+#: What an action needs in the agent's hands (None: anything): nothing, something, a knife, or
+#: anything but the named object (a pickup that puts down what it holds first).
+HandNeed = Literal["empty", "holding", "knife", "not_it"]
+#: What an action needs of the named object's state (None: any): a tracked attribute and the value
+#: it must have now (`("open", False)`: it opens what is closed).
+StateNeed = tuple[str, bool]
+_STATE_WORDS = {("open", True): "open", ("open", False): "closed", ("on", True): "on", ("on", False): "off"}
 
 _AFFORDS: dict[str, Callable[[str, ObjectType], bool]] = {
     "pickupable": lambda _name, t: t.pickupable,
@@ -69,6 +76,8 @@ class NamedAction(Protocol):
     def needs(self) -> Affordance | None: ...
     @property
     def hands(self) -> HandNeed | None: ...
+    @property
+    def state(self) -> StateNeed | None: ...
 
 
 def affords(catalog: Catalog, object_type: str, need: Affordance | None) -> bool:
@@ -94,13 +103,18 @@ def unafforded_actions(actions: Sequence[NamedAction], types: Mapping[str, str],
 
 def hand_refusals(actions: Sequence[NamedAction], ids: Iterable[str], held: str | None,
                   held_type: str | None) -> dict[str, str]:
-    """Every id action on the shown ids that needs other hands than the agent has (`held`: the id of
-    what it holds, of type `held_type`), rendered, with the reason: the environment refuses
-    these whatever the object."""
+    """Every action on the shown ids (and every argument-less one) that needs other hands than the
+    agent has (`held`: the id of what it holds, of type `held_type`), rendered, with the reason:
+    the environment refuses these whatever the object, or does nothing (picking up what is held,
+    putting down with empty hands)."""
     out: dict[str, str] = {}
     ids = list(ids)
     for a in actions:
-        if a.arg != "id" or a.hands is None:
+        if a.hands is None or a.arg == "class":
+            continue
+        if a.arg == "none":
+            if a.hands == "holding" and held is None:
+                out[f"{a.name}()"] = f"{a.name}(): you hold nothing"
             continue
         if a.hands == "empty" and held is not None:
             why = f"your hands are full (you hold {held}); put it somewhere first"
@@ -109,8 +123,31 @@ def hand_refusals(actions: Sequence[NamedAction], ids: Iterable[str], held: str 
         elif a.hands == "knife" and held_type not in KNIFE_TYPES:
             why = "slicing needs a knife in your hand"
         else:
+            if a.hands in ("holding", "not_it") and held in ids:
+                out[f"{a.name}({held})"] = f"{a.name}({held}): you are holding {held}; name another object"
             continue
         out.update({f"{a.name}({oid})": f"{a.name}({oid}): {why}" for oid in ids})
+    return out
+
+
+def state_refusals(actions: Sequence[NamedAction], ids: Iterable[str],
+                   state_of: Callable[[str], Mapping[str, bool] | None]) -> dict[str, str]:
+    """Every id action on the shown ids whose object is not in the state it needs (`state_of`: the
+    object's tracked attributes, as the scene graph shows them; None when unknown), rendered, with
+    the reason: opening what is open, switching on what is on, ... which the environment refuses
+    or the executor skips, so it changes nothing."""
+    out: dict[str, str] = {}
+    ids = list(ids)
+    for a in actions:
+        if a.arg != "id" or a.state is None:
+            continue
+        attribute, wanted = a.state
+        for oid in ids:
+            attributes = state_of(oid)
+            if attributes is None or bool(attributes.get(attribute, False)) == wanted:
+                continue
+            word = _STATE_WORDS.get((attribute, not wanted), f"{'' if not wanted else 'not '}{attribute}")
+            out[f"{a.name}({oid})"] = f"{a.name}({oid}): {oid} is already {word}; choose another action"
     return out
 
 
@@ -211,8 +248,8 @@ def futile_reason(action: str) -> str:
 class StepRefusals:
     """What one step may not answer, and why: `tried` (done from this observation, changed nothing:
     the prompt names them), `futile` (`tried` and walks to objects in reach) and `inadmissible`
-    (actions the object's type does not afford, or that need other hands). The grammar leaves all
-    of them out."""
+    (actions the object's type does not afford, or that need other hands or another state of the
+    object). The grammar leaves all of them out."""
 
     tried: list[str] = field(default_factory=list)
     futile: dict[str, str] = field(default_factory=dict)
@@ -226,17 +263,19 @@ class StepRefusals:
 def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str, Any]], now: str,
                   shown_types: Mapping[str, str], catalog: Catalog, in_reach: Callable[[str], bool],
                   held: str | None, held_type: str | None, *, refuse_futile: bool,
-                  admissible: bool) -> StepRefusals:
+                  admissible: bool,
+                  state_of: Callable[[str], Mapping[str, bool] | None] = lambda _id: None) -> StepRefusals:
     """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type; `held`: the
-    id the agent holds, of type `held_type`), from the agent's history, the current observation's
-    fingerprint `now` and the two switches."""
+    id the agent holds, of type `held_type`; `state_of`: an id's tracked attributes), from the
+    agent's history, the current observation's fingerprint `now` and the two switches."""
     out = StepRefusals()
     if refuse_futile:
         out.tried = futile_actions(history, now)
         out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
     if admissible:
-        out.inadmissible = unafforded_actions(actions, shown_types, catalog) | hand_refusals(
-            actions, shown_types, held, held_type)
+        out.inadmissible = (unafforded_actions(actions, shown_types, catalog)
+                            | hand_refusals(actions, shown_types, held, held_type)
+                            | state_refusals(actions, shown_types, state_of))
     return out
 
 

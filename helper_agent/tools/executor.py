@@ -18,7 +18,7 @@ Episodes stop at TEACh's limits: 1000 steps or 30 failed actions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -531,6 +531,12 @@ class Executor:
             if view.object_id == oid:
                 return view.interactable
         return oid == self.tracker.held_id
+
+    def tracked_attributes(self, oid: str) -> Mapping[str, bool] | None:
+        """What the agent last saw of the object's state (open, on, ...; None if never seen): the
+        step-wise agents offer no action that would leave it as it is."""
+        tracked = self.tracker.objects.get(oid)
+        return None if tracked is None else tracked.attributes
 
     def walk_to(self, oid: str, *, force: bool = False, swing: bool = False) -> None:
         """Walk to a pose with the object in reach (a no-op when it is, unless `force` or `swing`).

@@ -22,7 +22,14 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.object_actions import Affordance, ArgKind, HandNeed, action_rules, checked_argument
+from helper_agent.graphs.object_actions import (
+    Affordance,
+    ArgKind,
+    HandNeed,
+    StateNeed,
+    action_rules,
+    checked_argument,
+)
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.subgoals import SubgoalKind
@@ -36,16 +43,17 @@ class ActionSpec:
     help: str
     needs: Affordance | None = None  # what the named object's type must afford (`unafforded_actions`)
     hands: HandNeed | None = None  # what the agent must hold (`hand_refusals`); pickup puts down first
+    state: StateNeed | None = None  # the state the named object must be in (`state_refusals`)
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("goto", "id", SubgoalKind.NAVIGATE, "walk to the object"),
-    ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up", "pickupable"),
+    ActionSpec("pickup", "id", SubgoalKind.PICKUP, "pick the object up", "pickupable", "not_it"),
     ActionSpec("place", "id", SubgoalKind.PLACE, "put what you hold in or on the receptacle", "receptacle", "holding"),
-    ActionSpec("open", "id", SubgoalKind.OPEN, "open it", "openable"),
-    ActionSpec("close", "id", SubgoalKind.CLOSE, "close it", "openable"),
-    ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on", "toggleable"),
-    ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off", "toggleable"),
+    ActionSpec("open", "id", SubgoalKind.OPEN, "open it", "openable", state=("open", False)),
+    ActionSpec("close", "id", SubgoalKind.CLOSE, "close it", "openable", state=("open", True)),
+    ActionSpec("toggle_on", "id", SubgoalKind.TOGGLE_ON, "switch it on", "toggleable", state=("on", False)),
+    ActionSpec("toggle_off", "id", SubgoalKind.TOGGLE_OFF, "switch it off", "toggleable", state=("on", True)),
     ActionSpec("slice", "id", SubgoalKind.SLICE, "cut it (a knife is fetched if needed)", "sliceable"),
     ActionSpec("pour", "id", SubgoalKind.POUR, "pour what you hold into it", "pour_target", "holding"),
     ActionSpec("clean", "id", SubgoalKind.CLEAN, "wash it in the sink", "pickupable"),
@@ -53,7 +61,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("toast", "id", SubgoalKind.TOAST, "toast a bread slice in the toaster", "pickupable"),
     ActionSpec("fill", "id", SubgoalKind.FILL_UP, "fill it with water at the sink", "pickupable"),
     ActionSpec("empty", "id", SubgoalKind.EMPTY, "pour its liquid out in the sink", "pickupable"),
-    ActionSpec("put_down", "none", SubgoalKind.PUT_DOWN, "put what you hold on a free surface"),
+    ActionSpec("put_down", "none", SubgoalKind.PUT_DOWN, "put what you hold on a free surface", hands="holding"),
     ActionSpec("search", "class", None, "look for an object class you have not seen yet"),
     ActionSpec("done", "none", None, "the task is finished"),
 )

@@ -143,14 +143,15 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     log = list(state.get("log", []))
     # What the agent sees now, as the step will record it. Actions known to change nothing from
     # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
-    # ones (the object's type does not afford it, or it needs other hands) are left out of the
-    # grammar; those done from here are named in the prompt. A model without a grammar that writes
-    # one anyway is refused and asked again.
+    # ones (the object's type does not afford it, it needs other hands, or the object is already in
+    # the state it would make) are left out of the grammar; those done from here are named in the
+    # prompt. A model without a grammar that writes one anyway is refused and asked again.
     now = observation_fingerprint(scene.env.observe())
     refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
                              lambda i: scene.executor.in_reach(scene.env_id[i]),
                              scene.held, scene.type_of.get(scene.held or ""),
-                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible)
+                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible,
+                             state_of=lambda i: scene.executor.tracked_attributes(scene.env_id[i]))
     grammar = react_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
@@ -161,7 +162,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     def refused(why: str, futile_action: bool) -> None:
         if futile_action:
             ctx.meter.futile_rejections += 1
-        log.append(f"step {state.get('step', 0)} rejected: {why}")
+        log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
 
     try:
         answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_react(text, ids, classes),

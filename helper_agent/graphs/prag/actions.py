@@ -21,7 +21,14 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.object_actions import Affordance, ArgKind, HandNeed, action_rules, checked_argument
+from helper_agent.graphs.object_actions import (
+    Affordance,
+    ArgKind,
+    HandNeed,
+    StateNeed,
+    action_rules,
+    checked_argument,
+)
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, seq
 
@@ -34,16 +41,17 @@ class ActionSpec:
     help: str
     needs: Affordance | None = None  # what the named object's type must afford (`unafforded_actions`)
     hands: HandNeed | None = None  # what the agent must hold (`hand_refusals`)
+    state: StateNeed | None = None  # the state the named object must be in (`state_refusals`)
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("goto", "id", None, "walk next to the object"),
     ActionSpec("pickup", "id", "Pickup", "pick the object up", "pickupable", "empty"),
     ActionSpec("put", "id", "Place", "put what you hold in or on the receptacle", "receptacle", "holding"),
-    ActionSpec("open", "id", "Open", "open it", "openable"),
-    ActionSpec("close", "id", "Close", "close it", "openable"),
-    ActionSpec("toggle_on", "id", "ToggleOn", "switch it on", "toggleable"),
-    ActionSpec("toggle_off", "id", "ToggleOff", "switch it off", "toggleable"),
+    ActionSpec("open", "id", "Open", "open it", "openable", state=("open", False)),
+    ActionSpec("close", "id", "Close", "close it", "openable", state=("open", True)),
+    ActionSpec("toggle_on", "id", "ToggleOn", "switch it on", "toggleable", state=("on", False)),
+    ActionSpec("toggle_off", "id", "ToggleOff", "switch it off", "toggleable", state=("on", True)),
     ActionSpec("slice", "id", "Slice", "cut it (hold a knife)", "sliceable", "knife"),
     ActionSpec("pour", "id", "Pour", "pour what you hold into it", "pour_target", "holding"),
     ActionSpec("search", "class", None, "walk around until an object of this class is seen"),

@@ -95,15 +95,16 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     log = list(state.get("log", []))
     # What the agent sees now, as the step will record it. Actions known to change nothing from
     # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
-    # ones (the object's type does not afford it, or it needs other hands) are left out of the
-    # grammar; those done from here are named in the prompt. A model without a grammar that writes
-    # one anyway is refused and asked again.
+    # ones (the object's type does not afford it, it needs other hands, or the object is already in
+    # the state it would make) are left out of the grammar; those done from here are named in the
+    # prompt. A model without a grammar that writes one anyway is refused and asked again.
     world = ctx.episode_world()
     now = observation_fingerprint(world.env.observe())
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
                              state.get("held"), world.type_of.get(state.get("held") or ""),
-                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible)
+                             refuse_futile=cfg.refuse_futile, admissible=cfg.admissible,
+                             state_of=lambda i: world.executor.tracked_attributes(world.env_id[i]))
     grammar = step_grammar(ids, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
