@@ -13,6 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.provenance import code_counts, code_note
 from helper_agent.evals.store import read_records
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
@@ -53,6 +54,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "steps": per_episode("traj_len"),
         },
         "seconds_per_llm_call": round(seconds / calls, 3) if calls else 0.0,
+        "code": code_counts(records),
     }
 
 
@@ -102,6 +104,9 @@ def markdown_report(runs: Sequence[dict[str, Any]]) -> str:
         lines += ["", f"## By task: {m.get('label', '')}", "", "| task | episodes | SR (PLW) | GC (PLW) |", "|---|---|---|---|"]
         for task, t in m["by_task"].items():
             lines.append(f"| {task} | {t['episodes']} | {_cell(t, 'SR')} | {_cell(t, 'GC')} |")
+    code = code_note([(str(m.get("label", "")), dict(m.get("code") or {})) for m in runs])
+    if code:
+        lines += ["", code]
     if any("ORACLE" in str(m.get("label", "")) for m in runs):
         lines += ["", "ORACLE runs use the gold program (or the reference trajectory), not a planner: they measure the "
                   "ceiling of the world and executor, not an agent."]
@@ -204,7 +209,18 @@ def methods_table(runs: Sequence[dict[str, Any]]) -> str:
               "and wall-clock seconds are means per episode.", ""]
     if len(runs) > 1 and all(_has_records(r) for r in runs):
         header += [coverage_note(runs), ""]
+    code = code_note([(method_name(r), run_code(r)) for r in runs])
+    if code:
+        header += [code, ""]
     return "\n".join(header + lines + ([""] + notes if notes else [])) + "\n"
+
+
+def run_code(run: dict[str, Any]) -> dict[str, int]:
+    """A loaded run's records per code version: from its metrics, else from its records (metrics
+    written before runs kept their code), else none known."""
+    if run.get("code"):
+        return dict(run["code"])
+    return code_counts(run_records(run).values()) if _has_records(run) else {}
 
 
 def plot_methods(runs: Sequence[dict[str, Any]], path: Path) -> Path:

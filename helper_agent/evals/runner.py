@@ -27,6 +27,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.provenance import code_version
 from helper_agent.evals.store import ResultStore
 
 ORACLE_PLANNERS = ("gold", "oracle-graph")
@@ -215,7 +216,7 @@ def run_eval(
         progress(finished, total, {})
     if spec.workers <= 1 or chat_model is not None:
         for path in todo:
-            record = run_episode(spec, str(path), chat_model)
+            record = {**run_episode(spec, str(path), chat_model), "code": code_version()}
             store.append(record)
             finished += 1
             if progress:
@@ -228,7 +229,7 @@ def run_eval(
             while pending:
                 completed, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in completed:
-                    record = future.result()
+                    record = {**future.result(), "code": code_version()}
                     store.append(record)
                     finished += 1
                     if progress:

@@ -17,6 +17,7 @@ from typing import Any
 
 from helper_agent.evals.eai.grammar import Step
 from helper_agent.evals.eai.tasks import EaiTask, select_tasks
+from helper_agent.evals.provenance import code_version
 
 AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
 IMPLEMENTED = ("helper",)
@@ -101,7 +102,8 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     for task in tasks:
         if task.identifier in done:
             continue
-        record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode}
+        record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
+                                  "code": code_version()}
         if spec.mode == "open-loop":
             answer = sequencer.write(task)
             record.update(llm_output=answer.text, steps=answer.steps, attempts=answer.attempts,
