@@ -16,7 +16,9 @@ and `graph=full` (the whole known scene graph in every planning prompt). Figures
 Two ways to run:
 - with the real model (SR, GC, seconds need it):
   `flock /tmp/llm.lock python benchmarks/embodiedrag_bench.py --llm local --limit 20 --root runs/erag-bench
-  --json runs/erag-bench/figures.json`; run folders make it resumable.
+  --json runs/erag-bench/figures.json`; run folders make it resumable. `--reuse RUN` lets a cell adopt
+  the episodes a `helper eval tfd --agent embodiedrag` run with the same settings already measured on
+  byte-identical episode files (the seed-0 benchmark's first 20 are the N = 0 cell's).
 - `--tokens-only`: no LLM. A scripted planner (it names the instruction's objects, then walks to the
   shown objects in turn) drives the episodes and every prompt is measured with the local model's
   tokenizer (llama.cpp, vocabulary only); a prompt beyond the context raises as llama.cpp does.
@@ -100,6 +102,48 @@ def ensure_bench(root: Path, n: int, limit: int) -> Path:
     return path
 
 
+def reuse_records(source: Path, bench: Path, out: Path, graph: str, llm: str, max_steps: int, limit: int) -> int:
+    """Adopt the episodes a `helper eval tfd --agent embodiedrag` run (`source`) already measured for
+    one grid cell (`out`), so the same episode is not run twice: only with the cell's settings (graph,
+    step limit, model, no feedback, no extra switches) and only episodes whose instance and game files
+    are byte for byte the cell's (the grid's N = 0 benchmark holds the seed-0 benchmark's first
+    episodes). Returns how many were adopted; a cell that already has records is left as it is."""
+    from helper_agent.evals.runner import EvalSpec, instance_paths
+    from helper_agent.evals.store import ResultStore, read_records
+    from helper_agent.graphs.embodiedrag.configuration import EmbodiedRAGConfig
+    from helper_agent.teach.instances import instance_id_of
+
+    if (out / "results.jsonl").exists():
+        return 0
+    theirs = json.loads((source / "spec.json").read_text())
+    options = dict(theirs.get("agent_options") or {})
+    steps = int(options.pop("max_steps", EmbodiedRAGConfig().max_steps))
+    if (theirs.get("planner") != "embodiedrag" or theirs.get("mode") != "tfd" or theirs.get("feedback")
+            or theirs.get("ablate") or theirs.get("llm") != llm or steps != max_steps
+            or options.get("graph", "subgraph") != graph or set(options) - {"graph"}):
+        return 0
+    data = Path(theirs["data"])
+    measured = {str(r["instance_id"]): r for r in read_records(source / "results.jsonl")}
+    cell = EvalSpec(mode="tfd", data=str(bench), split="valid_unseen", out=str(out), limit=limit)
+    adopted = []
+    for path in instance_paths(cell):
+        record = measured.get(instance_id_of(path))
+        split = path.parent.name
+        same = [(path, data / "tfd_instances" / split / path.name),
+                (bench / "games" / split / path.name.replace(".tfd.json", ".game.json"),
+                 data / "games" / split / path.name.replace(".tfd.json", ".game.json"))]
+        if record is not None and all(b.exists() and a.read_bytes() == b.read_bytes() for a, b in same):
+            adopted.append(record)
+    if not adopted:
+        return 0
+    out.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out / "results.jsonl")
+    for record in adopted:
+        store.append(record)
+    (out / "adopted_from.json").write_text(json.dumps({"source": str(source), "episodes": len(adopted)}, indent=1))
+    return len(adopted)
+
+
 def run_mode(bench: Path, out: Path, graph: str, limit: int, llm: str, max_steps: int, chat: Any) -> list[dict[str, Any]]:
     from helper_agent.evals.runner import EvalSpec, run_eval
 
@@ -147,6 +191,9 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=4096, help="--tokens-only: the context the prompts must fit")
     parser.add_argument("--root", default="runs/embodiedrag-bench", help="benchmarks and run folders (resumable)")
     parser.add_argument("--json", dest="json_path", default=None, help="write the flat figures here")
+    parser.add_argument("--reuse", action="append", default=[], metavar="RUN",
+                        help="a `helper eval tfd --agent embodiedrag` run whose episodes a grid cell with the same "
+                             "settings and byte-identical episode files adopts instead of running them again")
     args = parser.parse_args()
 
     root = Path(args.root)
@@ -160,6 +207,10 @@ def main() -> None:
         for graph in ("subgraph", "full"):
             chat = TokenMeter(count=count, n_ctx=args.n_ctx) if args.tokens_only else None
             folder = root / ("tokens" if args.tokens_only else args.llm.replace("/", "_").replace(":", "_")) / f"{graph}-N{n}"
+            for source in ([] if args.tokens_only else args.reuse):
+                adopted = reuse_records(Path(source), bench, folder, graph, args.llm, args.max_steps, args.limit)
+                if adopted:
+                    print(f"{graph}-N{n}: {adopted} episodes adopted from {source}")
             records = run_mode(bench, folder, graph, args.limit, args.llm, args.max_steps, chat)
             per_mode[graph] = figures(records)
             for key, value in per_mode[graph].items():

@@ -1,0 +1,72 @@
+"""benchmarks/embodiedrag_bench.py: a grid cell adopts episodes already measured, only when they are
+the same episodes under the same settings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from helper_agent.evals.benchmark import generate_benchmark
+
+
+def _bench_module() -> ModuleType:
+    path = Path(__file__).parents[1] / "benchmarks" / "embodiedrag_bench.py"
+    spec = importlib.util.spec_from_file_location("embodiedrag_bench", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path, Path]:
+    """The bench module, a finished run's folder on a 3-episode seed-0 benchmark, and the grid root."""
+    root = tmp_path_factory.mktemp("grid")
+    data = root / "seed0"
+    generate_benchmark(data, seed=0, sizes={"valid_unseen": 3})
+    run = root / "erag"
+    run.mkdir()
+    (run / "spec.json").write_text(json.dumps({"mode": "tfd", "data": str(data), "planner": "embodiedrag", "llm": "local",
+                                               "feedback": 0, "ablate": None, "agent_options": {"graph": "subgraph"}}))
+    records = [{"instance_id": f"valid_unseen_000{i}.tfd", "success": i % 2, "react_steps": 30} for i in range(3)]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return _bench_module(), run, root
+
+
+def test_the_n0_cell_adopts_the_runs_episodes_it_shares(grid: tuple[ModuleType, Path, Path]) -> None:
+    bench_module, run, root = grid
+    bench = bench_module.ensure_bench(root, 0, 2)
+    out = root / "cells" / "subgraph-N0"
+    assert bench_module.reuse_records(run, bench, out, "subgraph", "local", 30, 2) == 2
+    kept = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["instance_id"] for r in kept] == ["valid_unseen_0000.tfd", "valid_unseen_0001.tfd"]
+    assert json.loads((out / "adopted_from.json").read_text()) == {"source": str(run), "episodes": 2}
+    # A cell that has records already is left as it is.
+    assert bench_module.reuse_records(run, bench, out, "subgraph", "local", 30, 2) == 0
+
+
+@pytest.mark.parametrize(("graph", "llm", "max_steps"), [("full", "local", 30), ("subgraph", "local:1.5b", 30),
+                                                         ("subgraph", "local", 12)])
+def test_other_settings_adopt_nothing(grid: tuple[ModuleType, Path, Path], tmp_path: Path, graph: str, llm: str,
+                                      max_steps: int) -> None:
+    bench_module, run, root = grid
+    bench = bench_module.ensure_bench(root, 0, 2)
+    assert bench_module.reuse_records(run, bench, tmp_path / "cell", graph, llm, max_steps, 2) == 0
+    assert not (tmp_path / "cell" / "results.jsonl").exists()
+
+
+def test_other_episodes_adopt_nothing(grid: tuple[ModuleType, Path, Path], tmp_path: Path) -> None:
+    bench_module, run, root = grid
+    grown = bench_module.ensure_bench(root, 100, 2)  # the same episodes with 100 distractors: other files
+    assert bench_module.reuse_records(run, grown, tmp_path / "cell", "subgraph", "local", 30, 2) == 0
+    # One episode file differs by a byte: only the other is adopted.
+    copy = tmp_path / "copy"
+    shutil.copytree(bench_module.ensure_bench(root, 0, 2), copy)
+    edited = copy / "tfd_instances" / "valid_unseen" / "valid_unseen_0001.tfd.json"
+    edited.write_text(edited.read_text() + " ")
+    assert bench_module.reuse_records(run, copy, tmp_path / "cell2", "subgraph", "local", 30, 2) == 1
