@@ -25,8 +25,9 @@ class EmbodiedRAGConfig:
       observation that changed nothing (`object_actions.futile_actions`); off is the paper's agent.
     - `admissible`: offer only the actions the environment can accept, as ALFWorld's admissible
       commands do: an action on the objects whose type affords it (pickup on the pickupable, toggle
-      on the toggleable, ...: `object_actions.unafforded_actions`) and with the hands it needs
-      (`hand_refusals`); off offers every action on every shown id.
+      on the toggleable, ...: `object_actions.unafforded_actions`), with the hands it needs
+      (`hand_refusals`) and on objects not already in the state it makes (no `open` of what is
+      open: `state_refusals`); off offers every action on every shown id.
     """
 
     graph: GraphMode = "subgraph"
