@@ -15,9 +15,9 @@ reports with every object and the executor already checks before acting), and wi
 needs (`hand_refusals`: picking up with empty hands, putting or pouring while holding something,
 slicing with a knife in hand, never picking up or putting into what it already holds), and only in
 the state it needs (`state_refusals`: opening what is closed, closing what is open, switching on
-what is off, off what is on, as the object's state in the scene graph says). Without them a 0.5B model spends its steps on `toggle_on(Shelf_1)`,
-`pickup(DiningTable_1)` or ten pickups in a row while holding a plate, which the environment can
-only refuse. Walking to an object already in reach is left out as well (`walks_in_reach`): it does
+what is off, off what is on, as the object's state in the scene graph says). Without them a 0.5B
+model spends its steps on `toggle_on(Shelf_1)`, `pickup(DiningTable_1)`, ten pickups in a row while
+holding a plate, or opening a cabinet it opened before, which the environment can only refuse. Walking to an object already in reach is left out as well (`walks_in_reach`): it does
 not move the agent.
 """
 
@@ -146,7 +146,7 @@ def state_refusals(actions: Sequence[NamedAction], ids: Iterable[str],
             attributes = state_of(oid)
             if attributes is None or bool(attributes.get(attribute, False)) == wanted:
                 continue
-            word = _STATE_WORDS.get((attribute, not wanted), f"{'' if not wanted else 'not '}{attribute}")
+            word = _STATE_WORDS.get((attribute, not wanted), f"{attribute}={not wanted}")
             out[f"{a.name}({oid})"] = f"{a.name}({oid}): {oid} is already {word}; choose another action"
     return out
 
