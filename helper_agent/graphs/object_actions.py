@@ -116,6 +116,8 @@ def hand_refusals(actions: Sequence[NamedAction], ids: Iterable[str], held: str 
             if a.hands == "holding" and held is None:
                 out[f"{a.name}()"] = f"{a.name}(): you hold nothing"
             continue
+        if a.hands in ("holding", "not_it") and held in ids:  # never on what it holds itself
+            out[f"{a.name}({held})"] = f"{a.name}({held}): you are holding {held}; name another object"
         if a.hands == "empty" and held is not None:
             why = f"your hands are full (you hold {held}); put it somewhere first"
         elif a.hands == "holding" and held is None:
@@ -123,8 +125,6 @@ def hand_refusals(actions: Sequence[NamedAction], ids: Iterable[str], held: str 
         elif a.hands == "knife" and held_type not in KNIFE_TYPES:
             why = "slicing needs a knife in your hand"
         else:
-            if a.hands in ("holding", "not_it") and held in ids:
-                out[f"{a.name}({held})"] = f"{a.name}({held}): you are holding {held}; name another object"
             continue
         out.update({f"{a.name}({oid})": f"{a.name}({oid}): {why}" for oid in ids})
     return out
@@ -137,13 +137,12 @@ def state_refusals(actions: Sequence[NamedAction], ids: Iterable[str],
     the reason: opening what is open, switching on what is on, ... which the environment refuses
     or the executor skips, so it changes nothing."""
     out: dict[str, str] = {}
-    ids = list(ids)
+    states = {oid: state_of(oid) for oid in ids}  # looked up once, not once per action
     for a in actions:
         if a.arg != "id" or a.state is None:
             continue
         attribute, wanted = a.state
-        for oid in ids:
-            attributes = state_of(oid)
+        for oid, attributes in states.items():
             if attributes is None or bool(attributes.get(attribute, False)) == wanted:
                 continue
             word = _STATE_WORDS.get((attribute, not wanted), f"{attribute}={not wanted}")
