@@ -24,9 +24,35 @@ def test_a_checkout_gives_its_commit_and_whether_the_package_differs_from_it() -
     if not (provenance.PACKAGE_DIR.parent / ".git").exists():
         pytest.skip("not run from a checkout")
     version = provenance.code_version()
-    head = subprocess.run(["git", "-C", str(provenance.PACKAGE_DIR.parent), "rev-parse", "--short=7", "HEAD"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    assert re.fullmatch(r"[0-9a-f]{7,}(\+dirty)?", version) and version.startswith(head)
+    last = subprocess.run(["git", "-C", str(provenance.PACKAGE_DIR.parent), "log", "-1", "--format=%h", "--abbrev=7",
+                           "--", "helper_agent"], capture_output=True, text=True, check=True).stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{7,}(\+dirty)?", version) and version.startswith(last)
+
+
+def _commit(repo: Path, path: str, text: str) -> str:
+    (repo / path).parent.mkdir(parents=True, exist_ok=True)
+    (repo / path).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", path], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-q", "-m", path], check=True, capture_output=True)
+    return subprocess.run([*git, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_commits_outside_the_package_do_not_change_the_version(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    package = tmp_path / "helper_agent"
+    monkeypatch.setattr(provenance, "PACKAGE_DIR", package)
+    changed_package = _commit(tmp_path, "helper_agent/agent.py", "A = 1\n")
+    _commit(tmp_path, "results/run/results.jsonl", "{}\n")
+    assert provenance.code_version() == changed_package  # a results commit is not new code
+    (package / "agent.py").write_text("A = 2\n")
+    provenance.code_version.cache_clear()
+    assert provenance.code_version() == changed_package + "+dirty"
+    changed_again = _commit(tmp_path, "helper_agent/agent.py", "A = 2\n")
+    provenance.code_version.cache_clear()
+    assert provenance.code_version() == changed_again
 
 
 def test_without_git_or_a_checkout_the_package_version_is_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

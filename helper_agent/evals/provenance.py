@@ -1,10 +1,10 @@
 """Which code ran an episode, kept in its record.
 
 A run resumes across sessions, and the code may change in between: a table of methods mixing an
-agent before and after a change compares neither. Each record carries `code` (the commit of the
-checkout the package runs from, `+dirty` when the package's tracked files differ from it; the
-package version when it is not run from a checkout), and the reports say when a run, or a table of
-runs, holds records of more than one.
+agent before and after a change compares neither. Each record carries `code` (the last commit that
+changed the package, in the checkout it runs from; `+dirty` when the package's tracked files differ
+from that checkout; the package version when it is not run from a checkout), and the reports say
+when a run, or a table of runs, holds records of more than one.
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ def _git(*args: str) -> str:
 def code_version() -> str:
     """`<short commit>[+dirty]` for a checkout (an editable install), else `helper-agent <version>`.
 
-    Only the package's own files decide `+dirty`: results, notes or the README do not change what
-    an agent does. An installed package inside some other repository (a virtualenv in a checkout)
+    The commit is the last one that changed the package, not HEAD: committing results, notes or the
+    README between two episodes of a run changes nothing an agent does, so it must not make the
+    run look like one of mixed code. For the same reason only the package's files decide `+dirty`. An installed package inside some other repository (a virtualenv in a checkout)
     is not that repository's code, so a checkout is recognised by its `.git` beside the package."""
     release = f"helper-agent {helper_agent.__version__}"
     if not (PACKAGE_DIR.parent / ".git").exists():
         return release
     try:
-        commit = _git("rev-parse", "--short=7", "HEAD")
+        commit = _git("log", "-1", "--format=%h", "--abbrev=7", "--", PACKAGE_DIR.name)
         changed = _git("status", "--porcelain", "--untracked-files=no", "--", PACKAGE_DIR.name)
     except (OSError, subprocess.SubprocessError):
         return release
