@@ -270,3 +270,32 @@ def test_an_ablation_or_a_longer_run_adopts_iteration0_episodes_and_refuses_a_di
     with pytest.raises(FileNotFoundError, match="progressive.json"):
         run_progressive(ProgressiveSpec(data=str(bench), out=str(tmp_path / "none"), llm="scripted",
                                         iteration0_from=str(tmp_path / "nowhere")), chat_model=chat)
+
+
+class ExperienceFollower(Scripted):
+    """The scripted coffee maker, except that once past episodes are in its prompt it searches for a
+    mug before saying done() on a task that is not coffee: retrieval changes what it does."""
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        user = str(messages[1].content)
+        goal = user.split("Instruction:\n", 1)[1].split("\n", 1)[0].lower()
+        if "\nStep 1 of " in user and "coffee" not in goal and "Past episodes:\n(none yet)" not in user:
+            self.prompts.append(user)
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="Action: search(Mug)"))])
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def test_the_report_counts_the_episodes_retrieval_changed(bench: Path, tmp_path: Path) -> None:
+    spec = ProgressiveSpec(data=str(bench), out=str(tmp_path / "run"), iterations=2, train_split="self", llm="scripted")
+    metrics = run_progressive(spec, chat_model=ExperienceFollower(prompts=[]))
+    first, second = (row["eval"] for row in metrics["iterations"])
+    assert (first["changed_from_iteration0"], first["compared_with_iteration0"]) == (0, 3)
+    # The two episodes that are not coffee now search first; the coffee episode acts as before.
+    assert (second["changed_from_iteration0"], second["compared_with_iteration0"]) == (2, 3)
+    assert second["env_failures"] == pytest.approx(0.0)
+    rows = [line for line in (tmp_path / "run" / "report.md").read_text().splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 1 and "| 2 of 3 |" in rows[0]
+    # The agent that ignores its database acts the same at every iteration.
+    same = run_progressive(ProgressiveSpec(data=str(bench), out=str(tmp_path / "same"), iterations=2,
+                                           train_split="self", llm="scripted"), chat_model=Scripted(prompts=[]))
+    assert same["iterations"][1]["eval"]["changed_from_iteration0"] == 0

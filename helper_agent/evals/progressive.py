@@ -229,6 +229,21 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------ the run
+def action_sequences(run: EvalSpec) -> dict[str, list[str]]:
+    """Each recorded episode's actions, in order, by instance id."""
+    records = ResultStore(Path(run.out) / "results.jsonl").records().values()
+    return {str(r["instance_id"]): [str(step[0]) for step in r.get("subgoals") or []] for r in records}
+
+
+def changed_episodes(baseline: dict[str, list[str]], current: dict[str, list[str]]) -> tuple[int, int]:
+    """(episodes acting otherwise than in the baseline, episodes both have).
+
+    With SR flat, this is what says whether the database changed the agent at all: iteration 0
+    runs with an empty one, so an episode that acts the same at iteration i took nothing from it."""
+    common = baseline.keys() & current.keys()
+    return sum(baseline[i] != current[i] for i in common), len(common)
+
+
 def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
     records = [r for r in ResultStore(Path(run.out) / "results.jsonl").records().values()]
 
@@ -241,7 +256,7 @@ def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
         "llm_calls": mean("llm_calls"), "prompt_tokens": mean("prompt_tokens"),
         "prompt_tokens_evaluated": mean("prompt_tokens_evaluated"), "llm_seconds": mean("llm_seconds"),
         "seconds": mean("seconds"), "retrieve_seconds": mean("retrieve_seconds"), "act_seconds": mean("act_seconds"),
-        "env_steps": mean("traj_len"), "errors": metrics["ended_by"]["error"],
+        "env_steps": mean("traj_len"), "env_failures": mean("failures"), "errors": metrics["ended_by"]["error"],
     }
 
 
@@ -262,6 +277,7 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
         adopt_iteration0(spec)
 
     iterations = []
+    baseline: dict[str, list[str]] = {}  # iteration 0's actions per evaluated episode
     for i in range(spec.iterations):
         size = build_database(spec, i, progress)
         row: dict[str, Any] = {"iteration": i, "database_records": size}
@@ -278,6 +294,10 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
             follow_move(run)
             metrics = run_eval(run, tick, chat_model=chat_model)
             row[phase] = _pass_summary(run, metrics)
+        actions = action_sequences(pass_spec(spec, i, "eval"))
+        baseline = baseline or actions
+        row["eval"]["changed_from_iteration0"], row["eval"]["compared_with_iteration0"] = \
+            changed_episodes(baseline, actions)
         row["SR"], row["GC"] = row["eval"]["SR"], row["eval"]["GC"]
         iterations.append(row)
     return write_progressive_outputs(spec, iterations)
@@ -305,14 +325,20 @@ def progressive_report(metrics: dict[str, Any]) -> str:
              *([f"- iteration 0 adopted from {run['iteration0_from']}, every episode it has (an empty database: "
                 "neither the retrieval switches nor the other episodes change one); `iter_0/*/adopted_from.json` "
                 "says how many"] if run.get("iteration0_from") else []), "",
-             "| iteration | database records | SR | GC | episodes | LLM calls/ep | prompt tokens/ep | "
-             "evaluated tokens/ep | LLM s/ep | s/ep | retrieval s/ep | acting s/ep |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| iteration | database records | SR | GC | episodes | acting otherwise than at iteration 0 | "
+             "environment failures/ep | LLM calls/ep | prompt tokens/ep | evaluated tokens/ep | LLM s/ep | s/ep | "
+             "retrieval s/ep | acting s/ep |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in metrics["iterations"]:
         e = r["eval"]
+        changed = (f"{e['changed_from_iteration0']} of {e['compared_with_iteration0']}"
+                   if r["iteration"] and "changed_from_iteration0" in e else "")
         lines.append(f"| {r['iteration']} | {r['database_records']} | {e['SR']:.2f} | {e['GC']:.2f} | {e['episodes']} | "
-                     f"{e['llm_calls']} | {e['prompt_tokens']} | {e['prompt_tokens_evaluated']} | {e['llm_seconds']} | "
-                     f"{e['seconds']} | {e['retrieve_seconds']} | {e['act_seconds']} |")
+                     f"{changed} | {e.get('env_failures', '')} | {e['llm_calls']} | {e['prompt_tokens']} | "
+                     f"{e['prompt_tokens_evaluated']} | {e['llm_seconds']} | {e['seconds']} | {e['retrieve_seconds']} | "
+                     f"{e['act_seconds']} |")
+    lines += ["", "An episode acts otherwise when its sequence of actions differs from its own at iteration 0 "
+              "(an empty database): the share of episodes the retrieved experience changed at all."]
     return "\n".join(lines) + "\n"
 
 
