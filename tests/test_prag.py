@@ -232,18 +232,20 @@ def test_llama_cpp_compiles_the_grammar_of_the_whole_catalog() -> None:
 def test_walking_to_an_object_in_reach_is_refused_as_a_no_op(bench: Path, tmp_path: Path) -> None:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    # The search walks to the mug, so a walk to it would not move the agent: it is refused before
-    # it is tried (the 0.5B otherwise walks to every object in reach in turn, one no-op a step).
-    answers = ["Action: search(Mug)", "Action: goto(Mug_1)", "Action: pickup(Mug_1)", "Action: done()"]
+    # The look-around shows Mug_1; the search walks to a mug not seen yet (Mug_2), so a walk to it
+    # would not move the agent: it is refused before it is tried (the 0.5B otherwise walks to every
+    # object in reach in turn, one no-op a step).
+    answers = ["Action: search(Mug)", "Action: goto(Mug_2)", "Action: pickup(Mug_2)", "Action: done()"]
     record = _run(bench, tmp_path / "on", FakeListChatModel(responses=answers))
-    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_1)", "done()"], record["log"]
+    assert [s[0] for s in record["subgoals"]] == ["search(Mug)", "pickup(Mug_2)", "done()"], record["log"]
+    assert "Mug_1" in record["subgoals"][0][2] and record["subgoals"][0][1].startswith("found Mug_2")
     assert record["futile_rejections"] == 1
-    assert any("goto(Mug_1): Mug_1 is already in reach" in line for line in record["log"])
+    assert any("goto(Mug_2): Mug_2 is already in reach" in line for line in record["log"])
     # With the refusal off, the walk is taken and says it did not move.
     off = _run(bench, tmp_path / "off", FakeListChatModel(responses=answers), refuse_futile="off")
     (search, found, _), (goto, there, _), *_ = off["subgoals"]
-    assert found.startswith("found Mug_1") and goto == "goto(Mug_1)"
-    assert there.startswith("already next to Mug_1")  # the search walked there; no step is spent again
+    assert found.startswith("found Mug_2") and goto == "goto(Mug_2)"
+    assert there.startswith("already next to Mug_2")  # the search walked there; no step is spent again
 
 
 # ------------------------------------------------------------------------------------ futile actions

@@ -66,16 +66,25 @@ def option(options: dict[str, str], key: str, default: Any, allowed: tuple[str, 
     return value
 
 
-def positive_option(options: dict[str, str], key: str, default: int) -> int:
-    """A switch that is a whole number >= 1 (k, max_steps, ...)."""
+def _whole_number(options: dict[str, str], key: str, default: int, minimum: int) -> int:
     value = option(options, key, default)
     try:
         number = int(value)
     except ValueError:
         raise ValueError(f"agent option {key}={value!r}: expected a whole number") from None
-    if number < 1:
-        raise ValueError(f"agent option {key}={value!r}: expected a number >= 1")
+    if number < minimum:
+        raise ValueError(f"agent option {key}={value!r}: expected a number >= {minimum}")
     return number
+
+
+def positive_option(options: dict[str, str], key: str, default: int) -> int:
+    """A switch that is a whole number >= 1 (k, max_steps, ...)."""
+    return _whole_number(options, key, default, 1)
+
+
+def count_option(options: dict[str, str], key: str, default: int) -> int:
+    """A switch that is a whole number >= 0 (0 turns the feature off)."""
+    return _whole_number(options, key, default, 0)
 
 
 def check_known(options: dict[str, str], known: tuple[str, ...], agent: str) -> None:

@@ -7,6 +7,10 @@ Switches (`--agent-option KEY=VALUE`):
 - `database=PATH`: the experience database folder to read (default: none, i.e. an empty database,
   iteration 0). `helper eval progressive` writes one per iteration and passes it here;
 - `max_steps=N`: LLM steps per episode (default 30);
+- `remembered=N`: ids seen earlier and out of view now that `goto` may name, most recent first
+  (default 60; a class's consecutive ids are shown as one range). 0 is an ablation: the agent can
+  walk only to what it sees, and as `search` finds only objects not seen yet, an object it walked
+  away from is lost (replayed gold interactions then fail in 16 of 18 families);
 - `refuse_futile=on|off`: leave out of a step's grammar what was already done from the current
   view and changed nothing (default on; off is the paper's agent);
 - `look_around=on|off`: start by turning once in place and show the first step everything seen
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from helper_agent.evals.methods import check_known, option, positive_option
+from helper_agent.evals.methods import check_known, count_option, option, positive_option
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from helper_agent.graphs.prag import PRAGConfig
     from helper_agent.memory.experience import ExperienceMemory
 
-OPTIONS = ("retrieval", "k", "database", "max_steps", "refuse_futile", "look_around", "admissible")
+OPTIONS = ("retrieval", "k", "database", "max_steps", "remembered", "refuse_futile", "look_around", "admissible")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
@@ -42,6 +46,7 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
     retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
     return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
+                      max_remembered=count_option(options, "remembered", 60),
                       refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
                       look_around=option(options, "look_around", "on", ("on", "off")) == "on",
                       admissible=option(options, "admissible", "on", ("on", "off")) == "on")

@@ -45,7 +45,7 @@ class ActionSpec:
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("goto", "id", None, "walk next to the object"),
+    ActionSpec("goto", "id", None, "walk next to the object (one in view, or one seen before)"),
     ActionSpec("pickup", "id", "Pickup", "pick the object up", "pickupable", "empty"),
     ActionSpec("put", "id", "Place", "put what you hold in or on the receptacle", "receptacle", "holding"),
     ActionSpec("open", "id", "Open", "open it", "openable", state=("open", False)),
@@ -54,7 +54,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("toggle_off", "id", "ToggleOff", "switch it off", "toggleable", state=("on", True)),
     ActionSpec("slice", "id", "Slice", "cut it (hold a knife)", "sliceable", "knife"),
     ActionSpec("pour", "id", "Pour", "pour what you hold into it", "pour_target", "holding"),
-    ActionSpec("search", "class", None, "walk around until an object of this class is seen"),
+    ActionSpec("search", "class", None, "walk around until an object of this class you have not seen yet is in view"),
     ActionSpec("done", "none", None, "the task is finished"),
 )
 BY_NAME = {a.name: a for a in ACTIONS}
@@ -88,6 +88,13 @@ def step_cfg(ids: list[str], classes: list[str], exclude: Collection[str] = ()) 
 def step_grammar(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> str:
     """GBNF for one step's answer (`step_cfg` rendered for llama.cpp)."""
     return step_cfg(ids, classes, exclude).to_gbnf()
+
+
+def out_of_view(remembered: Collection[str]) -> dict[str, str]:
+    """Every action but `goto` on the ids seen before and out of view now, rendered, with the reason
+    a model that writes one is refused: the environment interacts only with what is in view."""
+    return {f"{a.name}({i})": f"{a.name}({i}): {i} is out of view; goto({i}) first"
+            for a in ACTIONS if a.arg == "id" and a.name != "goto" for i in remembered}
 
 
 _ANSWER = re.compile(r"^\s*Action:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")

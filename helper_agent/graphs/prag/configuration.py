@@ -18,6 +18,9 @@ class PRAGConfig:
     - `max_steps`: LLM steps (one action each) before the episode stops.
     - `history`: the agent's own last steps (action -> observation) kept in the prompt.
     - `max_objects`: objects of the current view shown (nearest first): the prompt stays compact.
+    - `max_remembered`: ids seen earlier in the episode and out of view now, listed (most recently
+      seen first) for `goto` to name, as ALFWorld offers `go to` every receptacle; 0 lists none, and
+      the agent can only walk to what it sees (an ablation; `scene.py` says why it is not enough).
     - `experience_steps`: actions shown per retrieved episode (its first ones).
     - `look_around`: the agent starts by turning once in place, and the first step's scene graph
       is everything it saw meanwhile (every method's agent starts so); off, the view it starts
@@ -36,6 +39,7 @@ class PRAGConfig:
     max_steps: int = 30
     history: int = 8
     max_objects: int = 25
+    max_remembered: int = 60
     experience_steps: int = 12
     goal_chars: int = 400
     parse_retries: int = 1

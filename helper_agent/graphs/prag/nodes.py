@@ -17,7 +17,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
-from helper_agent.graphs.prag.actions import ACTIONS, StepAction, StepParseError, parse_step, step_grammar
+from helper_agent.graphs.prag.actions import (
+    ACTIONS,
+    StepAction,
+    StepParseError,
+    out_of_view,
+    parse_step,
+    step_grammar,
+)
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
 from helper_agent.graphs.prag.state import PRAGState, Step
@@ -44,12 +51,12 @@ def observe(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
         update.update(step=0, history=[], finished=False, log=[], experience_ids=[], experience="")
     if first and ctx.config.look_around:
         try:
-            view = world.look_around(ctx.config.max_objects)
+            view = world.look_around(ctx.config.max_objects, ctx.config.max_remembered)
         except EpisodeLimit as limit:
             return {**update, "finished": True, "outcome": limit.reason, "log": [f"stopped: {limit.reason}"]}
     else:
-        view = world.scene(ctx.config.max_objects)
-    update.update(scene_graph=view.text, shown_ids=view.ids, held=view.held)
+        view = world.scene(ctx.config.max_objects, ctx.config.max_remembered)
+    update.update(scene_graph=view.text, shown_ids=view.ids, remembered_ids=view.remembered, held=view.held)
     return update
 
 
@@ -90,6 +97,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     ctx = _ctx(runtime)
     cfg = ctx.config
     ids = list(state.get("shown_ids", []))
+    remembered = [i for i in state.get("remembered_ids", []) if i not in ids]
     classes = ctx.episode_world().classes()
     history = list(state.get("history", []))
     log = list(state.get("log", []))
@@ -97,7 +105,8 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
     # ones (the object's type does not afford it, it needs other hands, or the object is already in
     # the state it would make) are left out of the grammar; those done from here are named in the
-    # prompt. A model without a grammar that writes one anyway is refused and asked again.
+    # prompt. Objects seen before and out of view now may only be walked to. A model without a
+    # grammar that writes any of these is refused and asked again.
     world = ctx.episode_world()
     now = observation_fingerprint(world.env.observe())
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
@@ -105,12 +114,14 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
                              state.get("held"), world.type_of.get(state.get("held") or ""),
                              refuse_futile=cfg.refuse_futile, admissible=cfg.admissible,
                              state_of=lambda i: world.executor.tracked_attributes(world.env_id[i]))
-    grammar = step_grammar(ids, classes, refusals.excluded)
+    refusals.inadmissible.update(out_of_view(remembered))
+    nameable = ids + remembered
+    grammar = step_grammar(nameable, classes, refusals.excluded)
 
     def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
-                                 state.get("step", 0), cfg.max_steps, reason, refusals.tried)
+                                 state.get("step", 0), cfg.max_steps, reason, refusals.tried, remembered)
         return _ask(ctx, config, messages, grammar, attempt)
 
     def refused(why: str, futile_action: bool) -> None:
@@ -120,7 +131,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
             ctx.meter.parse_rejections += 1
         log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
 
-    answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, ids, classes),
+    answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, nameable, classes),
                                  StepParseError, refusals.futile, refused, refusals.inadmissible)
     step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now}
     if answer is None:

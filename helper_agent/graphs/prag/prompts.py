@@ -15,7 +15,8 @@ from helper_agent.memory.experience import Experience
 SYSTEM = (
     "You are a household robot acting step by step. Each step you see the instruction, episodes "
     "you lived before on similar tasks (what you did and whether the task got done), the scene "
-    "graph of what you see now ('id: states; in other_id'), and your last steps. Choose the one "
+    "graph of what you see now ('id: states; in other_id'), what you saw before and out of view, "
+    "and your last steps. Choose the one "
     "next action. Answer exactly one line:\nAction: <action>\n\n"
     "Actions (ID is an object id from the scene graph, ObjectClass a type such as Mug):\n{actions}\n\n"
     "Learn from past episodes: repeat what worked in episodes that got done, avoid what failed. "
@@ -41,12 +42,36 @@ def render_experience(records: Sequence[Experience], steps: int, goal_chars: int
     return "\n".join(blocks)
 
 
+def render_remembered(ids: Sequence[str]) -> str:
+    """Ids seen before, most recent first, with a class's consecutive numbers as one range
+    (`BreadSliced_2-9`): slicing a loaf makes ten ids, and the line stays a few tokens long."""
+    groups: dict[str, list[int]] = {}
+    for i in ids:
+        cls, _, n = i.rpartition("_")
+        groups.setdefault(cls, []).append(int(n))
+    parts = []
+    for cls, numbers in groups.items():
+        numbers.sort()
+        start = prev = numbers[0]
+        for n in [*numbers[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            parts.append(f"{cls}_{start}" if start == prev else f"{cls}_{start}-{prev}")
+            if n is not None:
+                start = prev = n
+    return ", ".join(parts)
+
+
 def step_messages(request: str, goal_chars: int, experience: str, scene_graph: str, held: str | None,
                   history: list[Step], keep: int, step: int, max_steps: int,
-                  retry_reason: str | None = None, futile: Sequence[str] = ()) -> list[BaseMessage]:
+                  retry_reason: str | None = None, futile: Sequence[str] = (),
+                  remembered: Sequence[str] = ()) -> list[BaseMessage]:
     goal = " ".join(request.split())[: max(goal_chars * 4, 1)]
     lines = [f"Instruction:\n{goal}", "", "Past episodes:", experience, "",
              "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
+    if remembered:
+        lines.append("Seen before, out of view (goto only): " + render_remembered(remembered))
     recent = history[-keep:] if keep > 0 else []
     if recent:
         lines += ["", "Your last steps:"]

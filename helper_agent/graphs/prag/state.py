@@ -23,6 +23,7 @@ class PRAGState(TypedDict, total=False):
     request: str
     scene_graph: str  # the current observation as text
     shown_ids: list[str]  # ids an action may name this step
+    remembered_ids: list[str]  # seen before and out of view: only `goto` may name them
     held: str | None
     experience: str  # the retrieved episodes, as the prompt shows them
     experience_ids: list[str]
