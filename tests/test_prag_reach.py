@@ -210,3 +210,86 @@ def test_the_remembered_switch_is_checked(value: str, ok: bool) -> None:
     else:
         with pytest.raises(ValueError, match="remembered"):
             config_from_options({"remembered": value})
+
+
+# ------------------------------------------------------------------------------------ pacing between places
+def _step(action: str, before: str, changed: bool | None = True) -> dict[str, Any]:
+    step: dict[str, Any] = {"action": action, "before": before}
+    if changed is not None:
+        step["changed"] = changed
+    return step
+
+
+def test_a_walk_from_here_with_only_walking_since_is_repeated() -> None:
+    from helper_agent.graphs.object_actions import repeated_walks
+
+    pacing = [_step("goto(A_1)", "F0"), _step("goto(B_1)", "F1"), _step("goto(A_1)", "F2")]
+    assert repeated_walks(pacing, "F1") == ["goto(B_1)"]  # back where it walked to B from
+    assert repeated_walks(pacing, "F3") == []  # a place it never walked from
+    # Something done since that changed nothing (a failed open) does not change the home either.
+    assert repeated_walks([*pacing[:2], _step("open(B_1)", "F2", changed=False), pacing[2]], "F1") == ["goto(B_1)"]
+    # A pickup since changed the home: the same walk may lead somewhere new now.
+    assert repeated_walks([*pacing[:2], _step("pickup(C_1)", "F2"), pacing[2]], "F1") == []
+    # A search looks into what it passes (it opens things): a second one is not refused here.
+    assert repeated_walks([_step("search(Mug)", "F1"), _step("goto(A_1)", "F2")], "F1") == []
+
+
+STEPS = st.builds(_step, st.sampled_from(["goto(A_1)", "goto(B_1)", "search(Mug)", "open(C_1)", "pickup(C_1)"]),
+                  st.sampled_from(["F0", "F1", "F2"]), st.sampled_from([True, False, None]))
+
+
+@given(st.lists(STEPS, max_size=12), st.sampled_from(["F0", "F1", "F2"]))
+def test_only_walks_are_refused_and_a_change_clears_them(history: list[dict[str, Any]], now: str) -> None:
+    from helper_agent.graphs.object_actions import repeated_walks
+
+    walked = repeated_walks(history, now)
+    assert all(a.startswith("goto(") for a in walked) and len(walked) == len(set(walked))
+    assert all(any(s["action"] == a and s["before"] == now for s in history) for a in walked)
+    assert repeated_walks([*history, _step("pickup(C_1)", "F9")], now) == []
+    assert set(walked) <= set(repeated_walks([*history, _step("goto(A_1)", "F9")], now))
+
+
+class Pacer(BaseChatModel):
+    """Walks back and forth between two objects; once refused, says done()."""
+
+    places: list[str] = []
+    walks: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "pacer"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        if "Your last answer was rejected" in str(messages[-1].content):
+            text = "Action: done()"
+        else:
+            text = f"Action: goto({self.places[self.walks % 2]})"
+            self.walks += 1
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+def test_pacing_between_two_places_is_refused_once_it_repeats(tmp_path: Any) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helper_agent.evals.benchmark import generate_benchmark
+    from helper_agent.evals.runner import EvalSpec, run_episode
+
+    bench = tmp_path / "bench"
+    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
+    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
+
+    def run(out: str, chat: BaseChatModel, **options: str) -> dict[str, Any]:
+        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
+                        agent_options={"max_steps": "12", **options})
+        return run_episode(spec, instance, chat)
+
+    shown = re.findall(r"^([A-Za-z]+_\d+)", run("a", FakeListChatModel(responses=["Action: done()"]))["subgoals"][0][2],
+                       re.M)
+    places = [shown[-1], shown[0]]  # the farthest and the nearest object of the first view
+    record = run("b", Pacer(places=places))
+    actions = [s[0] for s in record["subgoals"]]
+    assert actions[-1] == "done()" and len(actions) < 12, actions
+    assert any("and you have only walked since" in line for line in record["log"]), record["log"]
+    # With the refusal off it paces until the step cap.
+    off = run("c", Pacer(places=places), refuse_futile="off")
+    assert off["outcome"] == "max_steps" and all(s[0].startswith("goto(") for s in off["subgoals"])

@@ -238,6 +238,31 @@ def futile_actions(history: Sequence[Mapping[str, Any]], now: str) -> list[str]:
     return futile
 
 
+def repeated_walks(history: Sequence[Mapping[str, Any]], now: str, walk: str = "goto") -> list[str]:
+    """The walks already taken from the observation `now` after which the agent has only walked (or
+    done what changed nothing): walking changes no object, so the home is as it was then, and the
+    same walk would show again what it showed. A model that can walk to what it saw before
+    otherwise paces between two places until the step cap (`goto(CounterTop_2)`,
+    `goto(CounterTop_3)`, ... thirty times). `search` is not a walk here: it opens what it looks
+    into, so a second one from the same place can find something else."""
+    repeated: list[str] = []
+    for i, step in enumerate(history):
+        action = str(step.get("action", ""))
+        if step.get("before") != now or split_action(action)[0] != walk or action in repeated:
+            continue
+        later = history[i + 1:]
+        if all(split_action(str(s.get("action", "")))[0] == walk or s.get("changed") is False
+               or "changed" not in s for s in later):
+            repeated.append(action)
+    return repeated
+
+
+def repeated_walk_reason(action: str) -> str:
+    """Why a (non-grammar) model's answer that repeats a walk is refused."""
+    return (f"{action} was already done from here, and you have only walked since: it would show what it "
+            "showed; do something else")
+
+
 def futile_reason(action: str) -> str:
     """Why a (non-grammar) model's answer that is among the futile actions is refused."""
     return f"{action} was already done from here and changed nothing you can see; choose another action"
@@ -251,6 +276,7 @@ class StepRefusals:
     object). The grammar leaves all of them out."""
 
     tried: list[str] = field(default_factory=list)
+    walked: list[str] = field(default_factory=list)  # `repeated_walks`, when the agent refuses them
     futile: dict[str, str] = field(default_factory=dict)
     inadmissible: dict[str, str] = field(default_factory=dict)
 
@@ -263,14 +289,19 @@ def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str,
                   shown_types: Mapping[str, str], catalog: Catalog, in_reach: Callable[[str], bool],
                   held: str | None, held_type: str | None, *, refuse_futile: bool,
                   admissible: bool,
-                  state_of: Callable[[str], Mapping[str, bool] | None] = lambda _id: None) -> StepRefusals:
+                  state_of: Callable[[str], Mapping[str, bool] | None] = lambda _id: None,
+                  refuse_repeated_walks: bool = False) -> StepRefusals:
     """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type; `held`: the
     id the agent holds, of type `held_type`; `state_of`: an id's tracked attributes), from the
-    agent's history, the current observation's fingerprint `now` and the two switches."""
+    agent's history, the current observation's fingerprint `now` and the switches
+    (`refuse_repeated_walks` only with `refuse_futile`)."""
     out = StepRefusals()
     if refuse_futile:
         out.tried = futile_actions(history, now)
         out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
+        if refuse_repeated_walks:
+            out.walked = [a for a in repeated_walks(history, now) if a not in out.futile]
+            out.futile |= {a: repeated_walk_reason(a) for a in out.walked}
     if admissible:
         out.inadmissible = (unafforded_actions(actions, shown_types, catalog)
                             | hand_refusals(actions, shown_types, held, held_type)

@@ -105,15 +105,17 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
     # ones (the object's type does not afford it, it needs other hands, or the object is already in
     # the state it would make) are left out of the grammar; those done from here are named in the
-    # prompt. Objects seen before and out of view now may only be walked to. A model without a
-    # grammar that writes any of these is refused and asked again.
+    # prompt, and so are walks taken from here before with only walking since (they would show what
+    # they showed). Objects seen before and out of view now may only be walked to. A model without
+    # a grammar that writes any of these is refused and asked again.
     world = ctx.episode_world()
     now = observation_fingerprint(world.env.observe())
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
                              state.get("held"), world.type_of.get(state.get("held") or ""),
                              refuse_futile=cfg.refuse_futile, admissible=cfg.admissible,
-                             state_of=lambda i: world.executor.tracked_attributes(world.env_id[i]))
+                             state_of=lambda i: world.executor.tracked_attributes(world.env_id[i]),
+                             refuse_repeated_walks=True)
     refusals.inadmissible.update(out_of_view(remembered))
     nameable = ids + remembered
     grammar = step_grammar(nameable, classes, refusals.excluded)
@@ -121,7 +123,8 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
-                                 state.get("step", 0), cfg.max_steps, reason, refusals.tried, remembered)
+                                 state.get("step", 0), cfg.max_steps, reason, [*refusals.tried, *refusals.walked],
+                                 remembered)
         return _ask(ctx, config, messages, grammar, attempt)
 
     def refused(why: str, futile_action: bool) -> None:

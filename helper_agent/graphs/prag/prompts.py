@@ -77,7 +77,7 @@ def step_messages(request: str, goal_chars: int, experience: str, scene_graph: s
         lines += ["", "Your last steps:"]
         lines += [f"{s.get('action', '')} -> {s.get('observation', '')}" for s in recent]
     if futile:
-        lines += ["", "Done from here already, changing nothing (not allowed now): " + ", ".join(futile)]
+        lines += ["", "Done from here already, nothing new would come of it (not allowed now): " + ", ".join(futile)]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
     messages: list[BaseMessage] = [SystemMessage(content=SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]
