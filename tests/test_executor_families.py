@@ -9,25 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from helper_agent.evals.episodes import prepare, run_program
+from helper_agent.evals.episodes import prepared_scenes, run_program
 from helper_agent.evals.families import FAMILIES
 
 EPISODES_PER_FAMILY = 12
 
 
-def _scenes(family: str) -> list:
-    scenes, seed = [], 0
-    while len(scenes) < EPISODES_PER_FAMILY and seed < 500:
-        seed += 1
-        prepared = prepare(family, seed)
-        if prepared is not None:
-            scenes.append(prepared)
-    return scenes
-
-
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_gold_program_succeeds(family: str) -> None:
-    scenes = _scenes(family)
+    scenes = prepared_scenes(family, EPISODES_PER_FAMILY)
     assert len(scenes) == EPISODES_PER_FAMILY
     hidden_start = 0
     for scene in scenes:

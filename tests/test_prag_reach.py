@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.agents import EpisodeSetup
-from helper_agent.evals.episodes import SceneTask, prepare, run_program
+from helper_agent.evals.episodes import SceneTask, prepared_scenes, run_program
 from helper_agent.evals.families import FAMILIES
 from helper_agent.evals.methods.prag import PRAGAgent, config_from_options
 from helper_agent.graphs.prag import scene as prag_scene
@@ -91,16 +91,6 @@ class GoldReplayer(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
-def _scenes(family: str, count: int) -> list[SceneTask]:
-    scenes, seed = [], 0
-    while len(scenes) < count and seed < 300:
-        seed += 1
-        prepared = prepare(family, seed)
-        if prepared is not None:
-            scenes.append(prepared)
-    return scenes
-
-
 def replay(scene: SceneTask, **options: str) -> tuple[bool, list[str], GoldReplayer]:
     """Run the gold program, then P-RAG on the same start with the gold interactions replayed."""
     gold = run_program(copy.deepcopy(scene.state), scene.instance.program, scene.instance.task_name,
@@ -133,7 +123,7 @@ def replay(scene: SceneTask, **options: str) -> tuple[bool, list[str], GoldRepla
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_family_can_be_done_with_the_step_actions(family: str) -> None:
-    for scene in _scenes(family, 2):
+    for scene in prepared_scenes(family, 2):
         done, log, chat = replay(scene)
         assert done, f"{family} seed {scene.seed}: replayed {chat.pos} of {len(chat.plan)}\n" + "\n".join(log[-8:])
         assert not [line for line in log if "rejected" in line or "failed:" in line], log
@@ -144,7 +134,7 @@ def test_without_the_memory_of_what_was_seen_objects_walked_away_from_are_lost()
     # Cleaning every pot: after the first one the agent stands at the sink; what it saw elsewhere is
     # out of view, `search` looks only for what it has not seen, and only `goto` from memory goes back.
     results = [replay(scene, remembered="0")[0] for family in ("clean_all_x", "boil_x", "coffee")
-               for scene in _scenes(family, 2)]
+               for scene in prepared_scenes(family, 2)]
     assert not any(results)
 
 

@@ -54,6 +54,18 @@ def prepare(family: str, seed: int, room_type: str | None = None, task_seed: int
     return SceneTask(seed, room, state, instance)
 
 
+def prepared_scenes(family: str, count: int, max_seed: int = 500) -> list[SceneTask]:
+    """The first `count` seeded scenes (seeds 1, 2, ...) that can host `family`; fewer when seeds
+    up to `max_seed` do not give that many."""
+    scenes, seed = [], 0
+    while len(scenes) < count and seed < max_seed:
+        seed += 1
+        prepared = prepare(family, seed)
+        if prepared is not None:
+            scenes.append(prepared)
+    return scenes
+
+
 @dataclass
 class ProgramEpisode:
     initial: TaskProgress
