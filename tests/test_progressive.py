@@ -293,6 +293,9 @@ def test_the_report_counts_the_episodes_retrieval_changed(bench: Path, tmp_path:
     # The two episodes that are not coffee now search first; the coffee episode acts as before.
     assert (second["changed_from_iteration0"], second["compared_with_iteration0"]) == (2, 3)
     assert second["env_failures"] == pytest.approx(0.0)
+    # Both passes ran under the same code, and the report says which.
+    assert first["code"] == second["code"] and sum(first["code"].values()) == 3
+    assert f"Agent code: {next(iter(first['code']))}." in (tmp_path / "run" / "report.md").read_text()
     rows = [line for line in (tmp_path / "run" / "report.md").read_text().splitlines() if line.startswith("| 1 |")]
     assert len(rows) == 1 and "| 2 of 3 |" in rows[0]
     # The agent that ignores its database acts the same at every iteration.

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from helper_agent.evals.provenance import code_note
 from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
 from helper_agent.teach.instances import instance_id_of
@@ -257,6 +258,7 @@ def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens_evaluated": mean("prompt_tokens_evaluated"), "llm_seconds": mean("llm_seconds"),
         "seconds": mean("seconds"), "retrieve_seconds": mean("retrieve_seconds"), "act_seconds": mean("act_seconds"),
         "env_steps": mean("traj_len"), "env_failures": mean("failures"), "errors": metrics["ended_by"]["error"],
+        "code": dict(metrics.get("code") or {}),
     }
 
 
@@ -339,6 +341,11 @@ def progressive_report(metrics: dict[str, Any]) -> str:
                      f"{e['act_seconds']} |")
     lines += ["", "An episode acts otherwise when its sequence of actions differs from its own at iteration 0 "
               "(an empty database): the share of episodes the retrieved experience changed at all."]
+    # An adopted iteration 0, or a pass resumed in a later session, may have run other code.
+    code = code_note([(f"iteration {r['iteration']} {phase}", r[phase].get("code") or {})
+                      for r in metrics["iterations"] for phase in ("train", "eval") if phase in r])
+    if code:
+        lines += ["", code]
     return "\n".join(lines) + "\n"
 
 
