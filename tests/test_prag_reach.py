@@ -224,6 +224,18 @@ def test_a_walk_from_here_with_only_walking_since_is_repeated() -> None:
     assert repeated_walks([_step("search(Mug)", "F1"), _step("goto(A_1)", "F2")], "F1") == []
 
 
+def test_a_search_that_found_nothing_is_not_repeated_until_something_changes() -> None:
+    from helper_agent.graphs.object_actions import failed_searches
+
+    failed = {"action": "search(Potato)", "before": "F0", "changed": True,
+              "observation": "no Potato found that you have not seen; hands empty"}
+    found = {**failed, "action": "search(Pot)", "observation": "found Pot_2; hands empty"}
+    assert failed_searches([failed, _step("goto(A_1)", "F1")]) == ["search(Potato)"]
+    assert failed_searches([found, _step("goto(A_1)", "F1")]) == []  # it found one: another may be found
+    # Slicing makes new objects: after a change, the search may find one.
+    assert failed_searches([failed, _step("slice(Potato_1)", "F1")]) == []
+
+
 STEPS = st.builds(_step, st.sampled_from(["goto(A_1)", "goto(B_1)", "search(Mug)", "open(C_1)", "pickup(C_1)"]),
                   st.sampled_from(["F0", "F1", "F2"]), st.sampled_from([True, False, None]))
 
@@ -283,3 +295,25 @@ def test_pacing_between_two_places_is_refused_once_it_repeats(tmp_path: Any) -> 
     # With the refusal off it paces until the step cap.
     off = run("c", Pacer(places=places), refuse_futile="off")
     assert off["outcome"] == "max_steps" and all(s[0].startswith("goto(") for s in off["subgoals"])
+
+
+def test_a_second_search_for_what_is_not_there_is_refused(tmp_path: Any) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helper_agent.evals.benchmark import generate_benchmark
+    from helper_agent.evals.runner import EvalSpec, run_episode
+
+    bench = tmp_path / "bench"
+    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
+    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
+
+    def run(out: str, answers: list[str]) -> dict[str, Any]:
+        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
+                        agent_options={"max_steps": "3"})
+        return run_episode(spec, instance, FakeListChatModel(responses=answers))
+
+    absent = next(cls for cls in ("Television", "Pillow", "Laptop", "Towel", "Candle")
+                  if run(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1].startswith("no "))
+    record = run("again", [f"Action: search({absent})", f"Action: search({absent})", "Action: done()"])
+    assert [s[0] for s in record["subgoals"]] == [f"search({absent})", "done()"]
+    assert f"step 2 rejected: search({absent}) found nothing, and you have only walked since" in "\n".join(record["log"])

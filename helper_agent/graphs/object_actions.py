@@ -250,17 +250,40 @@ def repeated_walks(history: Sequence[Mapping[str, Any]], now: str, walk: str = "
         action = str(step.get("action", ""))
         if step.get("before") != now or split_action(action)[0] != walk or action in repeated:
             continue
-        later = history[i + 1:]
-        if all(split_action(str(s.get("action", "")))[0] == walk or s.get("changed") is False
-               or "changed" not in s for s in later):
+        if _only_walked(history[i + 1:], walk):
             repeated.append(action)
     return repeated
+
+
+def _only_walked(steps: Sequence[Mapping[str, Any]], walk: str) -> bool:
+    """Whether `steps` were all walks or changed nothing: the home's objects are as they were."""
+    return all(split_action(str(s.get("action", "")))[0] == walk or s.get("changed") is False
+               or "changed" not in s for s in steps)
+
+
+def failed_searches(history: Sequence[Mapping[str, Any]], search: str = "search", walk: str = "goto") -> list[str]:
+    """The searches that found nothing (their observation starts with `no `) after which the agent has
+    only walked: such a search looks everywhere it can reach and opens what it passes, so until the
+    agent changes something (slicing makes new objects) a second one finds nothing again, and spends
+    the episode's steps walking the whole home once more."""
+    failed: list[str] = []
+    for i, step in enumerate(history):
+        action = str(step.get("action", ""))
+        if (split_action(action)[0] == search and str(step.get("observation", "")).startswith("no ")
+                and action not in failed and _only_walked(history[i + 1:], walk)):
+            failed.append(action)
+    return failed
 
 
 def repeated_walk_reason(action: str) -> str:
     """Why a (non-grammar) model's answer that repeats a walk is refused."""
     return (f"{action} was already done from here, and you have only walked since: it would show what it "
             "showed; do something else")
+
+
+def failed_search_reason(action: str) -> str:
+    """Why a (non-grammar) model's answer that repeats a search that found nothing is refused."""
+    return f"{action} found nothing, and you have only walked since: it would find nothing again; do something else"
 
 
 def futile_reason(action: str) -> str:
@@ -276,7 +299,7 @@ class StepRefusals:
     object). The grammar leaves all of them out."""
 
     tried: list[str] = field(default_factory=list)
-    walked: list[str] = field(default_factory=list)  # `repeated_walks`, when the agent refuses them
+    walked: list[str] = field(default_factory=list)  # `repeated_walks` and `failed_searches`, when refused
     futile: dict[str, str] = field(default_factory=dict)
     inadmissible: dict[str, str] = field(default_factory=dict)
 
@@ -294,14 +317,17 @@ def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str,
     """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type; `held`: the
     id the agent holds, of type `held_type`; `state_of`: an id's tracked attributes), from the
     agent's history, the current observation's fingerprint `now` and the switches
-    (`refuse_repeated_walks` only with `refuse_futile`)."""
+    (`refuse_repeated_walks`, only with `refuse_futile`: walks and searches whose outcome is known,
+    `repeated_walks` and `failed_searches`)."""
     out = StepRefusals()
     if refuse_futile:
         out.tried = futile_actions(history, now)
         out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
         if refuse_repeated_walks:
-            out.walked = [a for a in repeated_walks(history, now) if a not in out.futile]
-            out.futile |= {a: repeated_walk_reason(a) for a in out.walked}
+            walks = [a for a in repeated_walks(history, now) if a not in out.futile]
+            searches = [a for a in failed_searches(history) if a not in out.futile]
+            out.walked = [*walks, *searches]
+            out.futile |= {a: repeated_walk_reason(a) for a in walks} | {a: failed_search_reason(a) for a in searches}
     if admissible:
         out.inadmissible = (unafforded_actions(actions, shown_types, catalog)
                             | hand_refusals(actions, shown_types, held, held_type)
