@@ -203,25 +203,46 @@ def test_the_remembered_switch_is_checked(value: str, ok: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------ pacing between places
-def _step(action: str, before: str, changed: bool | None = True) -> dict[str, Any]:
+def _step(action: str, before: str, changed: bool | None = True, state: str | None = None) -> dict[str, Any]:
     step: dict[str, Any] = {"action": action, "before": before}
     if changed is not None:
         step["changed"] = changed
+    if state is not None:
+        step["state"] = state
     return step
 
 
-def test_a_walk_from_here_with_only_walking_since_is_repeated() -> None:
-    from helper_agent.graphs.object_actions import repeated_walks
+def test_an_action_taken_before_from_the_same_known_state_would_go_round_the_loop_again() -> None:
+    from helper_agent.graphs.object_actions import recurrent_actions
 
-    pacing = [_step("goto(A_1)", "F0"), _step("goto(B_1)", "F1"), _step("goto(A_1)", "F2")]
-    assert repeated_walks(pacing, "F1") == ["goto(B_1)"]  # back where it walked to B from
-    assert repeated_walks(pacing, "F3") == []  # a place it never walked from
-    # Something done since that changed nothing (a failed open) does not change the home either.
-    assert repeated_walks([*pacing[:2], _step("open(B_1)", "F2", changed=False), pacing[2]], "F1") == ["goto(B_1)"]
-    # A pickup since changed the home: the same walk may lead somewhere new now.
-    assert repeated_walks([*pacing[:2], _step("pickup(C_1)", "F2"), pacing[2]], "F1") == []
-    # A search looks into what it passes (it opens things): a second one is not refused here.
-    assert repeated_walks([_step("search(Mug)", "F1"), _step("goto(A_1)", "F2")], "F1") == []
+    # Toaster on, toaster off: everything the agent knows is as it was (K0) before it switched it on.
+    loop = [_step("toggle_on(Toaster_1)", "F0", state="K0"), _step("toggle_off(Toaster_1)", "F1", state="K1")]
+    assert recurrent_actions(loop, "K0") == ["toggle_on(Toaster_1)"]
+    assert recurrent_actions(loop, "K1") == ["toggle_off(Toaster_1)"]
+    assert recurrent_actions(loop, "K2") == []  # anything changed: everything is offered again
+    # Walking there and back is the same loop; ending the episode, or an unparsable answer, is never refused.
+    walks = [_step("goto(A_1)", "F0", state="K0"), _step("goto(B_1)", "F1", state="K1"),
+             _step("done()", "F0", state="K0"), _step("(none)", "F0", changed=None, state="K0")]
+    assert recurrent_actions(walks, "K0") == ["goto(A_1)"]
+
+
+def test_known_states_differ_by_pose_hands_and_what_is_known() -> None:
+    from types import SimpleNamespace
+
+    from helper_agent.graphs.object_actions import known_state_fingerprint
+    from helper_agent.perception.tracker import TrackedObject
+
+    def obs(pose: tuple[int, ...] = (1, 1, 0, 0), held: str | None = None) -> Any:
+        return SimpleNamespace(pose=pose, held_id=held)
+
+    toaster = TrackedObject("T1", "Toaster", (1.0, 0.9, 1.0), attributes={"on": False})
+    base = known_state_fingerprint(obs(), [toaster])
+    assert base == known_state_fingerprint(obs(), [TrackedObject("T1", "Toaster", (1.0, 0.9, 1.0), attributes={"on": False})])
+    on = TrackedObject("T1", "Toaster", (1.0, 0.9, 1.0), attributes={"on": True})
+    mug = TrackedObject("M1", "Mug", (2.0, 0.9, 1.0))
+    others = {known_state_fingerprint(obs((1, 2, 0, 0)), [toaster]), known_state_fingerprint(obs(held="M1"), [toaster]),
+              known_state_fingerprint(obs(), [on]), known_state_fingerprint(obs(), [toaster, mug])}
+    assert base not in others and len(others) == 4
 
 
 def test_a_search_that_found_nothing_is_not_repeated_until_something_changes() -> None:
@@ -236,19 +257,18 @@ def test_a_search_that_found_nothing_is_not_repeated_until_something_changes() -
     assert failed_searches([failed, _step("slice(Potato_1)", "F1")]) == []
 
 
-STEPS = st.builds(_step, st.sampled_from(["goto(A_1)", "goto(B_1)", "search(Mug)", "open(C_1)", "pickup(C_1)"]),
-                  st.sampled_from(["F0", "F1", "F2"]), st.sampled_from([True, False, None]))
+STEPS = st.builds(_step, st.sampled_from(["goto(A_1)", "search(Mug)", "open(C_1)", "done()", "(none)"]),
+                  st.sampled_from(["F0", "F1"]), st.sampled_from([True, False, None]),
+                  st.sampled_from(["K0", "K1", "K2"]))
 
 
-@given(st.lists(STEPS, max_size=12), st.sampled_from(["F0", "F1", "F2"]))
-def test_only_walks_are_refused_and_a_change_clears_them(history: list[dict[str, Any]], now: str) -> None:
-    from helper_agent.graphs.object_actions import repeated_walks
+@given(st.lists(STEPS, max_size=12), st.sampled_from(["K0", "K1", "K2", "K3"]))
+def test_only_actions_taken_from_the_same_state_are_refused(history: list[dict[str, Any]], state: str) -> None:
+    from helper_agent.graphs.object_actions import recurrent_actions
 
-    walked = repeated_walks(history, now)
-    assert all(a.startswith("goto(") for a in walked) and len(walked) == len(set(walked))
-    assert all(any(s["action"] == a and s["before"] == now for s in history) for a in walked)
-    assert repeated_walks([*history, _step("pickup(C_1)", "F9")], now) == []
-    assert set(walked) <= set(repeated_walks([*history, _step("goto(A_1)", "F9")], now))
+    refused = recurrent_actions(history, state)
+    assert len(refused) == len(set(refused)) and "done()" not in refused and "(none)" not in refused
+    assert set(refused) == {s["action"] for s in history if s["state"] == state} - {"done()", "(none)"}
 
 
 class Pacer(BaseChatModel):
@@ -291,7 +311,8 @@ def test_pacing_between_two_places_is_refused_once_it_repeats(tmp_path: Any) -> 
     record = run("b", Pacer(places=places))
     actions = [s[0] for s in record["subgoals"]]
     assert actions[-1] == "done()" and len(actions) < 12, actions
-    assert any("and you have only walked since" in line for line in record["log"]), record["log"]
+    assert any("was done before when everything you know was as it is now" in line for line in record["log"]), \
+        record["log"]
     # With the refusal off it paces until the step cap.
     off = run("c", Pacer(places=places), refuse_futile="off")
     assert off["outcome"] == "max_steps" and all(s[0].startswith("goto(") for s in off["subgoals"])

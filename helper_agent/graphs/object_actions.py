@@ -238,21 +238,28 @@ def futile_actions(history: Sequence[Mapping[str, Any]], now: str) -> list[str]:
     return futile
 
 
-def repeated_walks(history: Sequence[Mapping[str, Any]], now: str, walk: str = "goto") -> list[str]:
-    """The walks already taken from the observation `now` after which the agent has only walked (or
-    done what changed nothing): walking changes no object, so the home is as it was then, and the
-    same walk would show again what it showed. A model that can walk to what it saw before
-    otherwise paces between two places until the step cap (`goto(CounterTop_2)`,
-    `goto(CounterTop_3)`, ... thirty times). `search` is not a walk here: it opens what it looks
-    into, so a second one from the same place can find something else."""
-    repeated: list[str] = []
-    for i, step in enumerate(history):
+def known_state_fingerprint(obs: Observation, objects: Iterable[Any]) -> str:
+    """Everything the agent knows, as a short digest: its pose, what it holds, and every object it
+    has seen (`TrackedObject`s: place, parent, states, whether it is gone). The agent's own actions
+    change only what it sees as it acts, so when this digest comes round again, what it did since
+    has come to nothing (a switch turned on and off, a walk there and back, a pickup put back)."""
+    known = sorted((t.object_id, t.position, t.parent_id, sorted(t.attributes.items()), t.gone) for t in objects)
+    return hashlib.sha1(repr((obs.pose, obs.held_id, known)).encode("utf-8")).hexdigest()[:16]
+
+
+def recurrent_actions(history: Sequence[Mapping[str, Any]], state: str) -> list[str]:
+    """The actions taken before from the known state `state` (a `known_state_fingerprint`; steps
+    keep theirs as `state`): the agent is back where it was then, in a deterministic home the same
+    action leads where it led, and a model decoding greedily otherwise goes round the same loop to
+    the step cap (`toggle_on(Toaster_1)`, `toggle_off(Toaster_1)`, ..., or walking between two
+    places). Only from this state: the action is offered again once anything has changed."""
+    recurrent: list[str] = []
+    for step in history:
         action = str(step.get("action", ""))
-        if step.get("before") != now or split_action(action)[0] != walk or action in repeated:
-            continue
-        if _only_walked(history[i + 1:], walk):
-            repeated.append(action)
-    return repeated
+        if (step.get("state") == state and action not in recurrent and action != "(none)"
+                and split_action(action)[0] != "done"):
+            recurrent.append(action)
+    return recurrent
 
 
 def _only_walked(steps: Sequence[Mapping[str, Any]], walk: str) -> bool:
@@ -275,10 +282,10 @@ def failed_searches(history: Sequence[Mapping[str, Any]], search: str = "search"
     return failed
 
 
-def repeated_walk_reason(action: str) -> str:
-    """Why a (non-grammar) model's answer that repeats a walk is refused."""
-    return (f"{action} was already done from here, and you have only walked since: it would show what it "
-            "showed; do something else")
+def recurrent_reason(action: str) -> str:
+    """Why a (non-grammar) model's answer that repeats a loop is refused."""
+    return (f"{action} was done before when everything you know was as it is now: what you did since came "
+            "to nothing, and it would lead where it led; do something else")
 
 
 def failed_search_reason(action: str) -> str:
@@ -299,7 +306,7 @@ class StepRefusals:
     object). The grammar leaves all of them out."""
 
     tried: list[str] = field(default_factory=list)
-    walked: list[str] = field(default_factory=list)  # `repeated_walks` and `failed_searches`, when refused
+    repeated: list[str] = field(default_factory=list)  # `recurrent_actions` and `failed_searches`, when refused
     futile: dict[str, str] = field(default_factory=dict)
     inadmissible: dict[str, str] = field(default_factory=dict)
 
@@ -313,21 +320,21 @@ def step_refusals(actions: Sequence[NamedAction], history: Sequence[Mapping[str,
                   held: str | None, held_type: str | None, *, refuse_futile: bool,
                   admissible: bool,
                   state_of: Callable[[str], Mapping[str, bool] | None] = lambda _id: None,
-                  refuse_repeated_walks: bool = False) -> StepRefusals:
+                  known_state: str | None = None) -> StepRefusals:
     """One step's `StepRefusals` for the shown ids (`shown_types`: id -> object type; `held`: the
     id the agent holds, of type `held_type`; `state_of`: an id's tracked attributes), from the
     agent's history, the current observation's fingerprint `now` and the switches
-    (`refuse_repeated_walks`, only with `refuse_futile`: walks and searches whose outcome is known,
-    `repeated_walks` and `failed_searches`)."""
+    (with `refuse_futile` and a `known_state` fingerprint, also the actions that would go round a
+    loop again, `recurrent_actions`, and searches that found nothing, `failed_searches`)."""
     out = StepRefusals()
     if refuse_futile:
         out.tried = futile_actions(history, now)
         out.futile = {a: futile_reason(a) for a in out.tried} | walks_in_reach(shown_types, in_reach)
-        if refuse_repeated_walks:
-            walks = [a for a in repeated_walks(history, now) if a not in out.futile]
-            searches = [a for a in failed_searches(history) if a not in out.futile]
-            out.walked = [*walks, *searches]
-            out.futile |= {a: repeated_walk_reason(a) for a in walks} | {a: failed_search_reason(a) for a in searches}
+        if known_state is not None:
+            loops = [a for a in recurrent_actions(history, known_state) if a not in out.futile]
+            searches = [a for a in failed_searches(history) if a not in out.futile and a not in loops]
+            out.repeated = [*loops, *searches]
+            out.futile |= {a: recurrent_reason(a) for a in loops} | {a: failed_search_reason(a) for a in searches}
     if admissible:
         out.inadmissible = (unafforded_actions(actions, shown_types, catalog)
                             | hand_refusals(actions, shown_types, held, held_type)

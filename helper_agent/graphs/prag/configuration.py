@@ -26,9 +26,9 @@ class PRAGConfig:
       is everything it saw meanwhile (every method's agent starts so); off, the view it starts
       with, which can be empty.
     - `refuse_futile`: leave out of the step's grammar the actions already done from the current
-      observation that changed nothing (`object_actions.futile_actions`), the walks taken from it
-      before with only walking since (`repeated_walks`), and a search that found nothing, with only
-      walking since (`failed_searches`); off is the paper's agent.
+      observation that changed nothing (`object_actions.futile_actions`), the actions taken before
+      from the same known state, which would go round the same loop (`recurrent_actions`), and a
+      search that found nothing, with only walking since (`failed_searches`); off is the paper's agent.
     - `admissible`: offer only the actions the environment can accept, as ALFWorld's admissible
       commands do: an action on the objects whose type affords it (pickup on the pickupable, toggle
       on the toggleable, ...: `object_actions.unafforded_actions`), with the hands it needs

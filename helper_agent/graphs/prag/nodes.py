@@ -16,7 +16,12 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
+from helper_agent.graphs.object_actions import (
+    answer_step,
+    known_state_fingerprint,
+    observation_fingerprint,
+    step_refusals,
+)
 from helper_agent.graphs.prag.actions import (
     ACTIONS,
     StepAction,
@@ -105,17 +110,19 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     # here (done from here already to no effect, or a walk to an object in reach) and inadmissible
     # ones (the object's type does not afford it, it needs other hands, or the object is already in
     # the state it would make) are left out of the grammar; those done from here are named in the
-    # prompt, and so are walks taken from here before with only walking since (they would show what
-    # they showed). Objects seen before and out of view now may only be walked to. A model without
+    # prompt, and so are the actions taken before from this same known state (they would go round
+    # the same loop) and searches that found nothing. Objects seen before and out of view now may only be walked to. A model without
     # a grammar that writes any of these is refused and asked again.
     world = ctx.episode_world()
-    now = observation_fingerprint(world.env.observe())
+    obs = world.env.observe()
+    now = observation_fingerprint(obs)
+    known = known_state_fingerprint(obs, world.executor.tracker.objects.values())
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
                              state.get("held"), world.type_of.get(state.get("held") or ""),
                              refuse_futile=cfg.refuse_futile, admissible=cfg.admissible,
                              state_of=lambda i: world.executor.tracked_attributes(world.env_id[i]),
-                             refuse_repeated_walks=True)
+                             known_state=known)
     refusals.inadmissible.update(out_of_view(remembered))
     nameable = ids + remembered
     grammar = step_grammar(nameable, classes, refusals.excluded)
@@ -123,7 +130,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     def ask(reason: str | None, attempt: int) -> str:
         messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
                                  state.get("scene_graph", ""), state.get("held"), history, cfg.history,
-                                 state.get("step", 0), cfg.max_steps, reason, [*refusals.tried, *refusals.walked],
+                                 state.get("step", 0), cfg.max_steps, reason, [*refusals.tried, *refusals.repeated],
                                  remembered)
         return _ask(ctx, config, messages, grammar, attempt)
 
@@ -136,7 +143,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
 
     answer, reason = answer_step(cfg.parse_retries + 1, ask, lambda text: parse_step(text, nameable, classes),
                                  StepParseError, refusals.futile, refused, refusals.inadmissible)
-    step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now}
+    step: Step = {"scene_graph": state.get("scene_graph", ""), "before": now, "state": known}
     if answer is None:
         step.update(action="(none)", observation=f"invalid answer: {reason}")
     else:

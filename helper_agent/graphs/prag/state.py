@@ -17,6 +17,7 @@ class Step(TypedDict, total=False):
     observation: str
     before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
     changed: bool  # whether the action changed anything the agent sees
+    state: str  # fingerprint of everything the agent knew when it acted (`known_state_fingerprint`)
 
 
 class PRAGState(TypedDict, total=False):
