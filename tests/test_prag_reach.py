@@ -253,7 +253,8 @@ def test_a_search_that_found_nothing_is_not_repeated_until_something_changes() -
     found = {**failed, "action": "search(Pot)", "observation": "found Pot_2; hands empty"}
     assert failed_searches([failed, _step("goto(A_1)", "F1")]) == ["search(Potato)"]
     assert failed_searches([found, _step("goto(A_1)", "F1")]) == []  # it found one: another may be found
-    # Slicing makes new objects: after a change, the search may find one.
+    # Other searches since do not make one; slicing makes new objects: after it, the search may find one.
+    assert failed_searches([failed, _step("search(Pot)", "F1"), _step("goto(A_1)", "F2")]) == ["search(Potato)"]
     assert failed_searches([failed, _step("slice(Potato_1)", "F1")]) == []
 
 
@@ -337,4 +338,33 @@ def test_a_second_search_for_what_is_not_there_is_refused(tmp_path: Any) -> None
                   if run(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1].startswith("no "))
     record = run("again", [f"Action: search({absent})", f"Action: search({absent})", "Action: done()"])
     assert [s[0] for s in record["subgoals"]] == [f"search({absent})", "done()"]
-    assert f"step 2 rejected: search({absent}) found nothing, and you have only walked since" in "\n".join(record["log"])
+    assert f"step 2 rejected: search({absent}) found nothing, and you have only walked or searched since" in \
+        "\n".join(record["log"])
+
+
+def test_a_failed_search_names_what_was_seen_of_the_class(tmp_path: Any) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helper_agent.evals.benchmark import generate_benchmark
+    from helper_agent.evals.runner import EvalSpec, run_episode
+
+    bench = tmp_path / "bench"
+    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
+    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
+
+    def run(out: str, answers: list[str]) -> dict[str, Any]:
+        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
+                        agent_options={"max_steps": "2"})
+        return run_episode(spec, instance, FakeListChatModel(responses=answers))
+
+    # The 1.5B searched for the potato it had been shown; with none left unseen the search says
+    # where the ones it saw are, instead of only "no Potato found".
+    shown = re.findall(r"^(([A-Za-z]+)_\d+)", run("look", ["Action: done()"])["subgoals"][0][2], re.M)
+    for cls in dict.fromkeys(c for _, c in shown):
+        text = run(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1]
+        if text.startswith("no "):
+            break
+    else:
+        raise AssertionError("every class shown had another object not seen yet")
+    seen = ", ".join(i for i, c in shown if c == cls)
+    assert text.startswith(f"no {cls} found that you have not seen (seen before: {seen}; goto one)"), text

@@ -262,22 +262,23 @@ def recurrent_actions(history: Sequence[Mapping[str, Any]], state: str) -> list[
     return recurrent
 
 
-def _only_walked(steps: Sequence[Mapping[str, Any]], walk: str) -> bool:
-    """Whether `steps` were all walks or changed nothing: the home's objects are as they were."""
-    return all(split_action(str(s.get("action", "")))[0] == walk or s.get("changed") is False
+def _only_walked(steps: Sequence[Mapping[str, Any]], walks: Collection[str]) -> bool:
+    """Whether `steps` were all `walks` or changed nothing: no object was made or moved by hand."""
+    return all(split_action(str(s.get("action", "")))[0] in walks or s.get("changed") is False
                or "changed" not in s for s in steps)
 
 
 def failed_searches(history: Sequence[Mapping[str, Any]], search: str = "search", walk: str = "goto") -> list[str]:
     """The searches that found nothing (their observation starts with `no `) after which the agent has
-    only walked: such a search looks everywhere it can reach and opens what it passes, so until the
-    agent changes something (slicing makes new objects) a second one finds nothing again, and spends
-    the episode's steps walking the whole home once more."""
+    only walked or searched: such a search looks everywhere it can reach and opens what it passes, so
+    until the agent does something else (slicing makes new objects) a second one finds nothing
+    again, and spends the episode's steps walking the whole home once more (the 1.5B searched for a
+    potato it had seen three times, until the episode's 1,000 steps ran out)."""
     failed: list[str] = []
     for i, step in enumerate(history):
         action = str(step.get("action", ""))
         if (split_action(action)[0] == search and str(step.get("observation", "")).startswith("no ")
-                and action not in failed and _only_walked(history[i + 1:], walk)):
+                and action not in failed and _only_walked(history[i + 1:], (walk, search))):
             failed.append(action)
     return failed
 
@@ -290,7 +291,8 @@ def recurrent_reason(action: str) -> str:
 
 def failed_search_reason(action: str) -> str:
     """Why a (non-grammar) model's answer that repeats a search that found nothing is refused."""
-    return f"{action} found nothing, and you have only walked since: it would find nothing again; do something else"
+    return (f"{action} found nothing, and you have only walked or searched since: it would find nothing again; "
+            "do something else")
 
 
 def futile_reason(action: str) -> str:

@@ -167,7 +167,9 @@ class EpisodeWorld(ShortIds):
                 try:
                     found = executor.find(ref)
                 except ObjectNotFound:
-                    return f"no {cls} found that you have not seen; {self._holding()}"
+                    seen = sorted((a for a in self.env_id if self.type_of[a] == cls), key=lambda a: int(a.rpartition("_")[2]))
+                    known = f" (seen before: {', '.join(seen)}; goto one)" if seen else ""
+                    return f"no {cls} found that you have not seen{known}; {self._holding()}"
                 finally:
                     executor.bindings = {}
                     executor.grounding.excluded.pop(ref.instance_key, None)
