@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,6 +123,30 @@ def replay(scene: SceneTask, **options: str) -> tuple[bool, list[str], GoldRepla
     return check_task(task, env.objects_metadata()).success, result.log, chat
 
 
+Runner = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def episode(tmp_path: Path) -> Runner:
+    """Runs P-RAG on one generated episode: `episode(out, answers_or_model, max_steps=..., **options)`."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from helper_agent.evals.benchmark import generate_benchmark
+    from helper_agent.evals.runner import EvalSpec, run_episode
+
+    bench = tmp_path / "bench"
+    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
+    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
+
+    def run(out: str, chat: list[str] | BaseChatModel, max_steps: int = 3, **options: str) -> dict[str, Any]:
+        model = FakeListChatModel(responses=chat) if isinstance(chat, list) else chat
+        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
+                        agent_options={"max_steps": str(max_steps), **options})
+        return run_episode(spec, instance, model)
+
+    return run
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_family_can_be_done_with_the_step_actions(family: str) -> None:
     for scene in prepared_scenes(family, 2):
@@ -165,30 +191,16 @@ def test_an_object_out_of_view_may_only_be_walked_to() -> None:
     assert parse_step("Action: goto(Mug_2)", ["Mug_1", "Mug_2"], ["Mug"]).arg == "Mug_2"
 
 
-def test_a_model_without_a_grammar_is_told_to_walk_first(tmp_path: Any) -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_episode
-
-    bench = tmp_path / "bench"
-    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
-    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
-
-    def run(out: str, answers: list[str]) -> dict[str, Any]:
-        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
-                        agent_options={"max_steps": "3"})
-        return run_episode(spec, instance, FakeListChatModel(responses=answers))
-
+def test_a_model_without_a_grammar_is_told_to_walk_first(episode: Runner) -> None:
     def ids(graph: str) -> list[str]:
         return re.findall(r"^([A-Za-z]+_\d+)", graph, re.M)
 
     # Walk to the farthest object the look-around showed; some of the others go out of view.
-    first = ids(run("a", ["Action: done()"])["subgoals"][0][2])
-    walked = run("b", [f"Action: goto({first[-1]})", "Action: done()"])
+    first = ids(episode("a", ["Action: done()"])["subgoals"][0][2])
+    walked = episode("b", [f"Action: goto({first[-1]})", "Action: done()"])
     gone = [i for i in first if i not in ids(walked["subgoals"][1][2]) and i != first[-1]]
     assert gone
-    record = run("c", [f"Action: goto({first[-1]})", f"Action: pickup({gone[0]})", "Action: done()"])
+    record = episode("c", [f"Action: goto({first[-1]})", f"Action: pickup({gone[0]})", "Action: done()"])
     assert f"step 2 rejected: pickup({gone[0]}): {gone[0]} is out of view; goto({gone[0]}) first" in record["log"]
     assert [s[0] for s in record["subgoals"]] == [f"goto({first[-1]})", "done()"]
 
@@ -291,77 +303,34 @@ class Pacer(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
 
-def test_pacing_between_two_places_is_refused_once_it_repeats(tmp_path: Any) -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_episode
-
-    bench = tmp_path / "bench"
-    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
-    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
-
-    def run(out: str, chat: BaseChatModel, **options: str) -> dict[str, Any]:
-        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
-                        agent_options={"max_steps": "12", **options})
-        return run_episode(spec, instance, chat)
-
-    shown = re.findall(r"^([A-Za-z]+_\d+)", run("a", FakeListChatModel(responses=["Action: done()"]))["subgoals"][0][2],
-                       re.M)
+def test_pacing_between_two_places_is_refused_once_it_repeats(episode: Runner) -> None:
+    shown = re.findall(r"^([A-Za-z]+_\d+)", episode("a", ["Action: done()"])["subgoals"][0][2], re.M)
     places = [shown[-1], shown[0]]  # the farthest and the nearest object of the first view
-    record = run("b", Pacer(places=places))
+    record = episode("b", Pacer(places=places), max_steps=12)
     actions = [s[0] for s in record["subgoals"]]
     assert actions[-1] == "done()" and len(actions) < 12, actions
     assert any("was done before when everything you know was as it is now" in line for line in record["log"]), \
         record["log"]
     # With the refusal off it paces until the step cap.
-    off = run("c", Pacer(places=places), refuse_futile="off")
+    off = episode("c", Pacer(places=places), max_steps=12, refuse_futile="off")
     assert off["outcome"] == "max_steps" and all(s[0].startswith("goto(") for s in off["subgoals"])
 
 
-def test_a_second_search_for_what_is_not_there_is_refused(tmp_path: Any) -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_episode
-
-    bench = tmp_path / "bench"
-    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
-    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
-
-    def run(out: str, answers: list[str]) -> dict[str, Any]:
-        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
-                        agent_options={"max_steps": "3"})
-        return run_episode(spec, instance, FakeListChatModel(responses=answers))
-
+def test_a_second_search_for_what_is_not_there_is_refused(episode: Runner) -> None:
     absent = next(cls for cls in ("Television", "Pillow", "Laptop", "Towel", "Candle")
-                  if run(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1].startswith("no "))
-    record = run("again", [f"Action: search({absent})", f"Action: search({absent})", "Action: done()"])
+                  if episode(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1].startswith("no "))
+    record = episode("again", [f"Action: search({absent})", f"Action: search({absent})", "Action: done()"])
     assert [s[0] for s in record["subgoals"]] == [f"search({absent})", "done()"]
     assert f"step 2 rejected: search({absent}) found nothing, and you have only walked or searched since" in \
         "\n".join(record["log"])
 
 
-def test_a_failed_search_names_what_was_seen_of_the_class(tmp_path: Any) -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_episode
-
-    bench = tmp_path / "bench"
-    generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})
-    instance = str(next((bench / "tfd_instances" / "valid_unseen").glob("*.json")))
-
-    def run(out: str, answers: list[str]) -> dict[str, Any]:
-        spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / out), planner="prag", feedback=0,
-                        agent_options={"max_steps": "2"})
-        return run_episode(spec, instance, FakeListChatModel(responses=answers))
-
+def test_a_failed_search_names_what_was_seen_of_the_class(episode: Runner) -> None:
     # The 1.5B searched for the potato it had been shown; with none left unseen the search says
     # where the ones it saw are, instead of only "no Potato found".
-    shown = re.findall(r"^(([A-Za-z]+)_\d+)", run("look", ["Action: done()"])["subgoals"][0][2], re.M)
+    shown = re.findall(r"^(([A-Za-z]+)_\d+)", episode("look", ["Action: done()"], max_steps=2)["subgoals"][0][2], re.M)
     for cls in dict.fromkeys(c for _, c in shown):
-        text = run(cls, [f"Action: search({cls})", "Action: done()"])["subgoals"][0][1]
+        text = episode(cls, [f"Action: search({cls})", "Action: done()"], max_steps=2)["subgoals"][0][1]
         if text.startswith("no "):
             break
     else:
