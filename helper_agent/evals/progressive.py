@@ -230,9 +230,8 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------ the run
-def action_sequences(run: EvalSpec) -> dict[str, list[str]]:
+def action_sequences(records: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Each recorded episode's actions, in order, by instance id."""
-    records = ResultStore(Path(run.out) / "results.jsonl").records().values()
     return {str(r["instance_id"]): [str(step[0]) for step in r.get("subgoals") or []] for r in records}
 
 
@@ -245,8 +244,7 @@ def changed_episodes(baseline: dict[str, list[str]], current: dict[str, list[str
     return sum(baseline[i] != current[i] for i in common), len(common)
 
 
-def _pass_summary(run: EvalSpec, metrics: dict[str, Any]) -> dict[str, Any]:
-    records = [r for r in ResultStore(Path(run.out) / "results.jsonl").records().values()]
+def _pass_summary(records: list[dict[str, Any]], metrics: dict[str, Any]) -> dict[str, Any]:
 
     def mean(key: str) -> float:
         values = [float(r.get(key, 0) or 0) for r in records]
@@ -295,8 +293,9 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
 
             follow_move(run)
             metrics = run_eval(run, tick, chat_model=chat_model)
-            row[phase] = _pass_summary(run, metrics)
-        actions = action_sequences(pass_spec(spec, i, "eval"))
+            records = list(ResultStore(Path(run.out) / "results.jsonl").records().values())
+            row[phase] = _pass_summary(records, metrics)
+        actions = action_sequences(records)  # the phase loop ends with the evaluation pass
         baseline = baseline or actions
         row["eval"]["changed_from_iteration0"], row["eval"]["compared_with_iteration0"] = \
             changed_episodes(baseline, actions)

@@ -102,7 +102,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     ctx = _ctx(runtime)
     cfg = ctx.config
     ids = list(state.get("shown_ids", []))
-    remembered = [i for i in state.get("remembered_ids", []) if i not in ids]
+    remembered = list(state.get("remembered_ids", []))  # never the shown ids (`EpisodeWorld._remembered`)
     classes = ctx.episode_world().classes()
     history = list(state.get("history", []))
     log = list(state.get("log", []))
@@ -111,8 +111,8 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     # ones (the object's type does not afford it, it needs other hands, or the object is already in
     # the state it would make) are left out of the grammar; those done from here are named in the
     # prompt, and so are the actions taken before from this same known state (they would go round
-    # the same loop) and searches that found nothing. Objects seen before and out of view now may only be walked to. A model without
-    # a grammar that writes any of these is refused and asked again.
+    # the same loop) and searches that found nothing. Objects seen before and out of view now may
+    # only be walked to. A model without a grammar that writes any of these is refused and asked again.
     world = ctx.episode_world()
     obs = world.env.observe()
     now = observation_fingerprint(obs)
