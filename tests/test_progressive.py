@@ -272,6 +272,35 @@ def test_an_ablation_or_a_longer_run_adopts_iteration0_episodes_and_refuses_a_di
                                         iteration0_from=str(tmp_path / "nowhere")), chat_model=chat)
 
 
+def test_episodes_another_agent_code_ran_are_run_again_unless_adopted_on_purpose(bench: Path, tmp_path: Path) -> None:
+    chat = Scripted(prompts=[])
+    main = ProgressiveSpec(data=str(bench), out=str(tmp_path / "main"), iterations=1, train_split="self", llm="scripted")
+    run_progressive(main, chat_model=chat)
+    results = tmp_path / "main" / "iter_0" / "eval" / "results.jsonl"
+    lines = results.read_text().splitlines()
+    old = [json.dumps({**json.loads(line), "code": "0000000"}) for line in lines[:2]]
+    results.write_text("\n".join([*old, *lines[2:]]) + "\n")  # two episodes by an older agent
+
+    calls = len(chat.prompts)
+    fresh = ProgressiveSpec(data=str(bench), out=str(tmp_path / "fresh"), iterations=1, train_split="self",
+                            llm="scripted", agent_options={"retrieval": "goal"}, iteration0_from=str(tmp_path / "main"))
+    run_progressive(fresh, chat_model=chat)
+    adopted = json.loads((tmp_path / "fresh" / "iter_0" / "eval" / "adopted_from.json").read_text())
+    assert (adopted["episodes"], adopted["not_adopted_other_code"]) == (1, 2)
+    records = [json.loads(line) for line in (tmp_path / "fresh" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and "0000000" not in {r["code"] for r in records}
+    assert len(chat.prompts) > calls  # the two were run again
+
+    calls = len(chat.prompts)
+    anyway = ProgressiveSpec(data=str(bench), out=str(tmp_path / "anyway"), iterations=1, train_split="self",
+                             llm="scripted", iteration0_from=str(tmp_path / "main"), adopt_other_code=True)
+    metrics = run_progressive(anyway, chat_model=chat)
+    adopted = json.loads((tmp_path / "anyway" / "iter_0" / "eval" / "adopted_from.json").read_text())
+    assert adopted["episodes"] == 3 and adopted["code"]["0000000"] == 2 and len(chat.prompts) == calls
+    assert "0000000 (2)" in (tmp_path / "anyway" / "report.md").read_text()  # the report names the mix
+    assert metrics["iterations"][0]["eval"]["episodes"] == 3
+
+
 class ExperienceFollower(Scripted):
     """The scripted coffee maker, except that once past episodes are in its prompt it searches for a
     mug before saying done() on a task that is not coffee: retrieval changes what it does."""

@@ -31,7 +31,11 @@ def progressive(
                              "sr_by_iteration.png. Re-running resumes."),
     iteration0_from: Path | None = typer.Option(None, help="Adopt iteration 0's episodes from this run instead of "
                                                "running them again: with an empty database, runs that differ "
-                                               "only in retrieval=/k= or in --limit share them."),
+                                               "only in retrieval=/k= or in --limit share them. Only the "
+                                               "episodes the current agent code ran are adopted."),
+    adopt_other_code: bool = typer.Option(False, "--adopt-other-code", help="With --iteration0-from: adopt "
+                                          "episodes that other agent code ran as well (a change you know "
+                                          "leaves the agent as it was; the report says which code ran them)."),
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
     from helper_agent.evals.methods import METHODS, parse_agent_options
@@ -48,7 +52,8 @@ def progressive(
         spec = ProgressiveSpec(data=str(data), out=str(out), iterations=iterations, train_split=train_split,  # type: ignore[arg-type]
                                split=split, limit=limit, train_limit=train_limit, llm=llm, agent=agent,
                                agent_options=options, workers=workers, seed=seed,
-                               iteration0_from=str(iteration0_from) if iteration0_from else None)
+                               iteration0_from=str(iteration0_from) if iteration0_from else None,
+                               adopt_other_code=adopt_other_code)
         spec.check()
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

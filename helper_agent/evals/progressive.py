@@ -57,6 +57,7 @@ class ProgressiveSpec:
     workers: int = 1
     seed: int = 0
     iteration0_from: str | None = None  # another run whose iteration-0 passes this one adopts
+    adopt_other_code: bool = False  # adopt iteration-0 episodes that other agent code ran, too
 
     def label(self) -> str:
         options = "/".join(f"{k}={v}" for k, v in sorted(self.agent_options.items()))
@@ -188,7 +189,14 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     split on an empty database); a train pass only from a train-mode run that made one (otherwise
     this run makes its own). A phase this run already has is never overwritten, and each adopted
     phase says where it came from and how many episodes (`adopted_from.json`).
+
+    Only episodes that the code running now ran are adopted (a record's `code`, see `provenance`):
+    an episode of an agent since changed runs again, or a table would compare two agents under one
+    label. `adopt_other_code` adopts them anyway, for a change its author knows leaves the agent as
+    it was; `adopted_from.json` then counts them by code.
     """
+    from helper_agent.evals.provenance import code_counts, code_version
+
     source = Path(str(spec.iteration0_from))
     spec_file = source / "progressive.json"
     if not spec_file.exists():
@@ -216,6 +224,9 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         theirs_records = ResultStore(results).records() if results.exists() else {}
         ours_ids = [instance_id_of(p) for p in instance_paths(pass_spec(spec, 0, phase))]
         records = [theirs_records[i] for i in ours_ids if i in theirs_records]
+        other_code = [r for r in records if r.get("code") != code_version()]
+        if not spec.adopt_other_code:
+            records = [r for r in records if r.get("code") == code_version()]
         if not records:
             continue
         store = ResultStore(target / "results.jsonl")  # run_eval writes this run's spec.json, runs the rest
@@ -223,6 +234,8 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
             store.append(record)
         (target / "adopted_from.json").write_text(json.dumps(
             {"source": str(source / "iter_0" / phase), "episodes": len(records), "of": len(ours_ids),
+             "code": code_counts(records),
+             "not_adopted_other_code": 0 if spec.adopt_other_code else len(other_code),
              "why": "iteration 0 runs on an empty database, so neither the retrieval switches nor the other "
              "episodes change an episode"}, indent=1))
         adopted.append(phase)
