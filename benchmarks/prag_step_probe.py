@@ -124,14 +124,14 @@ class VerbProbe:
 
         tokens = self.llm.tokenize((format_chat(self.llm, messages) + "Action:").encode(), add_bos=False, special=True)
         cached = self.llm.input_ids[: self.llm.n_tokens].tolist()
-        common = next((i for i, (a, b) in enumerate(zip(cached, tokens)) if a != b), min(len(cached), len(tokens)))
+        common = next((i for i, (a, b) in enumerate(zip(cached, tokens, strict=False)) if a != b), min(len(cached), len(tokens)))
         self.llm.n_tokens = min(common, len(tokens) - 1)
         self.llm.eval(tokens[self.llm.n_tokens:])
         logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
         ids = list(self.first)
         z = logits[ids] - logits[ids].max()
         p = np.exp(z) / np.exp(z).sum()
-        return {"/".join(self.first[t]): float(q) for t, q in zip(ids, p)}
+        return {"/".join(self.first[t]): float(q) for t, q in zip(ids, p, strict=True)}
 
 
 def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
