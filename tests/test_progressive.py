@@ -300,6 +300,16 @@ def test_episodes_another_agent_code_ran_are_run_again_unless_adopted_on_purpose
     assert "0000000 (2)" in (tmp_path / "anyway" / "report.md").read_text()  # the report names the mix
     assert metrics["iterations"][0]["eval"]["episodes"] == 3
 
+    # When every episode is another code's, nothing is adopted and the run says so.
+    results.write_text("".join(json.dumps({**json.loads(line), "code": "0000000"}) + "\n" for line in lines))
+    none = ProgressiveSpec(data=str(bench), out=str(tmp_path / "none"), iterations=1, train_split="self",
+                           llm="scripted", iteration0_from=str(tmp_path / "main"))
+    run_progressive(none, chat_model=chat)
+    adopted = json.loads((tmp_path / "none" / "iter_0" / "eval" / "adopted_from.json").read_text())
+    assert (adopted["episodes"], adopted["not_adopted_other_code"]) == (0, 3)
+    records = [json.loads(line) for line in (tmp_path / "none" / "iter_0" / "eval" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and "0000000" not in {r["code"] for r in records}
+
 
 class ExperienceFollower(Scripted):
     """The scripted coffee maker, except that once past episodes are in its prompt it searches for a

@@ -227,18 +227,21 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         other_code = [r for r in records if r.get("code") != code_version()]
         if not spec.adopt_other_code:
             records = [r for r in records if r.get("code") == code_version()]
-        if not records:
+        if not records and not other_code:
             continue
-        store = ResultStore(target / "results.jsonl")  # run_eval writes this run's spec.json, runs the rest
-        for record in records:
-            store.append(record)
+        if records:
+            store = ResultStore(target / "results.jsonl")  # run_eval writes this run's spec.json, runs the rest
+            for record in records:
+                store.append(record)
+        target.mkdir(parents=True, exist_ok=True)  # said even when every episode was another code's
         (target / "adopted_from.json").write_text(json.dumps(
             {"source": str(source / "iter_0" / phase), "episodes": len(records), "of": len(ours_ids),
              "code": code_counts(records),
              "not_adopted_other_code": 0 if spec.adopt_other_code else len(other_code),
              "why": "iteration 0 runs on an empty database, so neither the retrieval switches nor the other "
              "episodes change an episode"}, indent=1))
-        adopted.append(phase)
+        if records:
+            adopted.append(phase)
     return adopted
 
 
@@ -336,9 +339,10 @@ def progressive_report(metrics: dict[str, Any]) -> str:
     lines = [f"# Progressive iteration: {metrics['label']}", "", f"- {where}",
              f"- evaluation split: {run['split']} (limit {run['limit'] or 'all'}); done flag written from the "
              "harness's success; no gold program, plan or reference trajectory is used",
-             *([f"- iteration 0 adopted from {run['iteration0_from']}, every episode it has (an empty database: "
-                "neither the retrieval switches nor the other episodes change one); `iter_0/*/adopted_from.json` "
-                "says how many"] if run.get("iteration0_from") else []), "",
+             *([f"- iteration 0 adopted from {run['iteration0_from']}, the episodes it has "
+                + ("whatever code ran them" if run.get("adopt_other_code") else "that the current agent code ran")
+                + " (an empty database: neither the retrieval switches nor the other episodes change one); "
+                "`iter_0/*/adopted_from.json` says how many"] if run.get("iteration0_from") else []), "",
              "| iteration | database records | SR | GC | episodes | acting otherwise than at iteration 0 | "
              "environment failures/ep | LLM calls/ep | prompt tokens/ep | evaluated tokens/ep | LLM s/ep | s/ep | "
              "retrieval s/ep | acting s/ep |",
