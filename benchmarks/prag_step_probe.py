@@ -129,8 +129,8 @@ class VerbProbe:
         self.llm.eval(tokens[self.llm.n_tokens:])
         logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
         ids = list(self.first)
-        z = logits[ids] - logits[ids].max()
-        p = np.exp(z) / np.exp(z).sum()
+        weights = np.exp(logits[ids] - logits[ids].max())
+        p = weights / weights.sum()
         return {"/".join(self.first[t]): float(q) for t, q in zip(ids, p, strict=True)}
 
 

@@ -224,9 +224,10 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
         theirs_records = ResultStore(results).records() if results.exists() else {}
         ours_ids = [instance_id_of(p) for p in instance_paths(pass_spec(spec, 0, phase))]
         records = [theirs_records[i] for i in ours_ids if i in theirs_records]
-        other_code = [r for r in records if r.get("code") != code_version()]
+        current = code_version()
+        other_code = [r for r in records if r.get("code") != current]
         if not spec.adopt_other_code:
-            records = [r for r in records if r.get("code") == code_version()]
+            records = [r for r in records if r.get("code") == current]
         if not records and not other_code:
             continue
         if records:
