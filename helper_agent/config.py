@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     llm_retries: int = Field(
         default=2, ge=0, description="Retries of an LLM call after a timeout, connection error, 429 or 5xx."
     )
+    llm_prefix_cache: bool = Field(
+        default=True,
+        description="The local model serves the prompt prefix it shares with its previous call from its KV cache; "
+                    "false evaluates every prompt token, as a server without prefix caching does (to time that case).",
+    )
     llm_budget_seconds: float | None = Field(
         default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
     )

@@ -264,7 +264,9 @@ class LlamaCppChatModel(BaseChatModel):
     Per call, `invoke(..., grammar=GBNF_TEXT)` constrains decoding to a grammar, and
     `temperature=` / `seed=` override the defaults (a retry samples instead of repeating the
     greedy answer). llama.cpp reuses the longest common token prefix of consecutive prompts, so every
-    prompt starts with its fixed part (system text and API).
+    prompt starts with its fixed part (system text and API). `reuse_prefix=False` (setting
+    `HELPER_LLM_PREFIX_CACHE=false`) clears the context before each call instead: every prompt token is
+    evaluated, as on a server without prefix caching, which is what a timing against such a server needs.
 
     Prompt kinds that alternate (HELPER's planner, its locator and its corrector) would evict each
     other's prefix from one context, so `invoke(..., prompt_kind="locate")` runs on a context of its
@@ -284,6 +286,7 @@ class LlamaCppChatModel(BaseChatModel):
     stop: list[str] | None = None
     state_cache_bytes: int = 0
     prompt_kinds: int = 4
+    reuse_prefix: bool = True
     client: Any = None
     _kind_clients: dict[str, Any] = PrivateAttr(default_factory=dict)
     _owns_client: bool = PrivateAttr(default=False)
@@ -328,6 +331,12 @@ class LlamaCppChatModel(BaseChatModel):
                 self._kind_clients[kind] = self._new_context()
         return self._kind_clients[kind]
 
+    def _fresh(self, client: Any) -> Any:
+        """`client`, cleared first when prefixes are not reused (its next prompt is evaluated whole)."""
+        if not self.reuse_prefix:
+            client.reset()
+        return client
+
     @property
     def _llm_type(self) -> str:
         return "llama-cpp"
@@ -356,7 +365,7 @@ class LlamaCppChatModel(BaseChatModel):
         if kwargs.get("program_decoding"):
             return self._decode_program(messages, **kwargs)
         grammar_text = kwargs.get("grammar")
-        client = self.context_for(kwargs.get("prompt_kind"))
+        client = self._fresh(self.context_for(kwargs.get("prompt_kind")))
         before = self._prompt_tokens_evaluated(client)
         reply = client.create_chat_completion(
             messages=_chat_messages(messages),
@@ -391,7 +400,7 @@ class LlamaCppChatModel(BaseChatModel):
         (`helper_agent.decoding`); one LLM call as far as callers and callbacks can tell."""
         from helper_agent.decoding import ProgramDecoder, format_chat
 
-        client = self.context_for(kwargs.get("prompt_kind"))
+        client = self._fresh(self.context_for(kwargs.get("prompt_kind")))
         prompt = format_chat(client, _chat_messages(messages))
         decoder = ProgramDecoder(client, max_lines=int(kwargs.get("max_lines", 40)),
                                  agent_moves=bool(kwargs.get("agent_moves", False)))
@@ -423,7 +432,7 @@ def _llama_grammar(text: str) -> Any:
     return LlamaGrammar.from_string(text, verbose=False)
 
 
-_local_models: dict[tuple[str, float, int], LlamaCppChatModel] = {}
+_local_models: dict[tuple[str, float, int, bool], LlamaCppChatModel] = {}
 
 
 def make_chat_model(
@@ -438,19 +447,21 @@ def make_chat_model(
     `timeout` (default `HELPER_LLM_TIMEOUT`) bounds each request to a server; remote clients make
     one attempt per call: retries are `invoke_with_retry`'s.
     """
+    from helper_agent.config import get_settings
+
     spec = spec.strip()
     if spec == "local" or spec.startswith("local:"):
         size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
         if size not in LOCAL_MODELS:
             raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
-        key = (size, temperature, max_tokens)
+        reuse_prefix = get_settings().llm_prefix_cache
+        key = (size, temperature, max_tokens, reuse_prefix)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             path = assemble_local_model(size)
-            _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature, max_tokens=max_tokens)
+            _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature,
+                                                   max_tokens=max_tokens, reuse_prefix=reuse_prefix)
         return _local_models[key]
     if timeout is None:
-        from helper_agent.config import get_settings
-
         timeout = get_settings().llm_timeout
     if spec.startswith(("http://", "https://")):
         base_url, _, model = spec.partition("#")

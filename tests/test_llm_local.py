@@ -29,3 +29,21 @@ def test_local_llm_runs_tfd_episodes(tmp_path: Path) -> None:
     assert metrics["per_episode"]["llm_calls"] >= 1
     assert metrics["per_episode"]["prompt_tokens"] > 100
     print(metrics["overall"], metrics["per_episode"], metrics["seconds_per_llm_call"])
+
+
+def test_without_prefix_reuse_the_real_model_evaluates_every_prompt_token() -> None:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from helper_agent.llm import LlamaCppChatModel, assemble_local_model
+
+    system = SystemMessage(content="You answer with one word. " * 20)
+
+    def cached_after_first(reuse_prefix: bool) -> tuple[int, int]:
+        model = LlamaCppChatModel(model_path=str(assemble_local_model()), max_tokens=4, reuse_prefix=reuse_prefix)
+        model.invoke([system, HumanMessage(content="Name a fruit.")])
+        usage = model.invoke([system, HumanMessage(content="Name a colour.")]).usage_metadata
+        return usage["input_token_details"]["cache_read"], usage["input_tokens"]
+
+    cached, prompt = cached_after_first(True)
+    assert 100 < cached < prompt  # the shared system text came from the KV cache
+    assert cached_after_first(False) == (0, prompt)  # the same prompt, evaluated whole

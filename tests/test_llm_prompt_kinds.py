@@ -3,8 +3,10 @@ planner and the locator) do not evict each other's cached prefix. Checked with a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -79,3 +81,53 @@ def test_other_models_get_no_kind_argument() -> None:
     assert program_decoding(local, max_lines=5, kind="plan")["prompt_kind"] == "plan"
     assert grammar_decoding(local, "root ::= \"a\"", kind="step")["prompt_kind"] == "step"
     assert "prompt_kind" not in grammar_decoding(local, "root ::= \"a\"")
+
+
+class ResettableContext(ScriptedContext):
+    """A scripted context that, like `llama_cpp.Llama`, keeps the last prompt's tokens until reset:
+    `prompts_whole` counts the prompts it had to evaluate from the first token."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.kept = False
+        self.prompts_whole = 0
+
+    def reset(self) -> None:
+        self.kept = False
+
+    def create_chat_completion(self, messages: list[dict[str, str]], **kwargs: Any) -> dict[str, Any]:
+        self.prompts_whole += not self.kept
+        self.kept = True
+        return super().create_chat_completion(messages, **kwargs)
+
+
+@pytest.mark.parametrize(("reuse_prefix", "whole"), [(True, 1), (False, 3)])
+def test_without_prefix_reuse_every_prompt_is_evaluated_whole(reuse_prefix: bool, whole: int) -> None:
+    client = ResettableContext("mine")
+    model = LlamaCppChatModel(model_path="unused.gguf", client=client, reuse_prefix=reuse_prefix)
+    for text in ("a", "b", "c"):
+        _ask(model, text, "plan")
+    assert client.prompts == ["a", "b", "c"]
+    assert client.prompts_whole == whole
+
+
+def test_the_local_model_follows_the_prefix_cache_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent import llm
+    from helper_agent.config import get_settings
+
+    monkeypatch.setattr(llm, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
+    monkeypatch.setattr(llm.LlamaCppChatModel, "_new_context", lambda self: ResettableContext("loaded"))
+    monkeypatch.setattr(llm, "_local_models", {})
+    try:
+        get_settings.cache_clear()
+        warm = llm.make_chat_model("local")
+        monkeypatch.setenv("HELPER_LLM_PREFIX_CACHE", "false")
+        get_settings.cache_clear()
+        cold = llm.make_chat_model("local")
+        monkeypatch.delenv("HELPER_LLM_PREFIX_CACHE")
+        get_settings.cache_clear()
+        again = llm.make_chat_model("local")
+    finally:
+        get_settings.cache_clear()
+    assert warm.reuse_prefix and not cold.reuse_prefix
+    assert cold is not warm and again is warm
