@@ -11,7 +11,15 @@ and `graph=full` (the whole known scene graph in every planning prompt). Figures
   4096) ends the episode as a failure of the baseline, as the paper counts it, and is reported
   (`*_context_overflows`, and the prompt size llama.cpp refused, `*_overflow_prompt_tokens`);
 - `ratio_N*`: full-graph / subgraph prompt tokens per step; `step_time_saved_N*`: 1 - subgraph / full
-  seconds per step.
+  seconds per step;
+- prompt tokens evaluated per LLM call: the local model serves the prefix a prompt shares with the
+  previous one from its KV cache, and a full graph that did not change since the last step is such a
+  prefix, so the tokens it evaluates (and its seconds) grow far less than the tokens it is shown.
+
+`--cold` times the paper's setting, a model that evaluates every prompt token (an API, or a server
+without prefix caching): the same cells with `HELPER_LLM_PREFIX_CACHE=false`, in `<cell>-cold` folders,
+keys prefixed `cold_`. Use it on a few episodes (`--n 100 --limit 3 --cold`): the actions should be
+those of the cached run (greedy decoding), and `cold_*_same_actions` counts the episodes where they are.
 
 Two ways to run:
 - with the real model (SR, GC, seconds need it):
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -154,6 +163,20 @@ def run_mode(bench: Path, out: Path, graph: str, limit: int, llm: str, max_steps
     return records[:limit]
 
 
+def cell_folder(root: Path, llm: str, graph: str, n: int, *, tokens_only: bool = False, cold: bool = False) -> Path:
+    """A grid cell's run folder: `<root>/<model>/<graph>-N<n>[-cold]` (`tokens` for --tokens-only)."""
+    model = "tokens" if tokens_only else llm.replace("/", "_").replace(":", "_")
+    return root / model / f"{graph}-N{n}{'-cold' if cold else ''}"
+
+
+def same_actions(records: list[dict[str, Any]], reference: list[dict[str, Any]]) -> tuple[int, int]:
+    """How many of `records`' episodes took exactly the actions `reference` took in the same episode,
+    of those both have."""
+    theirs = {str(r["instance_id"]): r.get("pred_actions") for r in reference}
+    shared = [r for r in records if str(r["instance_id"]) in theirs]
+    return sum(r.get("pred_actions") == theirs[str(r["instance_id"])] for r in shared), len(shared)
+
+
 def figures(records: list[dict[str, Any]]) -> dict[str, float]:
     """Per-step means weighted by steps, SR/GC, overflows, and the refused prompt sizes."""
     steps = sum(float(r.get("react_steps", 0) or 0) for r in records)
@@ -165,12 +188,15 @@ def figures(records: list[dict[str, Any]]) -> dict[str, float]:
 
     overflow_tokens = [int(m.group(1)) for r in records for line in r.get("log", []) for m in [_OVERFLOW.search(line)] if m]
     n = len(records) or 1
+    calls = sum(int(r.get("llm_calls", 0) or 0) for r in records)
     return {
         "episodes": float(len(records)),
         "prompt_tokens_per_step": round(weighted("react_prompt_tokens"), 1),
         "llm_seconds_per_step": round(weighted("react_seconds"), 3),
         "retrieve_seconds_per_step": round(weighted("retrieve_seconds"), 4),
         "seconds_per_step": round(weighted("react_seconds") + weighted("retrieve_seconds"), 3),
+        "prompt_tokens_evaluated_per_call": round(
+            sum(float(r.get("prompt_tokens_evaluated", 0) or 0) for r in records) / calls, 1) if calls else 0.0,
         "entities_shown_per_step": round(weighted("entities_shown"), 1),
         "entities_known": round(sum(float(r.get("entities_known", 0) or 0) for r in records) / n, 1),
         "SR": round(100 * sum(float(r.get("success", 0) or 0) for r in records) / n, 2),
@@ -194,9 +220,19 @@ def main() -> None:
     parser.add_argument("--reuse", action="append", default=[], metavar="RUN",
                         help="a `helper eval tfd --agent embodiedrag` run whose episodes a grid cell with the same "
                              "settings and byte-identical episode files adopts instead of running them again")
+    parser.add_argument("--cold", action="store_true",
+                        help="evaluate every prompt token (no KV-cache prefix reuse), into <cell>-cold folders")
     args = parser.parse_args()
+    if args.cold and args.tokens_only:
+        parser.error("--cold times the model; --tokens-only runs none")
+    if args.cold:  # read by make_chat_model when the harness builds the local model
+        from helper_agent.config import get_settings
+
+        os.environ["HELPER_LLM_PREFIX_CACHE"] = "false"
+        get_settings.cache_clear()
 
     root = Path(args.root)
+    prefix = "cold_" if args.cold else ""
     counts = [int(x) for x in args.n.split(",") if x.strip()]
     count = local_tokenizer() if args.tokens_only else None
     out: dict[str, float | str] = {"limit": float(args.limit), "max_steps": float(args.max_steps),
@@ -206,27 +242,35 @@ def main() -> None:
         per_mode = {}
         for graph in ("subgraph", "full"):
             chat = TokenMeter(count=count, n_ctx=args.n_ctx) if args.tokens_only else None
-            folder = root / ("tokens" if args.tokens_only else args.llm.replace("/", "_").replace(":", "_")) / f"{graph}-N{n}"
-            for source in ([] if args.tokens_only else args.reuse):
+            folder = cell_folder(root, args.llm, graph, n, tokens_only=args.tokens_only, cold=args.cold)
+            for source in ([] if args.tokens_only or args.cold else args.reuse):
                 adopted = reuse_records(Path(source), bench, folder, graph, args.llm, args.max_steps, args.limit)
                 if adopted:
                     print(f"{graph}-N{n}: {adopted} episodes adopted from {source}")
             records = run_mode(bench, folder, graph, args.limit, args.llm, args.max_steps, chat)
             per_mode[graph] = figures(records)
             for key, value in per_mode[graph].items():
-                if args.tokens_only and key in ("SR", "GC", "llm_seconds_per_step", "seconds_per_step"):
+                if args.tokens_only and key in ("SR", "GC", "llm_seconds_per_step", "seconds_per_step",
+                                                "prompt_tokens_evaluated_per_call"):
                     continue
-                out[f"{graph}_N{n}_{key}"] = value
+                out[f"{prefix}{graph}_N{n}_{key}"] = value
+            warm = cell_folder(root, args.llm, graph, n) / "results.jsonl"
+            if args.cold and warm.exists():
+                reference = [json.loads(line) for line in warm.read_text().splitlines() if line.strip()]
+                same, shared = same_actions(records, reference)
+                out[f"cold_{graph}_N{n}_same_actions"] = float(same)
+                print(f"{graph}-N{n}: cold and cached runs took the same actions in {same} of {shared} episodes")
         sub, full = per_mode["subgraph"], per_mode["full"]
         full_tokens = max(full["prompt_tokens_per_step"], full["overflow_prompt_tokens"])
-        out[f"ratio_N{n}"] = round(full_tokens / sub["prompt_tokens_per_step"], 2) if sub["prompt_tokens_per_step"] else 0.0
+        out[f"{prefix}ratio_N{n}"] = round(full_tokens / sub["prompt_tokens_per_step"], 2) if sub["prompt_tokens_per_step"] else 0.0
         if not args.tokens_only and full["seconds_per_step"]:
-            out[f"step_time_saved_N{n}"] = round(1 - sub["seconds_per_step"] / full["seconds_per_step"], 3)
-        print(f"N={n:5d}  subgraph {sub['prompt_tokens_per_step']:8.1f} tok/step  full {full_tokens:8.1f} tok/step "
-              f"(x{out[f'ratio_N{n}']})  overflows {int(full['context_overflows'])}/{int(full['episodes'])}"
+            out[f"{prefix}step_time_saved_N{n}"] = round(1 - sub["seconds_per_step"] / full["seconds_per_step"], 3)
+        print(f"N={n:5d}{' cold' if args.cold else ''}  subgraph {sub['prompt_tokens_per_step']:8.1f} tok/step  full {full_tokens:8.1f} tok/step "
+              f"(x{out[f'{prefix}ratio_N{n}']})  overflows {int(full['context_overflows'])}/{int(full['episodes'])}"
               + ("" if args.tokens_only else
                  f"  s/step {sub['seconds_per_step']:.2f} vs {full['seconds_per_step']:.2f}  "
-                 f"SR {sub['SR']:.1f} vs {full['SR']:.1f}  GC {sub['GC']:.1f} vs {full['GC']:.1f}"))
+                 f"SR {sub['SR']:.1f} vs {full['SR']:.1f}  GC {sub['GC']:.1f} vs {full['GC']:.1f}  "
+                 f"evaluated tok/call {sub['prompt_tokens_evaluated_per_call']:.0f} vs {full['prompt_tokens_evaluated_per_call']:.0f}"))
     if args.json_path:
         Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_path).write_text(json.dumps(out, indent=1))

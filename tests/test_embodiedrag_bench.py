@@ -70,3 +70,29 @@ def test_other_episodes_adopt_nothing(grid: tuple[ModuleType, Path, Path], tmp_p
     edited = copy / "tfd_instances" / "valid_unseen" / "valid_unseen_0001.tfd.json"
     edited.write_text(edited.read_text() + " ")
     assert bench_module.reuse_records(run, copy, tmp_path / "cell2", "subgraph", "local", 30, 2) == 1
+
+
+def test_cold_cells_have_folders_of_their_own(grid: tuple[ModuleType, Path, Path]) -> None:
+    bench, _, root = grid
+    assert bench.cell_folder(root, "local:1.5b", "full", 100) == root / "local_1.5b" / "full-N100"
+    assert bench.cell_folder(root, "local", "full", 100, cold=True) == root / "local" / "full-N100-cold"
+    assert bench.cell_folder(root, "local", "subgraph", 0, tokens_only=True) == root / "tokens" / "subgraph-N0"
+
+
+def test_same_actions_counts_only_episodes_both_runs_have(grid: tuple[ModuleType, Path, Path]) -> None:
+    bench = grid[0]
+    cached = [{"instance_id": "a", "pred_actions": ["Pickup"]}, {"instance_id": "b", "pred_actions": ["Open"]},
+              {"instance_id": "c", "pred_actions": []}]
+    cold = [{"instance_id": "a", "pred_actions": ["Pickup"]}, {"instance_id": "b", "pred_actions": ["Close"]},
+            {"instance_id": "d", "pred_actions": []}]
+    assert bench.same_actions(cold, cached) == (1, 2)
+
+
+def test_figures_count_the_prompt_tokens_evaluated_per_call(grid: tuple[ModuleType, Path, Path]) -> None:
+    bench = grid[0]
+    records = [{"react_steps": 30, "react_prompt_tokens": 2600.0, "llm_calls": 30, "prompt_tokens_evaluated": 12000},
+               {"react_steps": 10, "react_prompt_tokens": 2200.0, "llm_calls": 10, "prompt_tokens_evaluated": 8000}]
+    figures = bench.figures(records)
+    assert figures["prompt_tokens_evaluated_per_call"] == 500.0  # 20,000 of 40 calls, not the mean of 400 and 800
+    assert figures["prompt_tokens_per_step"] == 2500.0
+    assert bench.figures([{"react_steps": 0, "llm_calls": 0}])["prompt_tokens_evaluated_per_call"] == 0.0
