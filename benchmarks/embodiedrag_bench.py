@@ -19,7 +19,8 @@ and `graph=full` (the whole known scene graph in every planning prompt). Figures
 `--cold` times the paper's setting, a model that evaluates every prompt token (an API, or a server
 without prefix caching): the same cells with `HELPER_LLM_PREFIX_CACHE=false`, in `<cell>-cold` folders,
 keys prefixed `cold_`. Use it on a few episodes (`--n 100 --limit 3 --cold`): the actions should be
-those of the cached run (greedy decoding), and `cold_*_same_actions` counts the episodes where they are.
+those of the cached run (greedy decoding), and `cold_*_same_actions` counts the episodes where they are
+(of `cold_*_compared_episodes`, those the cached cell has).
 
 Two ways to run:
 - with the real model (SR, GC, seconds need it):
@@ -259,6 +260,7 @@ def main() -> None:
                 reference = [json.loads(line) for line in warm.read_text().splitlines() if line.strip()]
                 same, shared = same_actions(records, reference)
                 out[f"cold_{graph}_N{n}_same_actions"] = float(same)
+                out[f"cold_{graph}_N{n}_compared_episodes"] = float(shared)
                 print(f"{graph}-N{n}: cold and cached runs took the same actions in {same} of {shared} episodes")
         sub, full = per_mode["subgraph"], per_mode["full"]
         full_tokens = max(full["prompt_tokens_per_step"], full["overflow_prompt_tokens"])
