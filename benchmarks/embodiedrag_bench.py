@@ -156,12 +156,12 @@ def reuse_records(source: Path, bench: Path, out: Path, graph: str, llm: str, ma
 
 def run_mode(bench: Path, out: Path, graph: str, limit: int, llm: str, max_steps: int, chat: Any) -> list[dict[str, Any]]:
     from helper_agent.evals.runner import EvalSpec, run_eval
+    from helper_agent.evals.store import read_records
 
     spec = EvalSpec(mode="tfd", data=str(bench), split="valid_unseen", out=str(out), limit=limit, llm=llm,
                     planner="embodiedrag", feedback=0, agent_options={"graph": graph, "max_steps": str(max_steps)})
     run_eval(spec, chat_model=chat)
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
-    return records[:limit]
+    return list(read_records(out / "results.jsonl"))[:limit]
 
 
 def cell_folder(root: Path, llm: str, graph: str, n: int, *, tokens_only: bool = False, cold: bool = False) -> Path:
@@ -257,8 +257,9 @@ def main() -> None:
                 out[f"{prefix}{graph}_N{n}_{key}"] = value
             warm = cell_folder(root, args.llm, graph, n) / "results.jsonl"
             if args.cold and warm.exists():
-                reference = [json.loads(line) for line in warm.read_text().splitlines() if line.strip()]
-                same, shared = same_actions(records, reference)
+                from helper_agent.evals.store import read_records
+
+                same, shared = same_actions(records, list(read_records(warm)))
                 out[f"cold_{graph}_N{n}_same_actions"] = float(same)
                 out[f"cold_{graph}_N{n}_compared_episodes"] = float(shared)
                 print(f"{graph}-N{n}: cold and cached runs took the same actions in {same} of {shared} episodes")
