@@ -178,3 +178,24 @@ def test_runs_of_different_models_or_no_common_episode_are_called_out(bench: Pat
     assert "; 0 in common)" in coverage_note([a, load_run(tmp_path / "b")])
     with pytest.raises(ValueError, match="no episode in common"):
         on_common_episodes([a, load_run(tmp_path / "b")])
+
+
+def test_a_progressive_run_still_under_way_says_how_many_iterations_finished(bench: Path, tmp_path: Path) -> None:
+    gold = run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "g")))
+    out = tmp_path / "prag"
+    (out / "iter_0" / "eval").mkdir(parents=True)
+    (out / "iter_1" / "eval").mkdir(parents=True)  # started, no metrics yet: not a candidate
+    metrics = json.loads(json.dumps(gold))
+    metrics["run"]["planner"] = "prag"
+    (out / "iter_0" / "eval" / "metrics.json").write_text(json.dumps(metrics))
+    (out / "progressive.json").write_text(json.dumps({"iterations": 4, "agent": "prag"}))
+    best = best_iteration(out)
+    assert best["note"] == "1 of 4 iterations finished, best so far: iter_0"
+    assert "1 of 4 iterations finished" in methods_table([best])
+    # Once every iteration asked for is finished, the note is the plain best-of.
+    (out / "progressive.json").write_text(json.dumps({"iterations": 1, "agent": "prag"}))
+    assert "note" not in best_iteration(out)
+    (out / "progressive.json").write_text("{not json")
+    with pytest.raises(ValueError, match="progressive.json"):
+        best_iteration(out)
+    shutil.rmtree(tmp_path / "g")

@@ -282,10 +282,27 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
             loaded.append((final, run_dir / "metrics.json"))
     best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))
     best = {**best, "folder": str(where.parent)}
-    if len(loaded) > 1:
-        name = "final" if where.parent == run_dir else where.relative_to(run_dir).parts[0]
+    name = "final" if where.parent == run_dir else where.relative_to(run_dir).parts[0]
+    asked = _iterations_asked(run_dir)
+    if asked is not None and len(loaded) < asked:
+        # A progressive run still under way: its best so far is not its best, and the table says so.
+        best = {**best, "note": f"{len(loaded)} of {asked} iterations finished, best so far: {name}"}
+    elif len(loaded) > 1:
         best = {**best, "note": f"best of {len(loaded)} iterations: {name}"}
     return best
+
+
+def _iterations_asked(run_dir: Path) -> int | None:
+    """How many iterations a `helper eval progressive` folder was asked for (its `progressive.json`),
+    or None for any other folder or a spec that does not say."""
+    spec_path = run_dir / "progressive.json"
+    if not spec_path.exists():
+        return None
+    try:
+        asked = json.loads(spec_path.read_text()).get("iterations")
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise ValueError(f"{spec_path}: not a progressive run's spec ({exc})") from exc
+    return asked if isinstance(asked, int) else None
 
 
 # ------------------------------------------------------------------------------------ same episodes?
