@@ -231,6 +231,7 @@ def main() -> None:
 
         os.environ["HELPER_LLM_PREFIX_CACHE"] = "false"
         get_settings.cache_clear()
+    from helper_agent.evals.store import read_records
 
     root = Path(args.root)
     prefix = "cold_" if args.cold else ""
@@ -257,8 +258,6 @@ def main() -> None:
                 out[f"{prefix}{graph}_N{n}_{key}"] = value
             warm = cell_folder(root, args.llm, graph, n) / "results.jsonl"
             if args.cold and warm.exists():
-                from helper_agent.evals.store import read_records
-
                 same, shared = same_actions(records, list(read_records(warm)))
                 out[f"cold_{graph}_N{n}_same_actions"] = float(same)
                 out[f"cold_{graph}_N{n}_compared_episodes"] = float(shared)

@@ -170,6 +170,24 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
     return count
 
 
+SPEC_FILE = "progressive.json"  # in a progressive run's --out: what it was run with
+
+
+def read_progressive_spec(folder: Path) -> dict[str, Any] | None:
+    """The spec a `helper eval progressive` folder was run with (its `progressive.json`), or None when
+    the folder holds none. Read when a run resumes, adopts another's iteration 0, or is compared."""
+    path = folder / SPEC_FILE
+    if not path.exists():
+        return None
+    try:
+        spec = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a progressive run's spec ({exc})") from exc
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: not a progressive run's spec (not a JSON object)")
+    return spec
+
+
 # ------------------------------------------------------------------------------ iteration 0
 RETRIEVAL_SWITCHES = frozenset({"retrieval", "k"})
 """Switches that act only through the retrieved records: with iteration 0's empty database they
@@ -198,10 +216,9 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     from helper_agent.evals.provenance import code_counts, code_version
 
     source = Path(str(spec.iteration0_from))
-    spec_file = source / "progressive.json"
-    if not spec_file.exists():
+    theirs = read_progressive_spec(source)
+    if theirs is None:
         raise FileNotFoundError(f"--iteration0-from {source}: no progressive.json (not a progressive run folder)")
-    theirs = json.loads(spec_file.read_text())
     ours = asdict(spec)
     for key in ("data", "split", "llm", "agent", "seed"):
         if theirs.get(key) != ours[key]:
@@ -283,13 +300,12 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
     spec.check()
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
-    spec_file = out / "progressive.json"
-    if spec_file.exists():
-        previous = json.loads(spec_file.read_text())
+    previous = read_progressive_spec(out)
+    if previous is not None:
         for key in ("data", "train_split", "split", "limit", "train_limit", "llm", "agent", "agent_options", "seed"):
             if previous.get(key) != asdict(spec).get(key):
                 raise ValueError(f"{out} holds a progressive run with {key}={previous.get(key)!r}; use another --out")
-    spec_file.write_text(json.dumps(asdict(spec), indent=1))
+    (out / SPEC_FILE).write_text(json.dumps(asdict(spec), indent=1))
     if spec.iteration0_from:
         adopt_iteration0(spec)
 

@@ -293,15 +293,11 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
 
 
 def _iterations_asked(run_dir: Path) -> int | None:
-    """How many iterations a `helper eval progressive` folder was asked for (its `progressive.json`),
-    or None for any other folder or a spec that does not say."""
-    spec_path = run_dir / "progressive.json"
-    if not spec_path.exists():
-        return None
-    try:
-        asked = json.loads(spec_path.read_text()).get("iterations")
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise ValueError(f"{spec_path}: not a progressive run's spec ({exc})") from exc
+    """How many iterations a `helper eval progressive` folder was asked for, or None for any other
+    folder or a spec that does not say."""
+    from helper_agent.evals.progressive import read_progressive_spec
+
+    asked = (read_progressive_spec(run_dir) or {}).get("iterations")
     return asked if isinstance(asked, int) else None
 
 
