@@ -47,6 +47,7 @@ KNOWN: dict[str, int] = {
     "helper_agent.memory.errors.MemoryStoreError": FAILURE,
     "helper_agent.llm.LLMUnavailable": FAILURE,
     "helper_agent.envs.thor.EnvironmentUnavailable": FAILURE,
+    "helper_agent.evals.executors.ExecutorUnavailable": FAILURE,
     "helper_agent.perception.align.DiagnoserUnavailable": FAILURE,
     "helper_agent.world.generator.SceneGenerationError": FAILURE,
     "helper_agent.program.errors.ProgramError": FAILURE,

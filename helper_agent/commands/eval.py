@@ -16,6 +16,14 @@ from rich.progress import (
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.eval_executor import (
+    EXECUTOR,
+    RAY_ADDRESS,
+    RAY_NUM_CPUS,
+    RAY_NUM_GPUS,
+    executor_from_options,
+)
+from helper_agent.evals.executors import Executor, local_executor
 
 app = typer.Typer(no_args_is_help=True)
 # Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
@@ -24,7 +32,7 @@ console = table_console(132)
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
          feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False,
-         agent_options: list[str] | None = None) -> None:
+         agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
     from helper_agent.evals.methods import METHODS, parse_agent_options
     from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
 
@@ -64,7 +72,8 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
             bar.update(task, completed=done, total=total, sr=sr)
 
         try:
-            metrics = run_eval(spec, progress=report)
+            with executor or local_executor(workers) as runs_on:
+                metrics = run_eval(spec, progress=report, executor=runs_on)
         except (FileNotFoundError, ValueError) as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None
@@ -106,20 +115,22 @@ _TRAIN_MEMORY = typer.Option(False, "--train-memory", help="Add the dataset's tr
 def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
         seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
-        agent_option: list[str] | None = _AGENT_OPTIONS) -> None:
+        agent_option: list[str] | None = _AGENT_OPTIONS, executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS,
+        ray_num_cpus: float = RAY_NUM_CPUS, ray_num_gpus: float = RAY_NUM_GPUS) -> None:
     """Trajectory from Dialogue: the whole dialogue is given; do the task."""
     _run("tfd", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory,
-         agent_option)
+         agent_option, executor_from_options(executor, workers, ray_address, ray_num_cpus, ray_num_gpus))
 
 
 @app.command()
 def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
         seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
-        agent_option: list[str] | None = _AGENT_OPTIONS) -> None:
+        agent_option: list[str] | None = _AGENT_OPTIONS, executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS,
+        ray_num_cpus: float = RAY_NUM_CPUS, ray_num_gpus: float = RAY_NUM_GPUS) -> None:
     """Execution from Dialogue History: the dialogue and actions so far are given; finish the session."""
     _run("edh", data, split, limit, llm, workers, ablate, feedback, planner, out, seed, memory_dir, train_memory,
-         agent_option)
+         agent_option, executor_from_options(executor, workers, ray_address, ray_num_cpus, ray_num_gpus))
 
 
 def parse_agent_list(text: str) -> list[tuple[str, dict[str, str]]]:

@@ -9,6 +9,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.eval_executor import (
+    EXECUTOR,
+    RAY_ADDRESS,
+    RAY_NUM_CPUS,
+    RAY_NUM_GPUS,
+    executor_from_options,
+)
 
 console = table_console(160)
 
@@ -36,6 +43,8 @@ def progressive(
     adopt_other_code: bool = typer.Option(False, "--adopt-other-code", help="With --iteration0-from: adopt "
                                           "episodes that other agent code ran as well (a change you know "
                                           "leaves the agent as it was; the report says which code ran them)."),
+    executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS, ray_num_cpus: float = RAY_NUM_CPUS,
+    ray_num_gpus: float = RAY_NUM_GPUS,
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
     from helper_agent.evals.methods import METHODS, parse_agent_options
@@ -57,6 +66,7 @@ def progressive(
         spec.check()
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    runs_on = executor_from_options(executor, workers, ray_address, ray_num_cpus, ray_num_gpus)
     console.print(f"[bold]{spec.label()}[/bold]")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:
@@ -70,7 +80,8 @@ def progressive(
             bar.update(tasks[key], completed=finished, total=total)
 
         try:
-            metrics = run_progressive(spec, report)
+            with runs_on:  # one executor (one Ray cluster) for every pass
+                metrics = run_progressive(spec, report, executor=runs_on)
         except (FileNotFoundError, ValueError) as exc:
             console.print(f"[red]error:[/red] {exc}")
             raise typer.Exit(2) from None

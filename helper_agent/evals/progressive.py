@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from helper_agent.evals.executors import Executor
 from helper_agent.evals.provenance import code_note
 from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
@@ -295,8 +296,9 @@ def _pass_summary(records: list[dict[str, Any]], metrics: dict[str, Any]) -> dic
 
 
 def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, int], None] | None = None,
-                    chat_model: Any = None) -> dict[str, Any]:
-    """Run (or resume) every iteration; returns the metrics written to `<out>/metrics.json`."""
+                    chat_model: Any = None, executor: Executor | None = None) -> dict[str, Any]:
+    """Run (or resume) every iteration; returns the metrics written to `<out>/metrics.json`.
+    Every pass runs its episodes on `executor` (default: `spec.workers` local processes)."""
     spec.check()
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -325,7 +327,7 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
                     progress(i, phase, finished, total)
 
             follow_move(run)
-            metrics = run_eval(run, tick, chat_model=chat_model)
+            metrics = run_eval(run, tick, chat_model=chat_model, executor=executor)
             records = list(ResultStore(Path(run.out) / "results.jsonl").records().values())
             row[phase] = _pass_summary(records, metrics)
         actions = action_sequences(records)  # the phase loop ends with the evaluation pass

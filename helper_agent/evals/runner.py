@@ -17,16 +17,16 @@ Planners:
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.executors import Executor, Job, SerialExecutor, local_executor
 from helper_agent.evals.provenance import code_version
 from helper_agent.evals.store import ResultStore
 
@@ -171,31 +171,34 @@ def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, 
 
 
 # ------------------------------------------------------------------------------------ a whole run
-def _worker_init() -> None:
-    import os
-
-    from helper_agent.evals.workers import watch_parent
-
-    watch_parent()  # end this worker when the run that spawned it is killed
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:  # pragma: no cover
-        pass
+def _job(spec_dict: dict[str, Any], path: str, chat_model: Any = None) -> dict[str, Any]:
+    """An episode as an executor runs it (the spec travels as a dict to other processes)."""
+    return run_episode(EvalSpec(**spec_dict), path, chat_model)
 
 
-def _job(spec_dict: dict[str, Any], path: str) -> dict[str, Any]:
-    return run_episode(EvalSpec(**spec_dict), path)
+def lost_record(spec: EvalSpec, path: str, reason: str) -> dict[str, Any]:
+    """The error record of an episode the executor could not finish (its Ray worker or node died
+    more often than its retries allow): scored as an error, like an episode that raised."""
+    from helper_agent.teach.metrics import failed_episode
+
+    instance_id = _instance_id(Path(path))
+    record = failed_episode(instance_id, instance_id.split(".")[0]).to_teach_dict()
+    record.update({"ended_by": "error", "error_message": f"episode lost by the executor: {reason}",
+                   "seconds": 0.0, "planner": spec.planner, "oracle": spec.planner in ORACLE_PLANNERS})
+    return record
 
 
 def run_eval(
     spec: EvalSpec,
     progress: Callable[[int, int, dict[str, Any]], None] | None = None,
     chat_model: Any = None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
-    """Run (or resume) an evaluation; returns the metrics written to `<out>/metrics.json`."""
+    """Run (or resume) an evaluation; returns the metrics written to `<out>/metrics.json`.
+
+    Episodes run on `executor` (default: this process for one worker, a local process pool for
+    `spec.workers`; see `evals/executors.py`); whichever it is, this driver alone appends their
+    records to `results.jsonl`. An in-process `chat_model` runs every episode here."""
     from helper_agent.evals.report import write_outputs
 
     out = Path(spec.out)
@@ -214,28 +217,27 @@ def run_eval(
     finished = total - len(todo)
     if progress:
         progress(finished, total, {})
-    if spec.workers <= 1 or chat_model is not None:
-        for path in todo:
-            record = {**run_episode(spec, str(path), chat_model), "code": code_version()}
+    job: Job = _job
+    if chat_model is not None:  # a model object lives in this process: so do its episodes
+        if executor is not None and not isinstance(executor, SerialExecutor):
+            raise ValueError(f"an in-process chat model cannot run on the {executor.name} executor")
+        executor = SerialExecutor()
+        job = functools.partial(_job, chat_model=chat_model)
+    owned = executor is None
+    executor = executor if executor is not None else local_executor(spec.workers)
+    outcomes = executor.run(job, asdict(spec), [str(p) for p in todo])
+    try:
+        for outcome in outcomes:
+            record = outcome.record if outcome.record is not None else lost_record(spec, outcome.path, str(outcome.lost))
+            record = {**record, "code": code_version()}
             store.append(record)
             finished += 1
             if progress:
                 progress(finished, total, record)
-    else:
-        spec_dict = asdict(spec)
-        with ProcessPoolExecutor(max_workers=spec.workers, mp_context=get_context("spawn"), initializer=_worker_init) as pool:
-            pending = {pool.submit(_job, spec_dict, str(p)) for p in todo[: spec.workers * 2]}
-            queue = list(todo[spec.workers * 2 :])
-            while pending:
-                completed, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in completed:
-                    record = {**future.result(), "code": code_version()}
-                    store.append(record)
-                    finished += 1
-                    if progress:
-                        progress(finished, total, record)
-                    if queue:
-                        pending.add(pool.submit(_job, spec_dict, str(queue.pop(0))))
+    finally:
+        outcomes.close()  # a run stopped early: the executor cancels what is still in flight
+        if owned:
+            executor.close()
     selected = {_instance_id(p) for p in paths}
     records = [r for r in store.records().values() if r["instance_id"] in selected]
     return write_outputs(out, records, spec)
