@@ -142,6 +142,7 @@ def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], sl
                 figures[f"{key}_episodes_per_min"] = round(60 * metrics["episodes"] / seconds, 2)
                 figures[f"{key}_SR"] = metrics["overall"]["SR"]
                 figures[f"{key}_errors"] = float(metrics["ended_by"]["error"])
+                figures[f"{key}_llm_calls_per_episode"] = metrics["per_episode"]["llm_calls"]
                 figures[f"{key}_seconds"] = round(seconds, 1)
                 print(f"{key}: {figures[f'{key}_episodes_per_min']} episodes/min, SR {figures[f'{key}_SR']}, "
                       f"errors {metrics['ended_by']['error']}", flush=True)
@@ -177,7 +178,8 @@ def main() -> None:
     try:
         data = Path(args.data) if args.data else scratch / "bench"
         if not args.data:  # not timed
-            generate_benchmark(data, seed=0, sizes={"train": 60, "valid_unseen": max(args.episodes, args.served_episodes)})
+            size = max(args.episodes if args.part != "served" else 0, args.served_episodes if args.part != "gold" else 0)
+            generate_benchmark(data, seed=0, sizes={"valid_unseen": size})
         figures: dict[str, float] = {"load_before": round(os.getloadavg()[0], 2)}
         if args.part in ("gold", "all"):
             figures.update(gold(data, scratch, args.episodes, args.workers))

@@ -45,10 +45,10 @@ class FakeOpenAIServer:
 
     It records every request body (`requests`). Use as a context manager; `base_url` is
     `http://127.0.0.1:PORT/v1`. In `hang` mode a request is read and never answered (until the
-    server stops).
+    server stops). `port` 0 takes a free one; a given port lets a test restart a server where it was.
     """
 
-    def __init__(self, mode: str = "ok", reply: str = "done()", huge_chars: int = HUGE_CHARS) -> None:
+    def __init__(self, mode: str = "ok", reply: str = "done()", huge_chars: int = HUGE_CHARS, port: int = 0) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
         self.mode = mode
@@ -73,7 +73,7 @@ class FakeOpenAIServer:
                     server.requests.append({"_raw": raw.decode("utf-8", "replace")})
                 server._answer(self)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
 
