@@ -115,7 +115,8 @@ def server_command(template: str | None, model: Path, port: int, slots: int, n_c
     if slots != 1:
         raise ValueError("llama-cpp-python's server has no parallel slots; pass --server-command for another server")
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-            "--n_threads", "2", "--n_ctx", str(n_ctx), "--model_alias", "qwen", "--verbose", "False"]
+            "--n_threads", "2", "--n_ctx", str(n_ctx), "--model_alias", "qwen", "--verbose", "False",
+            "--interrupt_requests", "False"]  # a streamed reply must not be cut when another worker asks
 
 
 def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], slots_list: list[int],
