@@ -7,7 +7,7 @@ import typer
 from helper_agent.evals.executors import EXECUTORS, Executor, make_executor
 
 EXECUTOR = typer.Option("local", "--executor", help="Where episodes run: local (this machine, --workers "
-                        "processes) or ray (one Ray task per episode; pip install 'helper-agent[ray]').")
+                        "processes) or ray (one Ray task per episode; pip install 'helper-agent\\[ray]').")
 RAY_ADDRESS = typer.Option(None, "--ray-address", help="With --executor ray: a running cluster (auto, HOST:6379 "
                            "or ray://HOST:10001); default: start a local one that runs --workers episodes at once.")
 RAY_NUM_CPUS = typer.Option(1.0, "--ray-num-cpus", help="With --executor ray: CPUs each episode's task reserves.")
