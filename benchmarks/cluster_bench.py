@@ -88,13 +88,14 @@ def gold(data: Path, scratch: Path, episodes: int, workers: int) -> dict[str, fl
 
 
 # ------------------------------------------------------------------------------------ served: slots x workers
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (tests/test_llm_server.py uses these server helpers too)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def _wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> None:
+def wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -106,6 +107,17 @@ def _wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> Non
         except OSError:
             time.sleep(0.5)
     raise RuntimeError(f"the model server did not serve {url} within {seconds:g} s")
+
+
+def stop_server(proc: subprocess.Popen, log: Any) -> None:
+    """Stop the server (kill it if it does not stop within 15 s) and close its log."""
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
 
 
 def server_command(template: str | None, model: Path, port: int, slots: int, n_ctx: int) -> list[str]:
@@ -126,11 +138,11 @@ def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], sl
     model = assemble_local_model("0.5b")
     figures: dict[str, float] = {"served_episodes": float(episodes)}
     for slots in slots_list:
-        port = _free_port()
+        port = free_port()
         log = (scratch / f"server-{slots}.log").open("wb")
         proc = subprocess.Popen(server_command(template, model, port, slots, n_ctx), stdout=log, stderr=subprocess.STDOUT)
         try:
-            _wait_until_serving(proc, f"http://127.0.0.1:{port}/v1/models", 180)
+            wait_until_serving(proc, f"http://127.0.0.1:{port}/v1/models", 180)
             for workers in workers_list:
                 run = EvalSpec(mode="tfd", data=str(data), split="valid_unseen", limit=episodes, planner="helper",
                                llm=f"http://127.0.0.1:{port}/v1#qwen", workers=workers, feedback=1,
@@ -148,13 +160,7 @@ def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], sl
                 print(f"{key}: {figures[f'{key}_episodes_per_min']} episodes/min, SR {figures[f'{key}_SR']}, "
                       f"errors {metrics['ended_by']['error']}", flush=True)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
+            stop_server(proc, log)
     srs = {v for k, v in figures.items() if k.endswith("_SR")}
     figures["served_SR_equal"] = float(len(srs) == 1)
     return figures
@@ -186,6 +192,9 @@ def main() -> None:
             figures.update(gold(data, scratch, args.episodes, args.workers))
         if args.part in ("served", "all"):
             os.environ.setdefault("HELPER_LLM_GRAMMAR", "llama.cpp")
+            # A server that answers one request at a time keeps 3 of 4 workers' requests waiting:
+            # a request's time includes its wait, so the default 120 s would time requests out.
+            os.environ.setdefault("HELPER_LLM_TIMEOUT", "600")
             figures.update(served(data, scratch, args.served_episodes, [int(w) for w in args.workers_list.split(",")],
                                   [int(s) for s in args.slots_list.split(",")], args.server_command, args.n_ctx))
         figures["load_after"] = round(os.getloadavg()[0], 2)

@@ -10,14 +10,12 @@ comparison; they are reported, not asserted.
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -29,35 +27,11 @@ pytestmark = [
 PROMPT = "Write a long story about a robot that makes coffee in a kitchen."
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_until_serving(proc: subprocess.Popen, url: str, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"llama_cpp.server exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"llama_cpp.server did not serve {url} within {seconds:g} s")
-
-
-def _stop(proc: subprocess.Popen, log: Any) -> None:
-    """Stop the server (kill it if it does not stop within 15 s) and close its log."""
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    log.close()
+# Starting, waiting for and stopping a model server: the cluster benchmark's helpers.
+_spec = importlib.util.spec_from_file_location("cluster_bench", Path(__file__).parents[1] / "benchmarks" / "cluster_bench.py")
+_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_bench)
+_free_port, _wait_until_serving, _stop = _bench.free_port, _bench.wait_until_serving, _bench.stop_server
 
 
 def test_llama_cpp_server_stops_at_the_token_cap(tmp_path: Path) -> None:
