@@ -24,7 +24,7 @@ ray = pytest.importorskip("ray")
 
 from helper_agent.evals import runner  # noqa: E402
 from helper_agent.evals.benchmark import generate_benchmark  # noqa: E402
-from helper_agent.evals.executors import make_executor  # noqa: E402
+from helper_agent.evals.executors import ExecutorUnavailable, make_executor  # noqa: E402
 from helper_agent.evals.ray_executor import RayExecutor  # noqa: E402
 from helper_agent.evals.runner import EvalSpec, run_episode, run_eval  # noqa: E402
 from helper_agent.evals.store import ResultStore  # noqa: E402
@@ -233,3 +233,10 @@ def test_kill_9_of_a_ray_driver_then_the_same_command_resumes(bench: Path, tmp_p
     assert _comparable(metrics) == _comparable(local_metrics)
     ids = [json.loads(line)["instance_id"] for line in results.open()]
     assert len(ids) == len(set(ids)) == EPISODES  # nothing ran twice
+
+
+def test_an_address_nobody_listens_at_fails_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(ExecutorUnavailable, match="no Ray cluster at --ray-address 127.0.0.1:1"):
+        RayExecutor(address="127.0.0.1:1").connect()
+    assert time.monotonic() - started < 10 and not ray.is_initialized()

@@ -24,6 +24,7 @@ with the job (`runtime_env`), so they use the model, grammar and embeddings it w
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,6 +72,7 @@ class RayExecutor(Executor):
         options: dict[str, Any] = {"runtime_env": {"env_vars": forwarded_env()}, "logging_level": "WARNING",
                                    "include_dashboard": False}
         if self.address:
+            _check_reachable(self.address)
             try:
                 ray.init(address=self.address, **options)
             except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -107,8 +109,8 @@ class RayExecutor(Executor):
                     path = pending.pop(ref)
                     try:
                         record = ray.get(ref)
-                    except RayTaskError:
-                        raise  # the episode's job raised (a store or simulator down): stop as a local run does
+                    except RayTaskError as exc:  # the episode's job raised (a store or simulator down):
+                        raise exc.cause from exc  # stop with its own error, as a local run does
                     except RayError as exc:  # its worker or node died more often than the retries allow
                         yield Outcome(path, lost=f"{type(exc).__name__}: {_first_line(exc)}")
                         continue
@@ -121,6 +123,22 @@ class RayExecutor(Executor):
         if self._started and ray.is_initialized():
             ray.shutdown()
         self._started = False
+
+
+def _check_reachable(address: str, seconds: float = 5.0) -> None:
+    """Fail fast on a cluster address nobody listens at: `ray.init` would keep retrying it for minutes.
+    (`auto` is looked up by Ray itself, which says at once when there is no cluster.)"""
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[-1].rsplit("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ExecutorUnavailable(f"--ray-address {address}: give HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise ExecutorUnavailable(f"no Ray cluster at --ray-address {address}: {exc.strerror or exc} "
+                                  "(start one with `ray start --head`, or leave --ray-address out for a local one)") from None
 
 
 def _first_line(exc: BaseException) -> str:
