@@ -47,6 +47,14 @@ def fast_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELPER_EMBEDDINGS", "hash")
 
 
+# Before the cluster fixture starts a cluster in this process (connect() joins a running one).
+def test_an_address_nobody_listens_at_fails_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(ExecutorUnavailable, match="no Ray cluster at --ray-address 127.0.0.1:1"):
+        RayExecutor(address="127.0.0.1:1").connect()
+    assert time.monotonic() - started < 10 and not ray.is_initialized()
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     """One local two-CPU Ray cluster for the in-process tests, stopped at the end."""
@@ -233,10 +241,3 @@ def test_kill_9_of_a_ray_driver_then_the_same_command_resumes(bench: Path, tmp_p
     assert _comparable(metrics) == _comparable(local_metrics)
     ids = [json.loads(line)["instance_id"] for line in results.open()]
     assert len(ids) == len(set(ids)) == EPISODES  # nothing ran twice
-
-
-def test_an_address_nobody_listens_at_fails_at_once() -> None:
-    started = time.monotonic()
-    with pytest.raises(ExecutorUnavailable, match="no Ray cluster at --ray-address 127.0.0.1:1"):
-        RayExecutor(address="127.0.0.1:1").connect()
-    assert time.monotonic() - started < 10 and not ray.is_initialized()
