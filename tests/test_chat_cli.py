@@ -38,9 +38,10 @@ DRIVER = textwrap.dedent(
 )
 
 
-def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, user: str = "mary") -> subprocess.CompletedProcess:
+def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, user: str = "mary",
+         extra: list[str] | None = None) -> subprocess.CompletedProcess:
     env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
-    args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home")]
+    args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or [])]
     return subprocess.run(
         [sys.executable, "-c", DRIVER, json.dumps(responses), str(kill_on), *args],
         input=stdin, capture_output=True, text=True, timeout=300, env=env,

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -108,7 +109,8 @@ def run(
 
 
 # ------------------------------------------------------------------------------------------ chat
-HELP = "commands: /state  /map  /routines  /quit   (anything else is a request)"
+HELP = ("commands: /state  /map  /routines  /reset (a new household)  /new (a new session)  /quit   "
+        "(anything else is a request)")
 HISTORY_FILE = "chat_history"
 
 
@@ -204,33 +206,64 @@ def _reader(home: Path) -> Any:
     return edited
 
 
-def _outcome(values: dict[str, Any]) -> str:
-    """The request's end, as the agent knows it: success only when its execution finished and the
-    person was satisfied (the graph's `memorize` decides), never merely because someone said yes."""
-    outcome = values.get("outcome", "")
-    execution = values.get("execution") or {}
-    if outcome == "success":
-        stored = next((line for line in values.get("log") or [] if line.startswith("memorize: routine")), "")
-        return "[bold green]success[/bold green]" + (f" ({stored.removeprefix('memorize: ')} stored)" if stored else "")
-    if outcome == "done":
-        return "[bold green]done[/bold green]"
-    why = execution.get("failed_subgoal") or ""
-    error = execution.get("error") or execution.get("failure") or values.get("plan_error") or ""
-    detail = "; ".join(part for part in (f"stopped at {why}" if why else "", error) if part)
-    label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
-             "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit"}.get(outcome, outcome)
-    return f"[bold red]{label}[/bold red]" + (f" ({detail})" if detail else "") + ("; nothing stored" if outcome == "incomplete" else "")
+def _outcome(values: dict[str, Any], env: Any = None) -> str:
+    """The request's end, as the agent knows it, from this request's facts only (`request_facts`):
+    success only when its execution finished and the person was satisfied (the graph's `memorize`
+    decides), never merely because someone said yes; "stored" only when this request stored."""
+    from helper_agent.graphs.helper.facts import request_facts
+
+    facts = request_facts(values, getattr(env, "steps", None), getattr(env, "failures", None))
+    colour = "green" if facts.succeeded else "red"
+    return f"[bold {colour}]{escape(facts.reply())}[/bold {colour}]" + (f" [dim]({facts.steps} steps)[/dim]" if env else "")
+
+
+THREADS_FILE = "chat_threads.json"
+"""Each user's current chat thread in the chat's home (`/new` starts another)."""
+
+
+def _current_thread(home: Path, user: str) -> str:
+    import json
+
+    try:
+        threads = json.loads((home / THREADS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        threads = {}
+    thread = threads.get(user) if isinstance(threads, dict) else None
+    return thread if isinstance(thread, str) and thread else f"household:{user}"
+
+
+def _set_thread(home: Path, user: str, thread: str) -> None:
+    import json
+    import os
+
+    path = home / THREADS_FILE
+    try:
+        threads = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        threads = {}
+    threads = threads if isinstance(threads, dict) else {}
+    threads[user] = thread
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(threads, indent=1), encoding="utf-8")
+    os.replace(partial, path)
 
 
 def chat(
     user: str = typer.Option(..., help="Who is chatting: routines are stored per user."),
-    scene: int = typer.Option(0, help="Seed of the household (first session only)."),
-    room: str = typer.Option("Kitchen", help="Room of the household (first session only)."),
+    scene: int = typer.Option(0, help="Seed of the household (first session, and /reset)."),
+    room: str = typer.Option("Kitchen", help="Room of the household (first session, and /reset)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec."),
-    thread: str | None = typer.Option(None, help="Conversation id (default: the user's household)."),
+    thread: str | None = typer.Option(None, help="Conversation id (default: the user's current session)."),
     home: Path | None = typer.Option(None, help="Folder for checkpoints and memory (default: HELPER_HOME or .helper)."),
+    max_steps: int | None = typer.Option(None, min=1, help="Actions one request may take (default: HELPER_MAX_STEPS)."),
+    llm_budget: float | None = typer.Option(
+        None, min=1.0, help="LLM seconds one request may use (default: HELPER_LLM_BUDGET_SECONDS, else 600)."),
+    feedback_rounds: int = typer.Option(2, min=0, max=5, help="Replans after a person says something is missing."),
 ) -> None:
-    """A chat with a persistent household: each request runs the HELPER graph; state survives restarts."""
+    """A chat with a persistent household: each request runs the HELPER graph; state survives restarts.
+
+    Budgets are per request: each request may take --max-steps actions and --llm-budget LLM seconds,
+    however long the household has been in use."""
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -241,6 +274,8 @@ def chat(
     from helper_agent.envs.symbolic import SymbolicEnv
     from helper_agent.evals.agents import Memories
     from helper_agent.graphs.helper import FEEDBACK_QUESTION, HelperConfig, HelperContext, build_graph
+    from helper_agent.graphs.helper.facts import log_lines
+    from helper_agent.llm import LLMBudget, LLMError
 
     settings = get_settings()
     own_home = home is not None
@@ -251,14 +286,21 @@ def chat(
     # folder of --home, or the settings' memory folder.
     memories = Memories.at(str(home / "memory") if own_home and not settings.chroma_host else None)
     env = SymbolicEnv()
+    budget_seconds = llm_budget or settings.llm_budget_seconds or 600.0
+    helper_config = HelperConfig(feedback_rounds=feedback_rounds, max_steps=max_steps or settings.max_steps,
+                                 max_failures=settings.max_failures)
     # A person answers the feedback question (no feedback source); the household goes into every
     # checkpoint, so a chat killed mid-task resumes in the household it left.
     context = HelperContext(env=env, chat_model=_with_spinner(_chat_model(llm)), examples=memories.examples,
                             corrections=memories.corrections, routines=memories.routines,
-                            config=HelperConfig(feedback_rounds=1), keep_snapshots=True, tags=["chat", f"user:{user}"])
-    # The checkpoints keep the household; the traces do not (helper_agent.tracing).
-    config = {"configurable": {"thread_id": thread or f"household:{user}"}, "run_name": "helper chat", "tags": ["chat"],
-              "callbacks": tracing.household_free_callbacks()}
+                            config=helper_config, keep_snapshots=True, tags=["chat", f"user:{user}"])
+    session = {"thread": thread or _current_thread(home, user)}
+
+    def config() -> dict[str, Any]:
+        # The checkpoints keep the household; the traces do not (helper_agent.tracing).
+        return {"configurable": {"thread_id": session["thread"]}, "run_name": "helper chat", "tags": ["chat"],
+                "callbacks": tracing.household_free_callbacks()}
+
     ask = _reader(home)
 
     connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
@@ -272,37 +314,54 @@ def chat(
     def stream(payload: Any) -> None:
         """Run the graph, printing each node's log lines as it finishes (so progress shows) and
         each program once it is valid."""
-        for chunk in graph.stream(payload, config, context=context, stream_mode="updates", durability="sync"):
+        for chunk in graph.stream(payload, config(), context=context, stream_mode="updates", durability="sync"):
             for node, update in chunk.items():
                 if node == "__interrupt__" or not isinstance(update, dict):
                     continue
-                for line in update.get("log", []) or []:
-                    console.print(f"[dim]{line}[/dim]", highlight=False)
+                for line in log_lines(update.get("log")):
+                    console.print(f"[dim]{escape(line)}[/dim]", highlight=False)
                 if node == "validate" and update.get("program") and not update.get("plan_error"):
                     console.print(Panel(Syntax(update["program"].strip("\n"), "python", theme="ansi_dark",
                                                line_numbers=True), title="program"))
 
     def drive(payload: Any) -> None:
-        stream(payload)
-        while True:
-            snapshot = graph.get_state(config)
-            if not any(task.interrupts for task in snapshot.tasks):
-                break
-            subgoals(snapshot.values)
-            answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
-            if answer is None:
-                return
-            stream(Command(resume=answer))
-        values = graph.get_state(config).values
+        """One request to its end, under its own LLM budget; an LLM that fails ends the request
+        (recorded in the thread, so a restart does not resume it), never the chat."""
+        try:
+            with LLMBudget(budget_seconds):
+                stream(payload)
+                while True:
+                    snapshot = graph.get_state(config())
+                    if not any(task.interrupts for task in snapshot.tasks):
+                        break
+                    subgoals(snapshot.values)
+                    answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
+                    if answer is None:
+                        return
+                    stream(Command(resume=answer))
+        except LLMError as exc:
+            outcome = "llm_budget" if "budget" in type(exc).__name__.lower() else "llm_unavailable"
+            graph.update_state(config(), {"outcome": outcome, "execution": {"status": outcome, "error": str(exc)},
+                                          "log": [f"stopped: {type(exc).__name__}: {exc}"]}, as_node="finish")
+            console.print(f"[red]{escape(type(exc).__name__)}:[/red] {escape(str(exc))}", highlight=False)
+        values = graph.get_state(config()).values
         if len((values.get("execution") or {}).get("trace") or []) != shown["subgoals"]:
             subgoals(values)  # the whole episode's subgoals, when the last table did not show them all
-        console.print(_outcome(values))
+        console.print(_outcome(values, env))
 
-    snapshot = graph.get_state(config)
-    if snapshot.values.get("world"):
-        env.restore(snapshot.values["world"])
-    else:
-        env.reset(scene, room_type=room)
+    def household(values: dict[str, Any]) -> None:
+        """Act in the household the session's checkpoint holds, else in a new one."""
+        if values.get("world"):
+            env.restore(values["world"])
+        else:
+            env.reset(scene, room_type=room)
+
+    def keep_household() -> None:
+        """Write the live household into the session's checkpoint (so a restart finds it)."""
+        graph.update_state(config(), {"world": env.snapshot(), "outcome": "", "log": []}, as_node="finish")
+
+    snapshot = graph.get_state(config())
+    household(snapshot.values)
     if snapshot.next:
         console.print("[yellow]resuming the request that was interrupted[/yellow]")
         pending = any(task.interrupts for task in snapshot.tasks)
@@ -313,7 +372,7 @@ def chat(
                 drive(Command(resume=answer))
         else:
             drive(None)
-    console.print(Panel(f"household of {user}. {HELP}", title="helper chat"))
+    console.print(Panel(f"household of {user} (session {session['thread']}). {HELP}", title="helper chat"))
     try:
         while True:
             text = ask(f"[cyan]{user}>[/cyan] ")
@@ -323,13 +382,24 @@ def chat(
             if not text:
                 continue
             if text == "/state":
-                _print_state(env)
+                _print_state(env, helper_config, budget_seconds)
                 continue
             if text == "/map":
                 console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
                 continue
             if text == "/routines":
                 _print_routines(memories.routines, user)
+                continue
+            if text == "/reset":
+                env.reset(scene, room_type=room)
+                keep_household()
+                console.print(f"a new household (scene {scene}, {room}); your routines are kept")
+                continue
+            if text == "/new":
+                session["thread"] = f"household:{user}:{uuid.uuid4().hex[:8]}"
+                _set_thread(home, user, session["thread"])
+                keep_household()
+                console.print(f"a new session {session['thread']} in the same household")
                 continue
             if text.startswith("/"):
                 console.print(HELP)
@@ -341,16 +411,21 @@ def chat(
         tracing.flush()
 
 
-def _print_state(env: Any) -> None:
+def _print_state(env: Any, config: Any = None, llm_budget: float | None = None) -> None:
+    """Where the agent is and what it holds, each request's budgets, and where the movable things
+    are and in what state (dirty, sliced, cooked, filled, on, open)."""
+    from helper_agent.graphs.helper.household import household_lines
+
     state = env.state
     held = state.objects[state.held_id].object_type if state.held_id else "nothing"
     console.print(f"{state.scene_name}: agent at cell {state.agent.cell}, facing {state.agent.rotation}, holding {held}; "
-                  f"{env.steps} steps so far")
-    changed = [o for o in state.objects.values() if o.is_toggled or o.is_open or o.simbot_is_cooked or o.is_filled_with_liquid]
-    for obj in changed[:20]:
-        flags = [n for n, v in (("on", obj.is_toggled), ("open", obj.is_open), ("cooked", obj.simbot_is_cooked),
-                                (f"filled with {obj.fill_liquid}", obj.is_filled_with_liquid)) if v]
-        console.print(f"  {obj.object_type}: {', '.join(flags)}")
+                  f"{env.steps} steps, {env.failures} failed actions in this household so far")
+    if config is not None:
+        console.print(f"budgets per request: {config.max_steps} steps, {config.max_failures} failed actions"
+                      + (f", {llm_budget:g} LLM seconds" if llm_budget else "")
+                      + f", {config.feedback_rounds} feedback rounds")
+    for line in household_lines(env.objects_metadata(), limit=40):
+        console.print(f"  {escape(line)}", highlight=False)
 
 
 def _print_routines(routines: Any, user: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
+from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.context import HelperContext
@@ -86,10 +86,13 @@ def _program_decoding(ctx: HelperContext, attempt: int, kind: str, agent_moves: 
 
 
 def _executor(ctx: HelperContext, state: HelperState, listener: ExecutionListener | None = None) -> Executor:
+    # The limits are per request: the executor compares the household's running counts, so each
+    # request's limit is its budget on top of the counts when it started (0 in an evaluation, whose
+    # episode is one request; a chat's household keeps counting across requests).
     config = ExecutorConfig(
         prechecks=Prechecks() if ctx.config.prechecks else Prechecks.off(),
-        max_steps=ctx.config.max_steps,
-        max_failures=ctx.config.max_failures,
+        max_steps=int(state.get("steps_at_start", 0)) + ctx.config.max_steps,
+        max_failures=int(state.get("failures_at_start", 0)) + ctx.config.max_failures,
         search_unseen=False,
         seed=ctx.config.seed,
     )
@@ -111,9 +114,11 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     """Find prompt examples (memory-augmented or fixed) and, for a user, a matching routine."""
     ctx = _ctx(runtime)
     request = state["request"]
+    env = ctx.environment()
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
                               "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
-                              "subgoals": [], "bindings": {}, "execution": {}, "outcome": ""}
+                              "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None,
+                              "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures}
     teach = teach_request(request)
     update["teach_name"] = teach.name if teach else None
     memory = ctx.example_memory()
@@ -139,7 +144,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                                  "score": round(hit.score, 3), "version": hit.details.get("versions")}
     names = ", ".join(e["id"] for e in examples)
     routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
-    return {**update, "log": [f"retrieve: examples {names}{routine}"]}
+    return {**update, "log": Overwrite([f"retrieve: examples {names}{routine}"])}
 
 
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -194,7 +199,8 @@ def execute(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     result = executor.run(subgoals, start=start)
     trace += _trace(result)
     env = ctx.environment()
-    log.append(f"execute: {result.status} after {result.completed}/{len(subgoals)} subgoals, {env.steps} steps"
+    used = env.steps - int(state.get("steps_at_start", 0))
+    log.append(f"execute: {result.status} after {result.completed}/{len(subgoals)} subgoals, {used} steps this request"
                + (f": {result.error}" if result.error else ""))
     return {**_acted(ctx, executor), "correction_subgoals": None, "execution": _summary(result, trace),
             "resume_index": result.completed, "log": log}
@@ -327,7 +333,10 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     if not name or not user:
         return {"outcome": "success", "log": ["memorize: nothing to store"]}
     routine = ctx.routine_memory().teach(name, state["program"], state["request"], user=user, source="confirmed_success")
-    return {"outcome": "success", "log": [f"memorize: routine '{routine.name}' v{getattr(routine, 'version', '?')} for {user}"]}
+    version = getattr(routine, "version", None)
+    stored = {"name": routine.name, "version": version, "user": user}
+    return {"outcome": "success", "stored": stored,
+            "log": [f"memorize: routine '{routine.name}' v{version if version is not None else '?'} for {user}"]}
 
 
 def finish(state: HelperState) -> dict[str, Any]:

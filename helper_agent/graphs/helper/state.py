@@ -56,6 +56,13 @@ class HelperState(TypedDict, total=False):
     feedback_rounds: int
     world: dict[str, Any] | None  # the environment's snapshot, only when the context asks for it
     outcome: str
+    # Facts of this request only (a chat thread carries many requests): `retrieve` starts them.
+    # The budgets are per request, so the household's counts when it started are kept here.
+    steps_at_start: int
+    failures_at_start: int
+    stored: dict[str, Any] | None  # the routine this request stored: name, version, user
+    # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
+    # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
 
 

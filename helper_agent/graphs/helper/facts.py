@@ -1,0 +1,91 @@
+"""What one request did, as facts a reply (the chat, the web app, a trace) is built from.
+
+A chat thread carries many requests; a reply must come from this request's facts only. It once read
+the accumulated log and said "routine ... stored" after a recall that stored nothing. `RequestFacts`
+is read from the graph's state values (`request_facts`), which `retrieve` starts afresh for every
+request, and is plain pydantic so any front end can show it or serialise it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import Overwrite
+from pydantic import BaseModel, Field
+
+
+class StoredRoutine(BaseModel):
+    """The routine a request stored (a confirmed success that named one)."""
+
+    name: str
+    version: int | None = None
+    user: str
+
+
+class RequestFacts(BaseModel):
+    """One request's end: its outcome, what it stored or recalled, what it spent and logged."""
+
+    request: str = ""
+    outcome: str = ""  # success, done, incomplete, invalid_program, step_limit, failure_limit, ""
+    stored: StoredRoutine | None = None
+    recalled: str | None = None  # the name of the routine the request recalled, if any
+    failed_subgoal: str = ""
+    error: str = ""
+    feedback: str = ""  # the person's last unmet wish ("" when satisfied or never asked)
+    steps: int = 0  # actions this request took (its step budget is the graph's `max_steps`)
+    failures: int = 0
+    log: list[str] = Field(default_factory=list)
+
+    def reply(self) -> str:
+        """The one-line verdict a person reads (plain text; front ends add colour)."""
+        if self.outcome == "success":
+            stored = ""
+            if self.stored is not None:
+                version = f" v{self.stored.version}" if self.stored.version is not None else ""
+                stored = f" (routine '{self.stored.name}'{version} for {self.stored.user} stored)"
+            return "success" + stored
+        if self.outcome == "done":
+            return "done"
+        label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
+                 "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit",
+                 "repeated_program": "not done: the replan repeated the program that did not finish"}.get(
+            self.outcome, self.outcome or "no outcome")
+        detail = "; ".join(part for part in (f"stopped at {self.failed_subgoal}" if self.failed_subgoal else "",
+                                             self.error) if part)
+        nothing = "; nothing stored" if self.outcome in ("incomplete", "repeated_program") else ""
+        return label + (f" ({detail})" if detail else "") + nothing
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome in ("success", "done")
+
+
+def request_facts(values: dict[str, Any], env_steps: int | None = None, env_failures: int | None = None) -> RequestFacts:
+    """The facts of the request whose graph state is `values` (`graph.get_state(config).values`).
+
+    `env_steps`/`env_failures` are the household's counts now (for the steps this request took);
+    without them the counts are 0."""
+    execution = values.get("execution") or {}
+    stored = values.get("stored")
+    routine = values.get("routine") or {}
+    steps = env_steps - int(values.get("steps_at_start", 0)) if env_steps is not None else 0
+    failures = env_failures - int(values.get("failures_at_start", 0)) if env_failures is not None else 0
+    return RequestFacts(
+        request=str(values.get("request") or ""),
+        outcome=str(values.get("outcome") or ""),
+        stored=StoredRoutine.model_validate(stored) if stored else None,
+        recalled=routine.get("name"),
+        failed_subgoal=str(execution.get("failed_subgoal") or ""),
+        error=str(execution.get("error") or execution.get("failure") or values.get("plan_error") or ""),
+        feedback=str(values.get("feedback") or ""),
+        steps=max(steps, 0),
+        failures=max(failures, 0),
+        log=log_lines(values.get("log")),
+    )
+
+
+def log_lines(update: Any) -> list[str]:
+    """The log lines of a state value or of one node's update (`retrieve` writes an `Overwrite`)."""
+    if isinstance(update, Overwrite):
+        update = update.value
+    return [str(line) for line in update or []]
