@@ -22,14 +22,21 @@ DRIVER = textwrap.dedent(
 
     responses = json.loads(sys.argv[1])
     kill_on = int(sys.argv[2])  # kill this process (SIGKILL) on that call number; 0 = never
+    # How the person's answers to the feedback question are read, in order (the reader's prompt
+    # starts with its own system text); the other calls get `responses`.
+    readings = json.loads(os.environ.get("READINGS") or '["satisfied"]')
 
     class Chat(FakeListChatModel):
         calls: int = 0
-        def _call(self, *a, **k):
+        read: int = 0
+        def _call(self, messages, *a, **k):
             self.calls += 1
             if self.calls == kill_on:
                 os.kill(os.getpid(), signal.SIGKILL)
-            return super()._call(*a, **k)
+            if str(messages[0].content).startswith("A household robot finished a task"):
+                self.read += 1
+                return readings[min(self.read, len(readings)) - 1]
+            return super()._call(messages, *a, **k)
 
     llm.make_chat_model = lambda *a, **k: Chat(responses=responses)
     from helper_agent.cli import app
@@ -39,8 +46,9 @@ DRIVER = textwrap.dedent(
 
 
 def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, user: str = "mary",
-         extra: list[str] | None = None) -> subprocess.CompletedProcess:
-    env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+         extra: list[str] | None = None, readings: list[str] | None = None) -> subprocess.CompletedProcess:
+    env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200",
+           "READINGS": json.dumps(readings or ["satisfied"])}
     args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or [])]
     return subprocess.run(
         [sys.executable, "-c", DRIVER, json.dumps(responses), str(kill_on), *args],

@@ -47,7 +47,7 @@ def ask_and_answer(graph, request: str, answer: str, config: dict, context: Help
 def test_twelve_requests_in_one_household_each_get_their_own_step_budget(memories: dict) -> None:
     env = SymbolicEnv()
     env.reset(kitchen())
-    programs = [fence(TO_SINK), fence(TO_FRIDGE)] * 6
+    programs = [fence(TO_SINK), "satisfied", fence(TO_FRIDGE), "satisfied"] * 6  # a plan, the reading of "yes"
     context = HelperContext(env=env, chat_model=ScriptedChat(responses=programs), keep_snapshots=True,
                             config=HelperConfig(max_steps=60), **memories)
     graph, config = build_graph(InMemorySaver()), {"configurable": {"thread_id": "mary"}}
@@ -67,11 +67,11 @@ def test_a_recall_after_a_stored_routine_does_not_say_stored(memories: dict) -> 
     """The reported sequence: teach, "yes" (stored v1), then the exact recall and "yes" (nothing stored)."""
     env = SymbolicEnv()
     env.reset(kitchen())
-    context = HelperContext(env=env, chat_model=ScriptedChat(responses=[fence(WASH)]), keep_snapshots=True, **memories)
+    context = HelperContext(env=env, chat_model=ScriptedChat(responses=[fence(WASH), "satisfied", "satisfied"]), keep_snapshots=True, **memories)
     graph, config = build_graph(InMemorySaver()), {"configurable": {"thread_id": "mary"}}
     taught = ask_and_answer(graph, "Perform the Mary cleaning: wash a plate", "yes", config, context)
     assert request_facts(taught).reply() == "success (routine 'the mary cleaning' v1 for mary stored)"
-    recalled = ask_and_answer(graph, "Do the Mary cleaning", "yes", config, context)  # no LLM call: exact recall
+    recalled = ask_and_answer(graph, "Do the Mary cleaning", "yes", config, context)  # exact recall: no plan
     facts = request_facts(recalled)
     assert recalled["outcome"] == "success" and recalled["stored"] is None
     assert facts.reply() == "success" and facts.recalled == "the mary cleaning"

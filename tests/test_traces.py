@@ -160,7 +160,7 @@ SCRIPT = textwrap.dedent(
         import helper_agent.llm as llm
 
         program = 'cm = InteractionObject("CoffeeMachine")\\ncm.toggle_on()'
-        llm.make_chat_model = lambda *a, **k: FakeListChatModel(responses=[f"```python\\n{program}\\n```"])
+        llm.make_chat_model = lambda *a, **k: FakeListChatModel(responses=[f"```python\\n{program}\\n```", "satisfied"])
         if mode == "chat":
             from helper_agent.cli import app
 

@@ -5,7 +5,8 @@
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END
-                 ask_feedback --(more to do)--> replan -> validate
+                 ask_feedback --(more to do)--> replan --(a new program)--> validate
+                                                      '--(it repeats the failed one)--> finish -> END
 
 The caller gives a `HelperInput` (request, user) and a `HelperContext` with the environment to act
 on. `build_graph(checkpointer)` is used by the CLI with a SQLite checkpointer so chats survive
@@ -46,7 +47,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_conditional_edges("locate", nodes.after_locate, ["execute", "finish"])
     builder.add_edge("correct", "execute")
     builder.add_conditional_edges("ask_feedback", nodes.after_feedback, ["memorize", "replan", "finish"])
-    builder.add_edge("replan", "validate")
+    builder.add_conditional_edges("replan", nodes.after_replan, ["validate", "finish"])
     builder.add_edge("memorize", END)
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer, name="helper")

@@ -40,15 +40,18 @@ def describe_object(obj: dict[str, Any]) -> str:
 
 
 def household_lines(objects: Iterable[dict[str, Any]], mentioned: str = "", limit: int = 25) -> list[str]:
-    """Lines for the movable objects (and any object whose state changed), those whose class is
-    named in `mentioned` (a program, a person's words) first; at most `limit` lines."""
+    """Lines for the movable objects, any object whose state changed and any object whose class is
+    named in `mentioned` (a program, a person's words); the named ones first; at most `limit` lines."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", mentioned)}
+    said = " ".join(re.findall(r"[a-z]+", mentioned.lower()))
     chosen = []
     for obj in objects:
+        kind = str(obj.get("objectType", ""))
+        # "CoffeeMachine" is named by "coffee machine" and by "CoffeeMachine"
+        phrase = " ".join(re.findall(r"[A-Z][a-z]*", kind)).lower()
+        named = kind.lower() in words or bool(phrase and re.search(rf"\b{re.escape(phrase)}\b", said))
         changed = any(obj.get(key) for key, _ in _STATES) or obj.get("isFilledWithLiquid")
-        if obj.get("pickupable") or changed:
-            named = str(obj.get("objectType", "")).lower() in words or any(
-                w in words for w in re.findall(r"[a-z]+", re.sub(r"([A-Z])", r" \1", str(obj.get("objectType", ""))).lower()))
-            chosen.append((0 if named else 1, str(obj.get("objectType", "")), describe_object(obj)))
+        if obj.get("pickupable") or changed or named:
+            chosen.append((0 if named else 1, kind, describe_object(obj)))
     chosen.sort()
     return [line for _, _, line in chosen[:limit]]

@@ -17,6 +17,8 @@ from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.feedback import read_feedback
+from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
@@ -24,7 +26,7 @@ from helper_agent.graphs.helper.prompts import (
     replanner_messages,
     routine_messages,
 )
-from helper_agent.graphs.helper.requests import is_unchanged_recall, satisfied, teach_request
+from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.program import ProgramError, compile_program
@@ -42,7 +44,7 @@ from helper_agent.tools.executor import (
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 LIMITS = ("step_limit", "failure_limit")
 
-__all__ = ["FEEDBACK_QUESTION", "satisfied"]
+__all__ = ["FEEDBACK_QUESTION"]
 
 
 def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
@@ -117,7 +119,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     env = ctx.environment()
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
                               "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
-                              "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None,
+                              "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None, "repeated": False,
                               "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures}
     teach = teach_request(request)
     update["teach_name"] = teach.name if teach else None
@@ -273,20 +275,32 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
             "log": [f"correct: {why or 'corrective program'} (examples {', '.join(h.id for h in hits)})"]}
 
 
-def ask_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Ask whether the task is done: the context's feedback source answers (an evaluation hands
-    the graph one), else a person through `interrupt`."""
+    the graph one: the checker's sentence, "" when nothing is missing), else a person through
+    `interrupt`, whose answer the chat model reads under a grammar (`feedback.read_feedback`):
+    "no", "not yet" and "you forgot the salt" are not satisfied; "yes" and "thanks, that's it" are."""
     ctx = _ctx(runtime)
     rounds = int(state.get("feedback_rounds", 0))
     if ctx.feedback is not None:
         feedback = ctx.feedback().strip()
+        log = f"feedback: {feedback or 'satisfied'}"
     else:
         answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
                             "execution": state.get("execution", {})})
         text = str(answer or "").strip()
-        feedback = "" if satisfied(text) else text
-    return {"feedback": feedback, "feedback_rounds": rounds + 1,
-            "log": [f"feedback: {feedback or 'satisfied'}"]}
+
+        def ask(messages: list[BaseMessage], grammar: str) -> str:
+            from helper_agent.llm import grammar_decoding
+
+            return _ask(ctx, config, messages, "read_feedback",
+                        {**grammar_decoding(ctx.chat(), grammar, kind="feedback"), "max_tokens": 32})
+
+        reading = read_feedback(text, ask)
+        # The person's own words drive the replan; the model's summary of what is missing is shown.
+        feedback = "" if reading.satisfied else text
+        log = "feedback: satisfied" if reading.satisfied else f"feedback: not satisfied ({reading.missing})"
+    return {"feedback": feedback, "feedback_rounds": rounds + 1, "log": [log]}
 
 
 def _syntax_tree(program: str) -> str | None:
@@ -301,25 +315,36 @@ def _syntax_tree(program: str) -> str | None:
 def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Write a program for what the feedback says is missing; it runs from a fresh start.
 
+    The prompt carries the person's own words and what the household shows now (the objects the
+    program and the words name first), so "you didn't put a tomato slice on the plate" is checked
+    against the plate, not against what the program meant to do.
+
     A replan that repeats the program the feedback was about, statement for statement, would only
     fail the same way: it is sent back with that reason and sampled again (a new seed), within the
-    planner's attempt budget. (On held-out train episodes, calibration split, the greedy replan of
-    the 0.5B model often came back unchanged.)"""
+    planner's attempt budget; if every attempt repeats it, it is not run again (`repeated`; the
+    request ends "repeated_program"). (On held-out train episodes, calibration split, the greedy
+    replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)"""
     ctx = _ctx(runtime)
     failed = state.get("program", "")
     failed_tree = _syntax_tree(failed)
-    error, text, log = "", "", ["replan: from feedback"]
+    feedback = state["feedback"]
+    household = household_lines(ctx.environment().objects_metadata(), mentioned=f"{failed} {feedback}", limit=12)
+    error, text, log = "", "", [f"replan: from feedback: {feedback}"]
+    repeated = False
     for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
-        messages = replanner_messages(state["request"], failed, state["feedback"], state.get("examples") or [],
-                                      error=error, previous=text)
+        messages = replanner_messages(state["request"], failed, feedback, state.get("examples") or [],
+                                      error=error, previous=text, household=household)
         text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt, "plan"))
-        if failed_tree is None or _syntax_tree(text) != failed_tree:
+        repeated = failed_tree is not None and _syntax_tree(text) == failed_tree
+        if not repeated:
             break
         error = ("it is the program that did not finish the task, unchanged; change what the feedback "
-                 f"says is missing: {state['feedback']}")
+                 f"says is missing: {feedback}")
         log.append(f"replan: attempt {attempt} repeated the failed program")
-    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
-            "locate_attempts": 0, "log": log}
+    if repeated:
+        log.append("replan: every attempt repeated the failed program; it is not run again")
+    return {"program": failed if repeated else text, "plan_attempts": 0, "plan_error": "", "resume_index": 0,
+            "corrections": 0, "locate_attempts": 0, "repeated": repeated, "log": log}
 
 
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
@@ -341,7 +366,9 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
 
 def finish(state: HelperState) -> dict[str, Any]:
     execution = state.get("execution") or {}
-    if state.get("plan_error"):
+    if state.get("repeated"):
+        outcome = "repeated_program"
+    elif state.get("plan_error"):
         outcome = "invalid_program"
     elif execution.get("status") in LIMITS:
         outcome = execution["status"]
@@ -375,6 +402,11 @@ def after_execute(state: HelperState, runtime: Runtime[HelperContext]) -> str:
 
 def after_locate(state: HelperState) -> str:
     return "finish" if state["execution"]["status"] in LIMITS else "execute"
+
+
+def after_replan(state: HelperState) -> str:
+    """A replan that only repeated the failed program is not run again."""
+    return "finish" if state.get("repeated") else "validate"
 
 
 def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:

@@ -140,9 +140,13 @@ def corrector_messages(
 
 
 def replanner_messages(dialogue: str, program: str, feedback: str, examples: Sequence[dict[str, Any]],
-                       error: str = "", previous: str = "") -> list[BaseMessage]:
+                       error: str = "", previous: str = "", household: Sequence[str] = ()) -> list[BaseMessage]:
+    """The replan turn: the program that ran, what the household shows now (`household.household_lines`,
+    the objects the program and the person name first) and the person's own words."""
     messages = planner_messages(dialogue, examples)[:-1]
-    messages.append(HumanMessage(content=load_template("replanner_user.txt").format(dialogue=dialogue, program=program, feedback=feedback)))
+    shown = "\n".join(f"- {line}" for line in household) or "- (nothing to show)"
+    messages.append(HumanMessage(content=load_template("replanner_user.txt").format(
+        dialogue=dialogue, program=program, feedback=feedback, household=shown)))
     messages.extend(_retry_turns(error, previous))
     return messages
 

@@ -1,5 +1,5 @@
-"""What a person's words mean to the HELPER graph: teaching a routine, recalling one unchanged,
-and answering the feedback question.
+"""What a person's words mean to the HELPER graph: teaching a routine and recalling one unchanged
+(the answer to the feedback question is read by the model: `feedback.py`).
 
 These rules are structural (a phrasing that must be said explicitly, an exact match), not word
 lists chosen to separate an evaluation suite: teaching needs "Perform the <name>: ..." or
@@ -69,21 +69,3 @@ def is_unchanged_recall(request: str, routine_name_: str, routine_request: str =
         return True
     match = _INVOCATION.match(text)
     return bool(match) and match.group("rest") == _bare(normalise(routine_name_))
-
-
-_AFFIRMATIVE = re.compile(
-    r"^\s*(yes|yep|yeah|y|ok|okay|sure|perfect|great|good|looks good|all good|done|thanks|thank you|that's it|"
-    r"that's all|nothing|no thanks|nope|no)\b",
-    re.I,
-)
-_OBJECTION = re.compile(r"\b(but|miss|missed|forgot|didn't|did not|not|also|still|except|wrong|instead|need|needs|should)\b", re.I)
-
-
-def satisfied(answer: str) -> bool:
-    """Whether a person's answer to the feedback question means "nothing more to do"."""
-    text = answer.strip()
-    if not text:
-        return True
-    if re.fullmatch(r"\s*(no|nope|no thanks|no thank you)[\s.!]*", text, re.I):
-        return True  # "Did I miss anything?" - "No."
-    return bool(_AFFIRMATIVE.match(text)) and not _OBJECTION.search(text) and not re.match(r"\s*no\b.*\w+.*\w", text, re.I)
