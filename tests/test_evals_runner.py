@@ -90,11 +90,20 @@ def test_an_episode_error_is_recorded_and_the_run_goes_on(bench: Path, tmp_path:
     victim = sorted((data / "tfd_instances" / "valid_unseen").glob("*.json"))[3]
     victim.write_text('{"game_id": 3}')
     metrics = run_eval(EvalSpec(mode="tfd", data=str(data), split="valid_unseen", planner="gold", out=str(tmp_path / "run")))
-    assert metrics["episodes"] == 18 and metrics["ended_by"]["error"] == 1
+    # the errored episode is not a result: 17 scored, 1 error beside them
+    assert metrics["episodes"] == 17 and metrics["errors"] == 1 and metrics["ended_by"]["error"] == 1
     records = ResultStore(tmp_path / "run" / "results.jsonl").records()
     bad = records[victim.name[: -len(".json")]]
     assert bad["error"] == 1 and "game_id" in bad["error_message"]
-    assert metrics["overall"]["successes"] == 17
+    assert metrics["overall"]["successes"] == 17 and metrics["overall"]["SR"] == 100.0
+    assert metrics["overall"]["teach"]["num_fails_by_error"] == 1
+    # Resuming retries the errored episode (and only it), once its cause is gone.
+    good = sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[3]
+    victim.write_text(good.read_text())
+    again = run_eval(EvalSpec(mode="tfd", data=str(data), split="valid_unseen", planner="gold", out=str(tmp_path / "run")))
+    assert again["episodes"] == 18 and again["errors"] == 0 and again["overall"]["successes"] == 18
+    lines = (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 19  # 18 results + the error record, which the retry's record replaced
 
 
 def test_result_store_drops_a_partial_last_line(tmp_path: Path) -> None:
@@ -161,3 +170,25 @@ def test_ablations_change_what_they_claim(tmp_path: Path) -> None:
     assert full["overall"]["SR"] == 100.0
     assert no_precheck["overall"]["SR"] < full["overall"]["SR"] - 20
     assert no_locator["overall"]["SR"] < full["overall"]["SR"] or no_locator["overall"]["PLW_SR"] < full["overall"]["PLW_SR"]
+
+
+def test_helper_eval_exits_non_zero_while_an_errored_episode_remains(bench: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    subprocess.run(["cp", "-r", str(bench), str(data)], check=True)
+    victim = sorted((data / "tfd_instances" / "valid_unseen").glob("*.json"))[0]
+    good = victim.read_text()
+    victim.write_text('{"game_id": 3}')
+    args = [sys.executable, "-m", "helper_agent.cli", "eval", "tfd", "--data", str(data), "--limit", "3",
+            "--planner", "gold", "--out", str(tmp_path / "run")]
+    env = {**os.environ, "HELPER_EMBEDDINGS": "hash", "COLUMNS": "200"}
+    first = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 1, first.stdout[-2000:] + first.stderr[-2000:]
+    assert "1 episode(s) errored and are not in SR/GC (2 scored); re-run the same command to retry them." in first.stdout
+    assert "error: " in first.stdout and "game_id" in first.stdout
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert (metrics["episodes"], metrics["errors"], metrics["overall"]["SR"]) == (2, 1, 100.0)
+    victim.write_text(good)
+    second = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert (metrics["episodes"], metrics["errors"]) == (3, 0)

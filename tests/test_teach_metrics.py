@@ -74,7 +74,8 @@ def test_episode_scores():
 
 def test_aggregate_matches_hand_computation():
     agg = aggregate_metrics(_episodes())
-    assert (agg.num_successes, agg.num_evals, agg.success_rate) == (1, 4, 0.25)
+    # c errored: it is not an agent's failure, so it is left out of SR (1 of 3) and only counted as an error
+    assert (agg.num_successes, agg.num_evals, agg.success_rate) == (1, 3, pytest.approx(1 / 3))
     assert (agg.completed_goal_conditions, agg.total_goal_conditions) == (6, 10)
     assert agg.goal_condition_success_rate == pytest.approx(0.6)
     assert agg.path_length_weighted_success_rate == pytest.approx(5 / 48)
@@ -82,7 +83,7 @@ def test_aggregate_matches_hand_computation():
     assert (agg.num_predicted_stops, agg.num_fails_by_api_limit) == (1, 1)
     assert (agg.num_fails_by_traj_len_limit, agg.num_fails_by_error) == (1, 1)
     teach = agg.to_teach_dict()
-    assert teach["success"] == {"num_successes": 1, "num_evals": 4, "success_rate": 0.25}
+    assert teach["success"] == {"num_successes": 1, "num_evals": 3, "success_rate": pytest.approx(1 / 3)}
     assert teach["goal_condition_success"]["completed_goal_conditions"] == 6
 
 
@@ -94,7 +95,18 @@ def test_aggregate_by_task():
     assert coffee.path_length_weighted_success_rate == pytest.approx(5 / 40)
     assert coffee.path_length_weighted_goal_condition_success_rate == pytest.approx(27.5 / 40)
     assert (toast.success_rate, toast.goal_condition_success_rate) == (0.0, -0.5)
+    assert (toast.num_evals, toast.num_fails_by_error) == (1, 1)
     assert toast.path_length_weighted_goal_condition_success_rate == pytest.approx(-0.004)
+
+
+def test_errored_episodes_never_reach_gc_however_many():
+    """Half the episodes errored: GC is the scored half's, not 100.00 from their 0-of-0 conditions."""
+    a, b, c, d = _episodes()
+    errors = [failed_episode(f"e{n}", "g", task_name="Toast") for n in range(4)]
+    agg = aggregate_metrics([b, d, *errors])
+    assert (agg.num_evals, agg.num_fails_by_error, agg.success_rate) == (2, 4, 0.0)
+    assert (agg.completed_goal_conditions, agg.total_goal_conditions) == (2, 6)
+    assert aggregate_metrics(errors).goal_condition_success_rate == 0.0
 
 
 def test_limits_are_configurable_and_mapping_input_accepted():

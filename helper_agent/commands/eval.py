@@ -35,6 +35,7 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
     from helper_agent.evals.methods import METHODS, parse_agent_options
     from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
+    from helper_agent.evals.store import errored
 
     if ablate not in (None, "mem", "precheck", "correction", "locator"):
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
@@ -65,7 +66,7 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
         task = bar.add_task(spec.label(), total=None, sr="-")
 
         def report(done: int, total: int, record: dict) -> None:
-            if record:
+            if record and not errored(record):
                 successes["done"] += 1
                 successes["n"] += int(record.get("success", 0))
             sr = f"{100 * successes['n'] / successes['done']:.1f}%" if successes["done"] else "-"
@@ -79,6 +80,19 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
             raise typer.Exit(2) from None
     _print_metrics([metrics])
     console.print(f"results: {out / 'results.jsonl'}  metrics: {out / 'metrics.json'}  report: {out / 'report.md'}")
+    _exit_on_errors(metrics)
+
+
+def _exit_on_errors(metrics: dict) -> None:
+    """Errored episodes are not results: say how many and why, and exit 1 until a re-run retries them."""
+    errors = int(metrics.get("errors", 0) or 0)
+    if not errors:
+        return
+    console.print(f"[red]{errors} episode(s) errored[/red] and are not in SR/GC "
+                  f"({metrics['overall']['episodes']} scored); re-run the same command to retry them.", highlight=False)
+    for message in metrics.get("error_messages") or []:
+        console.print(f"  error: {message}", markup=False, highlight=False)
+    raise typer.Exit(1)
 
 
 def _print_metrics(runs: list[dict]) -> None:

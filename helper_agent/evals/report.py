@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from helper_agent.evals.provenance import code_counts, code_note
-from helper_agent.evals.store import read_records
+from helper_agent.evals.store import errored, read_records
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
 
@@ -23,25 +23,32 @@ def _episode(record: dict[str, Any]) -> EpisodeMetrics:
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Overall and per-task metrics, termination counts, and LLM use per episode."""
+    """Overall and per-task metrics, termination counts, and LLM use per episode.
+
+    Errored episodes (`store.errored`) are not results: SR, GC and the per-episode figures are over
+    the scored episodes (`episodes`); the errored ones are counted in `errors` (and `ended_by.error`)."""
     episodes = [_episode(r) for r in records]
     overall = aggregate_metrics(episodes)
     by_task = aggregate_by_task(episodes)
+    scored = [r for r in records if not errored(r)]
 
     def per_episode(key: str) -> float:
-        values = [float(r.get(key, 0) or 0) for r in records]
+        values = [float(r.get(key, 0) or 0) for r in scored]
         return round(statistics.fmean(values), 3) if values else 0.0
 
-    calls = sum(float(r.get("llm_calls", 0) or 0) for r in records)
-    seconds = sum(float(r.get("llm_seconds", 0) or 0) for r in records)
+    calls = sum(float(r.get("llm_calls", 0) or 0) for r in scored)
+    seconds = sum(float(r.get("llm_seconds", 0) or 0) for r in scored)
     return {
-        "episodes": len(records),
+        "episodes": len(scored),
+        "errors": len(records) - len(scored),
+        # what the errored episodes said, first seen first (at most 3), to fix before the retry
+        "error_messages": list(dict.fromkeys(str(r.get("error_message") or "error") for r in records if errored(r)))[:3],
         "overall": _flat(overall),
         "by_task": {name: _flat(m) for name, m in by_task.items()},
         "ended_by": {
             "step_limit": sum(1 for r in records if r.get("ended_by") == "step_limit"),
             "failure_limit": sum(1 for r in records if r.get("ended_by") == "failure_limit"),
-            "error": sum(1 for r in records if r.get("ended_by") == "error"),
+            "error": sum(1 for r in records if errored(r)),
             "llm_budget": sum(1 for r in records if r.get("ended_by") == "llm_budget"),
         },
         "per_episode": {

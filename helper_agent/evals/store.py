@@ -3,7 +3,8 @@
 Each finished episode is one line, written with a single `write` and flushed to disk (fsync) before
 the next one starts, so a run killed at any moment loses at most the episodes in flight. A line cut
 short by a crash is detected on the next open: it is truncated away (it was never acknowledged),
-and the episodes before it are kept. Re-running skips the ids already stored.
+and the episodes before it are kept. Re-running skips the ids already stored, except those whose
+latest record is an error (`errored`): those are run again, and the new record replaces the error.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+
+
+def errored(record: dict[str, Any]) -> bool:
+    """Whether a record is an episode that errored (the LLM unavailable, an exception in the agent or
+    the environment): not an agent's result; it is retried on resume and left out of SR and GC."""
+    return record.get("ended_by") == "error" or bool(record.get("error"))
 
 
 class ResultStore:
@@ -62,7 +69,8 @@ class ResultStore:
         return {r["instance_id"]: r for r in self}
 
     def done_ids(self) -> set[str]:
-        return set(self.records())
+        """The ids whose latest record is a result (an errored episode is not done: it is retried)."""
+        return {key for key, record in self.records().items() if not errored(record)}
 
     def append(self, record: dict[str, Any]) -> None:
         if "instance_id" not in record:

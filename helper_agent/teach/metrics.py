@@ -16,6 +16,12 @@ conditions (micro-averaged over goal conditions); PLW-SR and PLW-GC = sum of the
 scores / sum of reference path lengths; counts of predicted stops and of episodes ended by the
 failed-action limit (``num_api_fails >= max_api_fails``), the step limit (``traj_len >= max_traj_steps``)
 and by errors.
+
+One departure from TEACh: an episode that errored (``error=1``: the LLM server unavailable, an
+exception in the agent or the environment) is not an agent's failure. It is left out of every rate
+and count above and reported only as ``num_fails_by_error`` beside them; its goal conditions (0 of 0)
+never reach GC. Counted as failures, a server outage read as "SR 0.00" and 0-of-0 conditions let GC
+print 100.00 while half the episodes had errored.
 """
 
 from __future__ import annotations
@@ -136,7 +142,7 @@ def evaluate_episode(
 def failed_episode(
     instance_id: str, game_id: str, task_name: str | None = None, **extra: Any
 ) -> EpisodeMetrics:
-    """The record of an episode that produced no output (counted as an error and a failure)."""
+    """The record of an episode that produced no output: an error, left out of SR and GC."""
     return EpisodeMetrics(instance_id=instance_id, game_id=game_id, task_name=task_name, error=1, **extra)
 
 
@@ -189,9 +195,11 @@ def aggregate_metrics(
     max_api_fails: int = MAX_API_FAILS,
     max_traj_steps: int = MAX_TRAJ_STEPS,
 ) -> AggregateMetrics:
-    """TEACh's ``aggregate_metrics`` over episode records. Rates whose denominator is zero (no
-    episodes, no goal conditions, no reference path length) are reported as 0.0."""
-    eps = _episodes(episodes)
+    """TEACh's ``aggregate_metrics`` over episode records, errored episodes left out (counted in
+    ``num_fails_by_error`` only). Rates whose denominator is zero (no episodes, no goal conditions,
+    no reference path length) are reported as 0.0."""
+    everything = _episodes(episodes)
+    eps = [e for e in everything if not e.error]
     num_evals = len(eps)
     num_successes = sum(1 for e in eps if e.success == 1)
     completed = sum(e.completed_goal_conditions for e in eps)
@@ -213,7 +221,7 @@ def aggregate_metrics(
         num_predicted_stops=sum(e.predicted_stop for e in eps),
         num_fails_by_api_limit=sum(1 for e in eps if e.num_api_fails >= max_api_fails),
         num_fails_by_traj_len_limit=sum(1 for e in eps if e.traj_len >= max_traj_steps),
-        num_fails_by_error=sum(e.error for e in eps),
+        num_fails_by_error=sum(1 for e in everything if e.error),
     )
 
 
