@@ -48,12 +48,18 @@ class FakeOpenAIServer:
     server stops). `port` 0 takes a free one; a given port lets a test restart a server where it was.
     """
 
-    def __init__(self, mode: str = "ok", reply: str = "done()", huge_chars: int = HUGE_CHARS, port: int = 0) -> None:
+    def __init__(self, mode: str = "ok", reply: str = "done()", huge_chars: int = HUGE_CHARS, port: int = 0,
+                 stall_first: float = 0.0) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
         self.mode = mode
         self.reply = reply
         self.huge_chars = huge_chars
+        # A streamed request (`"stream": true`, answered as server-sent events like llama_cpp.server)
+        # first gets keep-alive pings for `stall_first` seconds if it is the first request: a request
+        # waiting for a busy model. `disconnects` holds when (monotonic) a client closed a stream.
+        self.stall_first = stall_first
+        self.disconnects: list[float] = []
         self.requests: list[dict[str, Any]] = []
         self._release = threading.Event()
         server = self
@@ -87,6 +93,9 @@ class FakeOpenAIServer:
 
     def _answer(self, h: BaseHTTPRequestHandler) -> None:
         mode = self.mode
+        if mode == "ok" and self.requests and self.requests[-1].get("stream"):
+            self._stream(h, stall=self.stall_first if len(self.requests) == 1 else 0.0)
+            return
         if mode == "hang":
             self._release.wait(600)
             h.close_connection = True
@@ -114,6 +123,38 @@ class FakeOpenAIServer:
             tokens = len(words) if cap is None else min(len(words), int(cap))
             self._send(h, 200, json.dumps(completion(" ".join(words[:tokens]), completion_tokens=tokens,
                                                      finish_reason="length" if tokens < len(words) else "stop")))
+
+    def _stream(self, h: BaseHTTPRequestHandler, stall: float) -> None:
+        """The reply as server-sent events (one chunk per word, usage in the last), after `stall`
+        seconds of keep-alive pings; a client that closes the connection is recorded."""
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.close_connection = True
+        words = self.reply.split()
+
+        def event(delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
+            chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            if usage:
+                chunk["usage"] = usage
+            return f"data: {json.dumps(chunk)}\n\n".encode()
+
+        try:
+            until = time.monotonic() + stall
+            while time.monotonic() < until:
+                h.wfile.write(b": ping\n\n")
+                h.wfile.flush()
+                time.sleep(0.1)
+            h.wfile.write(event({"role": "assistant", "content": ""}))
+            for n, word in enumerate(words):
+                h.wfile.write(event({"content": word if n == 0 else " " + word}))
+            usage = {"prompt_tokens": 12, "completion_tokens": len(words), "total_tokens": 12 + len(words)}
+            h.wfile.write(event({}, "stop", usage) + b"data: [DONE]\n\n")
+            h.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.disconnects.append(time.monotonic())
 
     @staticmethod
     def _send(h: BaseHTTPRequestHandler, status: int, body: str, content_type: str = "application/json") -> None:

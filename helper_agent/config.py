@@ -44,6 +44,12 @@ class Settings(BaseSettings):
     llm_grammar: str = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
     temperature: float = 0.0
     llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
+    llm_stream: bool = Field(
+        default=False,
+        description="Stream replies from an OpenAI-compatible server, so a request past HELPER_LLM_TIMEOUT is cancelled "
+                    "on the server too (its connection is closed; llama_cpp.server stops at the next token) instead of "
+                    "running on while the retry waits behind it.",
+    )
     llm_retries: int = Field(
         default=2, ge=0, description="Retries of an LLM call after a timeout, connection error, 429 or 5xx."
     )

@@ -39,7 +39,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.language_models.chat_models import BaseChatModel, generate_from_stream
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult, LLMResult
 from pydantic import PrivateAttr
@@ -57,6 +57,10 @@ class LLMUnavailable(LLMError):
 class LLMBadResponse(LLMError):
     """The server answered, but not with a usable chat completion: not JSON, no choices, an empty
     message. Not retried: a server that answers like that will answer like that again."""
+
+
+class ReplyTimeout(TimeoutError):
+    """A streamed reply was not finished within its timeout and was cancelled (retried as transient)."""
 
 
 class LLMBudgetExceeded(LLMError):
@@ -465,6 +469,9 @@ def make_chat_model(
         timeout = get_settings().llm_timeout
     if spec.startswith(("http://", "https://")):
         base_url, _, model = spec.partition("#")
+        streamed: dict[str, Any] = {}
+        if get_settings().llm_stream:
+            streamed = {"streaming": True, "stream_usage": True, "http_client": deadline_http_client()}
         return openai_compatible_chat_class()(
             base_url=base_url,
             model=model or "default",
@@ -473,6 +480,7 @@ def make_chat_model(
             max_tokens=max_tokens,
             max_retries=0,
             timeout=timeout,
+            **streamed,
         )
     try:
         from langchain.chat_models import init_chat_model
@@ -486,6 +494,68 @@ def make_chat_model(
     except (ImportError, ValueError) as exc:
         raise LLMUnavailable(f"cannot make a chat model from {spec!r}: {exc}") from None
     return chat
+
+
+class _Deadlines:
+    """One watchdog thread that closes streamed responses when their deadline passes.
+
+    A streamed reply keeps its connection busy (llama_cpp.server even sends keep-alive pings while a
+    request waits for the model), so httpx's read timeout never fires: a request the client gave up
+    on would run on in the server, and the retry would queue behind it. Closing the response from
+    this thread makes the blocked read fail at once (a transient error, retried after a backoff) and
+    closes the connection, which llama_cpp.server notices at its next token and stops generating."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Any]] = []
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._count = 0
+
+    def add(self, seconds: float, response: Any) -> None:
+        import heapq
+        import weakref
+
+        with self._cv:
+            self._count += 1
+            heapq.heappush(self._heap, (time.monotonic() + seconds, self._count, weakref.ref(response)))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="llm-deadlines", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+
+    def _run(self) -> None:
+        import heapq
+
+        while True:
+            with self._cv:
+                while not self._heap:
+                    self._cv.wait()
+                when, _, ref = self._heap[0]
+                now = time.monotonic()
+                if when > now:
+                    self._cv.wait(when - now)
+                    continue
+                heapq.heappop(self._heap)
+            response = ref()
+            if response is not None and not response.is_closed:
+                response.extensions["helper_deadline_passed"] = True
+                response.close()
+
+
+_deadlines = _Deadlines()
+
+
+def deadline_http_client() -> Any:
+    """An httpx client whose streamed responses are closed when the request's read timeout has
+    passed since their headers came (`_Deadlines`): `HELPER_LLM_TIMEOUT` bounds the whole reply."""
+    import httpx
+
+    def close_at_deadline(response: httpx.Response) -> None:
+        seconds = (response.request.extensions.get("timeout") or {}).get("read")
+        if isinstance(seconds, int | float) and seconds > 0:
+            _deadlines.add(float(seconds), response)
+
+    return httpx.Client(event_hooks={"response": [close_at_deadline]})
 
 
 _SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
@@ -521,6 +591,11 @@ def openai_compatible_chat_class() -> type:
         def _llm_type(self) -> str:
             return "openai-compatible"
 
+        def _should_stream(self, **kwargs: Any) -> bool:
+            # Always through `_generate` (which streams inside when `streaming` is set), so every
+            # reply, streamed or not, gets the same checks and the same timeout handling.
+            return False
+
         def _generate(
             self,
             messages: list[BaseMessage],
@@ -528,8 +603,14 @@ def openai_compatible_chat_class() -> type:
             run_manager: Any = None,
             **kwargs: Any,
         ) -> ChatResult:
+            started = time.monotonic()
             try:
-                result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+                if self.streaming:
+                    result = generate_from_stream(self._stream(messages, stop=stop, run_manager=run_manager, **kwargs))
+                else:
+                    result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+            except LLMError:
+                raise
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 # langchain-openai's own checks of the reply (a non-JSON body comes back as text,
                 # missing or null `choices`) and json's decoding errors.
@@ -537,6 +618,14 @@ def openai_compatible_chat_class() -> type:
                     f"the server at {self.openai_api_base} did not answer with a chat completion: "
                     f"{type(exc).__name__}: {_clip(str(exc))}"
                 ) from exc
+            except Exception as exc:
+                # A streamed reply cut at its deadline (`deadline_http_client`) fails as a connection
+                # error: say what happened. A TimeoutError is transient: retried after a backoff.
+                limit = kwargs.get("timeout") or self.request_timeout
+                if self.streaming and isinstance(limit, int | float) and time.monotonic() - started >= 0.95 * limit:
+                    raise ReplyTimeout(f"the server did not finish its reply within {limit:g} s; the request was "
+                                       "cancelled (its connection closed)") from exc
+                raise
             return _checked_reply(result, self.max_reply_chars, self.openai_api_base)
 
     _compatible_class = OpenAICompatibleChat

@@ -166,3 +166,48 @@ def test_the_budget_cuts_a_hanging_request_short() -> None:
     with pytest.raises(LLMBudgetExceeded):  # the next call of the episode does not start
         invoke_with_retry(chat, PROMPT, budget=budget)
     assert len(server.requests) == 1
+
+
+# ------------------------------------------------------------------------------ streamed replies
+@pytest.fixture()
+def streaming(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    from helper_agent.config import get_settings
+
+    monkeypatch.setenv("HELPER_LLM_STREAM", "true")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+def test_a_streamed_reply_is_read_whole_with_its_usage(streaming) -> None:  # noqa: ANN001
+    recorder = UsageRecorder()
+    with FakeOpenAIServer("ok", reply="one two three") as server:
+        chat = make_chat_model(server.base_url, max_tokens=16, timeout=TIMEOUT)
+        reply = invoke_with_retry(chat, PROMPT, config={"callbacks": [recorder]}, attempts=1)
+    assert server.requests[0]["stream"] is True
+    assert reply.content == "one two three"
+    assert recorder.summary()["llm_calls"] == 1 and recorder.completion_tokens == 3
+
+
+def test_a_request_past_its_timeout_is_cancelled_on_the_server_not_left_queued(streaming) -> None:  # noqa: ANN001
+    """The first request waits for a busy model (the server only sends keep-alive pings, so no read
+    timeout fires): at its timeout the client closes it, the server sees the disconnect at once, and
+    the retry (after a backoff) is answered."""
+    with FakeOpenAIServer("ok", reply="a b c", stall_first=10 * TIMEOUT) as server:
+        chat = make_chat_model(f"{server.base_url}#fake", max_tokens=16, timeout=TIMEOUT)
+        start = time.monotonic()
+        reply = invoke_with_retry(chat, PROMPT, attempts=ATTEMPTS, initial_delay=DELAY)
+        elapsed = time.monotonic() - start
+        time.sleep(0.3)
+    assert reply.content == "a b c"
+    assert len(server.requests) == 2  # the stalled request and one retry
+    assert len(server.disconnects) == 1  # the stalled request was closed, not left running
+    assert server.disconnects[0] - start < TIMEOUT + 0.5 + SLACK
+    assert TIMEOUT <= elapsed < TIMEOUT + DELAY + SLACK
+
+
+def test_a_streamed_reply_cut_at_every_attempt_says_it_was_cancelled(streaming) -> None:  # noqa: ANN001
+    with FakeOpenAIServer("ok", reply="a b c", stall_first=10 * TIMEOUT) as server:
+        chat = make_chat_model(f"{server.base_url}#fake", max_tokens=16, timeout=TIMEOUT)
+        with pytest.raises(LLMUnavailable, match="after 1 attempts: ReplyTimeout: .*within 1 s; the request was cancelled"):
+            invoke_with_retry(chat, PROMPT, attempts=1)
