@@ -57,7 +57,7 @@ class ServeOutput(TypedDict, total=False):
     outcome: str
     log: list[str]
     subgoals: list[list[Any]]  # [subgoal, status, actions] per subgoal run, the whole episode
-    usage: dict[str, float]  # LLM calls, tokens, seconds of this run (since the last resume)
+    usage: dict[str, float]  # LLM calls, tokens, seconds of this request, across its resumes
     steps: int
     checker: dict[str, Any] | None  # success and goal conditions (instance runs only)
 
@@ -190,7 +190,9 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
         "outcome": final.get("outcome", ""),
         "log": list(final.get("log") or []),
         "subgoals": list((final.get("execution") or {}).get("trace") or []),
-        "usage": context.usage.summary(),
+        # the request's LLM use across its resumes (the graph's state), not only this process's
+        "usage": {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0,
+                  **(final.get("usage") or {})},
         "steps": env.steps,
         "checker": None,
     }

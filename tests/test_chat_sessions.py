@@ -75,6 +75,7 @@ def test_a_recall_after_a_stored_routine_does_not_say_stored(memories: dict) -> 
     facts = request_facts(recalled)
     assert recalled["outcome"] == "success" and recalled["stored"] is None
     assert facts.reply() == "success" and facts.recalled == "the mary cleaning"
+    assert facts.llm_calls == 1  # only the reading of "yes": the routine was reused without a plan
     assert facts.log[0].startswith("retrieve:") and "memorize: nothing to store" in facts.log
     assert not any("memorize: routine" in line for line in facts.log)
 

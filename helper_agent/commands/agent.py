@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
 from pathlib import Path
@@ -14,7 +15,16 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from helper_agent.commands import program_syntax
+
 console = Console()
+
+
+def _check_room(room: str) -> None:
+    from helper_agent.world.rooms import ROOM_TYPES
+
+    if room not in ROOM_TYPES:
+        raise typer.BadParameter(f"unknown room {room!r}; choose {', '.join(ROOM_TYPES)}", param_hint="--room")
 
 
 def _chat_model(llm: str) -> Any:
@@ -59,6 +69,7 @@ def run(
     from helper_agent.teach.errors import TeachFormatError
     from helper_agent.teach.instances import load_instance
 
+    _check_room(room)
     env = SymbolicEnv()
     loaded = None
     if instance is not None:
@@ -82,7 +93,7 @@ def run(
     spec = EvalSpec.for_request(agent_name, llm, options, mode=loaded.mode if loaded else "tfd",
                                 task_known=loaded is not None, out=str(out))
     try:
-        agent = build_agent(spec, _chat_model(llm))
+        agent = build_agent(spec, _with_spinner(_chat_model(llm)))  # a spinner shows while the LLM works
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -93,11 +104,14 @@ def run(
         record, result = run_instance(loaded, agent, env, tags=["run"])
     else:
         record, result = None, agent.run(EpisodeSetup(env=env, request=request, tags=["run"]))
-    console.print(Syntax(result.program, "python", theme="ansi_dark", line_numbers=True))
+    console.print(program_syntax(result.program))
     _print_trace({"execution": {"trace": result.trace}})
     for line in result.log:
         console.print(f"[dim]{line}[/dim]")
     picture = env.render(out / "after.png")
+    # The final household, so a person can check what was done (`helper world show` reads it too).
+    household = out / "household.json"
+    household.write_text(json.dumps(env.snapshot()["world"], indent=1), encoding="utf-8")
     if record is not None:
         verdict = "[green]task done[/green]" if record["success"] else "[red]task not done[/red]"
         console.print(f"checker: {verdict}, goal conditions {record['completed_goal_conditions']}/{record['total_goal_conditions']}")
@@ -105,7 +119,7 @@ def run(
     console.print(f"steps {env.steps}, failed actions {env.failures}, outcome {result.outcome}")
     console.print(f"LLM: {usage.get('llm_calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt + "
                   f"{usage.get('completion_tokens', 0)} completion tokens, {usage.get('llm_seconds', 0)} s")
-    console.print(f"pictures: {out / 'before.png'}  {picture}")
+    console.print(f"pictures: {out / 'before.png'}  {picture}; final household: {household}")
 
 
 # ------------------------------------------------------------------------------------------ chat
@@ -277,6 +291,7 @@ def chat(
     from helper_agent.graphs.helper.facts import log_lines
     from helper_agent.llm import LLMBudget, LLMError
 
+    _check_room(room)
     settings = get_settings()
     own_home = home is not None
     home = home or settings.home
@@ -321,8 +336,7 @@ def chat(
                 for line in log_lines(update.get("log")):
                     console.print(f"[dim]{escape(line)}[/dim]", highlight=False)
                 if node == "validate" and update.get("program") and not update.get("plan_error"):
-                    console.print(Panel(Syntax(update["program"].strip("\n"), "python", theme="ansi_dark",
-                                               line_numbers=True), title="program"))
+                    console.print(Panel(program_syntax(update["program"]), title="program"))
 
     def drive(payload: Any) -> None:
         """One request to its end, under its own LLM budget; an LLM that fails ends the request

@@ -33,7 +33,7 @@ console = table_console(132)
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
          feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False,
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
-    from helper_agent.evals.methods import METHODS, parse_agent_options
+    from helper_agent.evals.methods import METHODS, check_agent_options, parse_agent_options
     from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
     from helper_agent.evals.store import errored
 
@@ -47,6 +47,7 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
         raise typer.BadParameter("--ablate switches off parts of HELPER; use --agent-option for other methods")
     try:
         options = parse_agent_options(agent_options)
+        check_agent_options(planner, options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,

@@ -19,9 +19,11 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.table import Table
+
+from helper_agent.commands import program_syntax
 
 console = Console()
 
@@ -51,6 +53,20 @@ def find_record(run_dir: Path, instance: str) -> dict[str, Any]:
         raise CommandInputError(f"{instance!r} names {len(matches)} episodes of {run_dir}: {', '.join(matches[:8])}")
     known = ", ".join(sorted(records)[:8]) + (", ..." if len(records) > 8 else "")
     raise CommandInputError(f"{run_dir}: no episode {instance!r} in results.jsonl (it has {known or 'none'})")
+
+
+def _dialogue_from_dataset(spec: dict[str, Any], record: dict[str, Any]) -> str:
+    """An older record's dialogue, read from the run's dataset ("" when it cannot be found)."""
+    from helper_agent.teach.instances import load_instance
+
+    mode, data, split = spec.get("mode"), spec.get("data"), spec.get("split")
+    if not (isinstance(mode, str) and isinstance(data, str) and data and isinstance(split, str)):
+        return ""
+    path = Path(data) / f"{mode}_instances" / split / f"{record.get('instance_id')}.json"
+    try:
+        return load_instance(path, mode).dialogue if path.is_file() else ""
+    except Exception:  # noqa: BLE001 - only a courtesy: the trace shows without it
+        return ""
 
 
 def node_rows(log: list[str]) -> list[tuple[str, str]]:
@@ -104,12 +120,13 @@ def trace(
     record = find_record(run_dir, instance)
     spec_file = run_dir / "spec.json"
     label = ""
+    spec: dict[str, Any] = {}
     if spec_file.is_file():
         try:
             spec = json.loads(spec_file.read_text(encoding="utf-8"))
             label = "/".join(str(spec.get(k)) for k in ("mode", "split", "planner") if spec.get(k))
         except (OSError, ValueError):
-            label = ""
+            label, spec = "", {}
     header = [f"[bold]{record['instance_id']}[/bold]", f"task {record.get('task_name', '?')}"]
     if record.get("family"):
         header.append(f"({record['family']})")
@@ -119,6 +136,9 @@ def trace(
     if label:
         header.append(f"run {label}")
     console.print("  ".join(header), highlight=False)
+    dialogue = record.get("dialogue") or _dialogue_from_dataset(spec if isinstance(spec, dict) else {}, record)
+    if dialogue:
+        console.print(Panel(escape(dialogue), title="dialogue"))
 
     nodes = Table(title="node by node")
     nodes.add_column("#", justify="right")
@@ -129,7 +149,7 @@ def trace(
     console.print(nodes)
 
     if (record.get("program") or "").strip():
-        console.print(Panel(Syntax(record["program"].strip("\n"), "python", theme="ansi_dark", line_numbers=True),
+        console.print(Panel(program_syntax(record["program"]),
                             title="program"))
     rows, title = subgoal_rows(record)
     table = Table(title=title)

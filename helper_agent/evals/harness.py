@@ -81,6 +81,7 @@ def run_instance(
     record.update({
         "task_name": loaded.task_name,
         "family": loaded.family,
+        "dialogue": loaded.dialogue,  # what the agent was asked (`helper trace` shows it)
         "ended_by": ended_by,
         "outcome": result.outcome,
         "steps": steps,

@@ -47,6 +47,21 @@ def build_agent(spec: EvalSpec, chat_model: BaseChatModel) -> Agent:
     return module.build(spec, chat_model)
 
 
+def check_agent_options(planner: str, options: dict[str, str]) -> None:
+    """Refuse a method's switches before a run starts: an unknown key (`-o foo=bar`) or a bad value
+    would otherwise be found by every episode and recorded as that many errors. A method checks its
+    values in its `config_from_options` (or `config_from`); an oracle takes no switches."""
+    if planner not in METHODS:
+        check_known(options, (), planner)
+        return
+    module = importlib.import_module(METHODS[planner][0])
+    check_known(options, tuple(getattr(module, "OPTIONS", ())), planner)
+    for name in ("config_from_options", "config_from"):
+        if hasattr(module, name):
+            getattr(module, name)(options)
+            break
+
+
 def parse_agent_options(pairs: list[str] | None) -> dict[str, str]:
     """`["k=9", "replan=off"]` -> `{"k": "9", "replan": "off"}`; a pair without `=` is an error."""
     options: dict[str, str] = {}

@@ -34,6 +34,8 @@ class RequestFacts(BaseModel):
     feedback: str = ""  # the person's last unmet wish ("" when satisfied or never asked)
     steps: int = 0  # actions this request took (its step budget is the graph's `max_steps`)
     failures: int = 0
+    llm_calls: int = 0  # this request's, across interrupts and resumes
+    llm_seconds: float = 0.0
     log: list[str] = Field(default_factory=list)
 
     def reply(self) -> str:
@@ -80,6 +82,8 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
         feedback=str(values.get("feedback") or ""),
         steps=max(steps, 0),
         failures=max(failures, 0),
+        llm_calls=int((values.get("usage") or {}).get("llm_calls", 0)),
+        llm_seconds=float((values.get("usage") or {}).get("llm_seconds", 0.0)),
         log=log_lines(values.get("log")),
     )
 

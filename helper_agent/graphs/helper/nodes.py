@@ -8,6 +8,8 @@ in `validate` (and a corrective program once in `correct`) and the subgoals trav
 from __future__ import annotations
 
 import ast
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -111,6 +113,29 @@ def _acted(ctx: HelperContext, executor: Executor) -> dict[str, Any]:
     return update
 
 
+def counting_usage(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """`node`, also writing the LLM calls it made (from the context's usage recorder) into the
+    state's `usage`, so a request's LLM use is in its checkpoint (summed across resumes)."""
+    wants = inspect.signature(node).parameters
+
+    def counted(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+        ctx = _ctx(runtime)
+        mark = len(ctx.usage.calls)
+        extra = {name: value for name, value in (("runtime", runtime), ("config", config)) if name in wants}
+        update = node(state, **extra)
+        calls = ctx.usage.calls[mark:]
+        if calls:
+            update = {**update, "usage": {
+                "llm_calls": len(calls), "prompt_tokens": sum(c.prompt_tokens for c in calls),
+                "completion_tokens": sum(c.completion_tokens for c in calls),
+                "llm_seconds": round(sum(c.seconds for c in calls), 3)}}
+        return update
+
+    counted.__name__ = node.__name__
+    counted.__doc__ = node.__doc__
+    return counted
+
+
 # ---------------------------------------------------------------------------------- nodes
 def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """Find prompt examples (memory-augmented or fixed) and, for a user, a matching routine."""
@@ -120,7 +145,8 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
                               "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
                               "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None, "repeated": False,
-                              "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures}
+                              "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures,
+                              "usage": Overwrite({})}
     teach = teach_request(request)
     update["teach_name"] = teach.name if teach else None
     memory = ctx.example_memory()

@@ -18,6 +18,14 @@ from typing_extensions import TypedDict
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 
 
+def add_usage(left: dict[str, float] | None, right: dict[str, float] | None) -> dict[str, float]:
+    """Sum two usage dicts key by key (`retrieve` starts a request's with `Overwrite({})`)."""
+    total = dict(left or {})
+    for key, value in (right or {}).items():
+        total[key] = round(total.get(key, 0) + value, 3)
+    return total
+
+
 class HelperInput(TypedDict, total=False):
     """What a caller gives the graph: the request (a dialogue or a chat message) and who asks."""
 
@@ -65,6 +73,9 @@ class HelperState(TypedDict, total=False):
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
+    # This request's LLM use (calls, tokens, seconds), summed over its nodes, so it survives an
+    # interrupt and a resume in another process (a served run once read 0 calls after a resume).
+    usage: Annotated[dict[str, float], add_usage]
 
 
 # ------------------------------------------------------------------------ subgoals as plain data
