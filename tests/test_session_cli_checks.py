@@ -82,3 +82,24 @@ def test_trace_shows_the_dialogue(tmp_path: Path) -> None:
     assert "─ dialogue ─" in shown.stdout
     first_words = " ".join(record["dialogue"].split()[:4])
     assert first_words in " ".join(shown.stdout.split())
+
+
+def test_map_labels_never_overlap_and_every_small_object_is_listed(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from helper_agent.world.generator import generate_scene
+    from helper_agent.world.render import LabelSpace, render_top_down
+
+    space = LabelSpace()
+    assert space.place((0, 0, 10, 10)) and not space.place((5, 5, 15, 15)) and space.place((10, 0, 20, 10))
+    state = generate_scene(0, "Kitchen")
+    counter = next(o for o in state.objects.values() if o.object_type == "CounterTop")
+    for obj in list(state.objects.values()):  # crowd every small object onto one counter
+        if not obj.cells and obj.parent_id and obj.parent_id != counter.object_id:
+            state.objects[obj.parent_id].contents.remove(obj.object_id)
+            obj.parent_id = counter.object_id
+            counter.contents.append(obj.object_id)
+    small = sum(1 for oid, o in state.objects.items() if not o.cells and oid != state.held_id)
+    picture = render_top_down(state, tmp_path / "map.png")
+    width, height = Image.open(picture).size
+    assert height >= state.depth * 28 + 40 + 150 + 14 * (small // max(1, (width - 40) // 160))

@@ -1,8 +1,10 @@
 """A top-down picture of a scene for people: grid, fixtures, small objects, the agent and its view.
 
-Drawn with Pillow so it needs no display. Fixtures are labelled rectangles; small objects are dots
-labelled with their type (hidden ones, inside closed receptacles, in grey); the agent is a triangle
-pointing where it faces, with its 90 degree view cone.
+Drawn with Pillow so it needs no display. Fixtures are labelled rectangles; small objects are
+numbered dots (hidden ones, inside closed receptacles, in grey) listed by number under the map; the
+agent is a triangle pointing where it faces, with its 90 degree view cone. A label is drawn only
+where it overlaps no other label (`LabelSpace`): names written beside the dots ran into each other
+until a busy counter was unreadable.
 """
 
 from __future__ import annotations
@@ -26,15 +28,42 @@ def _colour(name: str) -> tuple[int, int, int]:
     return (120 + digest[0] % 110, 120 + digest[1] % 110, 120 + digest[2] % 110)
 
 
+class LabelSpace:
+    """Where labels are already drawn: a label that would overlap one is left out."""
+
+    def __init__(self) -> None:
+        self.boxes: list[tuple[float, float, float, float]] = []
+
+    def place(self, box: tuple[float, float, float, float]) -> bool:
+        """Take `box` (x0, y0, x1, y1) if it overlaps no label placed so far."""
+        x0, y0, x1, y1 = box
+        if any(x0 < bx1 and bx0 < x1 and y0 < by1 and by0 < y1 for bx0, by0, bx1, by1 in self.boxes):
+            return False
+        self.boxes.append(box)
+        return True
+
+
+def _text(draw: ImageDraw.ImageDraw, space: LabelSpace, at: tuple[float, float], text: str, font: object,
+          fill: tuple[int, int, int]) -> bool:
+    x0, y0, x1, y1 = draw.textbbox(at, text, font=font)  # type: ignore[arg-type]
+    if not space.place((x0, y0, x1, y1)):
+        return False
+    draw.text(at, text, fill=fill, font=font)  # type: ignore[arg-type]
+    return True
+
+
 def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None = None) -> Path:
     """Write a PNG of the scene seen from above; returns the path written."""
     catalog = catalog or load_catalog()
     path = Path(path)
-    width_px = state.width * CELL_PX + 2 * MARGIN
-    height_px = state.depth * CELL_PX + 2 * MARGIN + LEGEND_PX
+    width_px = max(state.width * CELL_PX + 2 * MARGIN, 640)
+    small = [o for oid, o in state.objects.items() if not o.cells and oid != state.held_id]
+    columns = max(1, (width_px - 2 * MARGIN) // 160)
+    height_px = state.depth * CELL_PX + 2 * MARGIN + LEGEND_PX + 14 * (-(-len(small) // columns))
     image = Image.new("RGB", (width_px, height_px), (250, 250, 246))
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default()
+    space = LabelSpace()
 
     def to_px(i: float, j: float) -> tuple[float, float]:
         # Row 0 at the bottom so that +z points up on the picture.
@@ -60,11 +89,12 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         main = types[0]
         draw.rectangle([x0 + 1, y0 + 1, x1 - 1, y1 - 1], fill=_colour(main), outline=(60, 60, 60))
         label = "/".join(sorted(set(types), key=types.index))
-        draw.text((x0 + 3, y0 + 3), label[: max(4, int((x1 - x0) / 6))], fill=(20, 20, 20), font=font)
+        _text(draw, space, (x0 + 3, y0 + 3), label[: max(4, int((x1 - x0) / 6))], font, (20, 20, 20))
 
     # Small objects: dots near their fixture, offset so they do not overlap.
     hidden_colour = (150, 150, 150)
     per_cell: dict[tuple[int, int], int] = {}
+    numbered: list[str] = []
     for oid, obj in state.objects.items():
         if obj.cells or oid == state.held_id:
             continue
@@ -87,8 +117,9 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         )
         colour = hidden_colour if hidden else _colour(obj.object_type)
         draw.ellipse([x, y, x + 7, y + 7], fill=colour, outline=(30, 30, 30))
-        if slot < 2:
-            draw.text((x + 8, y - 2), obj.object_type[:10], fill=(90, 90, 90) if hidden else (10, 10, 10), font=font)
+        space.place((x, y, x + 7, y + 7))
+        numbered.append(f"{len(numbered) + 1} {obj.object_type}" + (" (hidden)" if hidden else ""))
+        _text(draw, space, (x + 8, y - 2), str(len(numbered)), font, (90, 90, 90) if hidden else (10, 10, 10))
 
     # The agent and its view cone.
     pose = state.agent
@@ -120,6 +151,9 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
     ]
     for n, line in enumerate(lines):
         draw.text((MARGIN, ly0 + n * 16), line, fill=(20, 20, 20), font=font)
+    top = ly0 + len(lines) * 16 + 6  # the small objects by number (a number is on the map when there is room)
+    for n, entry in enumerate(numbered):
+        draw.text((MARGIN + (n % columns) * 160, top + (n // columns) * 14), entry[:26], fill=(20, 20, 20), font=font)
     path.parent.mkdir(parents=True, exist_ok=True)
     image.save(path)
     return path
