@@ -36,7 +36,10 @@ DRIVER = textwrap.dedent(
             if str(messages[0].content).startswith("A household robot finished a task"):
                 self.read += 1
                 return readings[min(self.read, len(readings)) - 1]
-            return super()._call(messages, *a, **k)
+            reply = super()._call(messages, *a, **k)
+            if reply == "!unavailable":  # the server is down
+                raise llm.LLMUnavailable("the model server did not answer after 3 attempts: ConnectError")
+            return reply
 
     llm.make_chat_model = lambda *a, **k: Chat(responses=responses)
     from helper_agent.cli import app

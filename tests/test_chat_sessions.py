@@ -121,3 +121,14 @@ def test_new_starts_a_session_in_the_same_household_and_a_restart_continues_it(t
     threads = {row[0] for row in connection.execute("select distinct thread_id from checkpoints")}
     assert {"household:mary", thread} <= threads, (threads, steps)
     assert "; 0 steps, 0 failed actions" not in second.stdout  # the household kept its history
+
+
+def test_an_llm_that_fails_ends_the_request_not_the_chat_and_is_not_resumed(tmp_path: Path) -> None:
+    first = chat(tmp_path, ["!unavailable", fenced(COFFEE), "Cabinet"], "make me a coffee\nmake me a coffee\nyes\n/quit\n")
+    assert first.returncode == 0, first.stderr[-3000:]
+    out = first.stdout
+    assert "LLMUnavailable: the model server did not answer after 3 attempts" in out
+    assert "stopped: the LLM did not answer (the model server" in out  # the request's verdict
+    assert "success" in out  # the next request ran
+    second = chat(tmp_path, [fenced(COFFEE)], "/quit\n")
+    assert "resuming the request that was interrupted" not in second.stdout

@@ -26,7 +26,9 @@ class RequestFacts(BaseModel):
     """One request's end: its outcome, what it stored or recalled, what it spent and logged."""
 
     request: str = ""
-    outcome: str = ""  # success, done, incomplete, invalid_program, step_limit, failure_limit, ""
+    # success, done, incomplete, invalid_program, repeated_program, step_limit, failure_limit,
+    # llm_unavailable, llm_budget; "" before the request ended
+    outcome: str = ""
     stored: StoredRoutine | None = None
     recalled: str | None = None  # the name of the routine the request recalled, if any
     failed_subgoal: str = ""
@@ -50,7 +52,9 @@ class RequestFacts(BaseModel):
             return "done"
         label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
                  "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit",
-                 "repeated_program": "not done: the replan repeated the program that did not finish"}.get(
+                 "repeated_program": "not done: the replan repeated the program that did not finish",
+                 "llm_unavailable": "stopped: the LLM did not answer",
+                 "llm_budget": "stopped: this request's LLM time is spent"}.get(
             self.outcome, self.outcome or "no outcome")
         detail = "; ".join(part for part in (f"stopped at {self.failed_subgoal}" if self.failed_subgoal else "",
                                              self.error) if part)
