@@ -32,6 +32,8 @@ ANSWERS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "feedbac
     ("not satisfied: the milk", FeedbackReading(False, "the milk")),
     ("not satisfied", FeedbackReading(False, "you forgot the milk")),
     ("`not satisfied`: the milk\nmore text", FeedbackReading(False, "the milk")),
+    ("Satisfied.", FeedbackReading(True)),
+    ('"not satisfied" - the milk', FeedbackReading(False, "the milk")),
     ("Cabinet", FeedbackReading(False, "you forgot the milk")),  # outside the format: not satisfied
     ("", FeedbackReading(False, "you forgot the milk")),
 ])

@@ -67,7 +67,8 @@ def feedback_messages(answer: str) -> list[BaseMessage]:
     return [*messages, HumanMessage(content=f"Answer: {answer}")]
 
 
-_READING = re.compile(r"^\s*`?(?P<verdict>not satisfied|satisfied)`?\s*(?::\s*(?P<missing>.*))?$", re.I | re.S)
+# The verdict first (a model without the grammar may add quotes, a full stop or more words).
+_READING = re.compile(r"^[\s`'\"*]*(?P<verdict>not satisfied|satisfied)\b[\s`'\"*.,;:!-]*(?P<missing>.*)$", re.I | re.S)
 
 
 def parse_reading(text: str, answer: str) -> FeedbackReading:
