@@ -12,6 +12,7 @@ import importlib
 import typer
 
 from helper_agent.commands.errors import DEBUG_KEY, GuardedGroup
+from helper_agent.config import Settings
 
 app = typer.Typer(
     name="helper",
@@ -31,6 +32,9 @@ def _root(
 ) -> None:
     """helper-agent: instructable household agents with retrieval-augmented planning and modular memory."""
     ctx.meta[DEBUG_KEY] = debug
+    # Every HELPER_ setting (environment and .env) is validated before a command starts: a bad one
+    # read later, inside each evaluation episode, once turned every episode into an error record.
+    Settings()
 
 # (module under helper_agent.commands, command group name, help). A group whose module is missing is
 # simply not offered, so layers can land one at a time.

@@ -17,11 +17,31 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
-SETTINGS_CONFIG = SettingsConfigDict(env_prefix="HELPER_", env_file=".env", extra="ignore")
-"""How settings are read: `HELPER_<FIELD>` from the environment, then from `./.env`."""
+ENV_FILE = ".env"
+"""The settings file read from the working directory (real environment variables win over it)."""
+
+SETTINGS_CONFIG = SettingsConfigDict(env_prefix="HELPER_", env_file=None, extra="ignore")
+"""How settings are read: `HELPER_<FIELD>` from the environment, then from `./.env` (checked first,
+see `checked_env_file`; python-dotenv is handed the file only once it passed the checks)."""
+
+MAX_ENV_FILE_BYTES = 64 * 1024
+"""A `.env` holds a few dozen short lines; a bigger one is refused before it is parsed."""
+
+MAX_ENV_LINE_CHARS = 4096
+"""python-dotenv's parser is quadratic in a run of spaces (128 KB of them took 31 CPU s): a line
+longer than this is refused before parsing, which keeps the worst case under a second."""
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be read (too big, not UTF-8): one line naming the file and line."""
 
 DEFAULT_MAX_SCENE_OBJECTS = 2000
 """AI2-THOR and TEACh scenes hold about 50-300 objects; 2000 leaves room for bigger houses."""
@@ -61,9 +81,13 @@ class Settings(BaseSettings):
     llm_budget_seconds: float | None = Field(
         default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
     )
-    max_steps: int = Field(default=1000, description="TEACh's step limit per episode.")
-    max_failures: int = Field(default=30, description="TEACh's failed-action limit per episode.")
-    seed: int = 0
+    max_steps: int = Field(
+        default=1000, ge=1, description="TEACh's step limit per episode (HELPER and LLM-Planner read it)."
+    )
+    max_failures: int = Field(
+        default=30, ge=1, description="TEACh's failed-action limit per episode (HELPER and LLM-Planner read it)."
+    )
+    seed: int = Field(default=0, ge=0, description="Default --seed of `helper eval` and `helper bench generate`.")
     user: str | None = Field(default=None, description="Default --user of `helper routines` (else the login name).")
     debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
@@ -117,6 +141,46 @@ class Settings(BaseSettings):
     scene_graph_k: int = Field(default=3, ge=1, description="EmbodiedRAG: entities kept per query.")
     scene_graph_threshold: float = Field(default=0.5, description="EmbodiedRAG: minimum similarity.")
     routine_min_score: float = Field(default=0.4, description="Routines: minimum similarity to recall.")
+    routine_exact_max: int = Field(
+        default=50_000, ge=0,
+        description="Routines: a user's collection of up to this many versions is searched exactly (every "
+                    "routine recallable); a larger one through the approximate HNSW index.",
+    )
+
+    @field_validator("embeddings")
+    @classmethod
+    def _known_embeddings(cls, value: str) -> str:
+        """`local[:PATH]`, `openai:MODEL` or `hash[:DIM]`, checked here so a typo fails when it is read,
+        not inside every episode that embeds something."""
+        kind, sep, arg = value.strip().partition(":")
+        if kind == "local" or (kind == "openai" and arg.strip()):
+            return value.strip()
+        if kind == "hash" and (not sep or (arg.isdigit() and 1 <= int(arg) <= 65536)):
+            return value.strip()
+        raise ValueError("expected 'local', 'openai:MODEL' or 'hash[:DIM]' (DIM 1..65536)")
+
+    @field_validator("user")
+    @classmethod
+    def _named_user(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("a user name needs a visible character")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then the environment, then `./.env` once `checked_env_file` accepted it."""
+        env_file = checked_env_file(Path(ENV_FILE))
+        if env_file is None:
+            return init_settings, env_settings, file_secret_settings
+        dotenv = DotEnvSettingsSource(settings_cls, env_file=env_file, env_file_encoding="utf-8")
+        return init_settings, env_settings, dotenv, file_secret_settings
 
     @model_validator(mode="after")
     def _resolve_memory_dir(self) -> Settings:
@@ -128,6 +192,35 @@ class Settings(BaseSettings):
     @property
     def checkpoint_path(self) -> Path:
         return self.home / "checkpoints.sqlite"
+
+
+def checked_env_file(path: Path) -> Path | None:
+    """`path` when it is a `.env` file python-dotenv can parse quickly; None when there is none.
+
+    Raises `SettingsError` naming the file (and line) for a file over `MAX_ENV_FILE_BYTES`, a line
+    over `MAX_ENV_LINE_CHARS`, or bytes that are not UTF-8: each used to be a traceback or a hang.
+    """
+    try:
+        if not path.is_file():
+            return None
+        size = path.stat().st_size
+        if size > MAX_ENV_FILE_BYTES:
+            raise SettingsError(f"{path}: {size} bytes; a settings file may hold at most {MAX_ENV_FILE_BYTES} bytes")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_ENV_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SettingsError(f"{path}: line {line} is not UTF-8 text (byte {data[exc.start]:#04x})") from None
+    for number, line_text in enumerate(text.splitlines(), 1):
+        if len(line_text) > MAX_ENV_LINE_CHARS:
+            raise SettingsError(
+                f"{path}: line {number} has {len(line_text)} characters; the limit is {MAX_ENV_LINE_CHARS}"
+            )
+    return path
 
 
 @lru_cache(maxsize=1)

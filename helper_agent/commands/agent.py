@@ -16,6 +16,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from helper_agent.commands import program_syntax
+from helper_agent.commands.errors import fail
 
 console = Console()
 
@@ -76,8 +77,7 @@ def run(
         try:
             loaded = load_instance(instance)
         except (TeachFormatError, FileNotFoundError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(f"{exc}")
         loaded.start(env)
         request = loaded.dialogue
     elif not request.strip():
@@ -95,8 +95,7 @@ def run(
     try:
         agent = build_agent(spec, _with_spinner(_chat_model(llm)))  # a spinner shows while the LLM works
     except ValueError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"{exc}")
     out.mkdir(parents=True, exist_ok=True)
     env.render(out / "before.png")
     console.print(Panel(request, title="request"))

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from helper_agent.commands.errors import fail
+
 app = typer.Typer(no_args_is_help=True)
 console = Console()
 
@@ -37,9 +39,8 @@ def generate(
         try:
             summaries = generate_benchmark(out, seed=seed, sizes=sizes, progress=report, overwrite=force,
                                            distractors=distractors)
-        except FileExistsError as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+        except (FileExistsError, ValueError) as exc:
+            fail(f"{exc}")
     table = Table(title=f"benchmark written to {out}")
     for column in ("split", "TfD", "EDH", "families", "mean gold length", "gold failures"):
         table.add_column(column)
@@ -72,8 +73,7 @@ def export_examples(
     try:
         records = examples_from_split(data, split)
     except (FileNotFoundError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"{exc}")
     if not records:
         console.print(f"[red]error:[/red] {data}: split {split!r} has no TfD instances with gold programs")
         raise typer.Exit(2)

@@ -18,7 +18,7 @@ none of the layers (`helper --help` stays fast, and the table is the list of wha
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -39,6 +39,9 @@ DEBUG_KEY = "helper_debug"
 # qualified class name -> exit status; a subclass matches through its MRO
 KNOWN: dict[str, int] = {
     "helper_agent.commands.errors.CommandInputError": INPUT_ERROR,
+    "helper_agent.config.SettingsError": INPUT_ERROR,
+    "helper_agent.files.FileFormatError": INPUT_ERROR,
+    "helper_agent.files.FileWriteError": FAILURE,
     "helper_agent.teach.errors.TeachError": INPUT_ERROR,
     "helper_agent.world.errors.WorldError": INPUT_ERROR,
     "helper_agent.world.catalog.CatalogError": INPUT_ERROR,
@@ -124,6 +127,15 @@ def debug_enabled(ctx: typer.Context | None) -> bool:
 def report(message: str) -> None:
     """Print `error: <message>` on stderr as a single line (never wrapped to the terminal's width)."""
     typer.echo(typer.style("error:", fg="red") + " " + message, err=True)
+
+
+def fail(message: str, status: int = INPUT_ERROR) -> NoReturn:
+    """Report `message` as one `error:` line on stderr and exit with `status` (2: bad input).
+
+    Commands used to print their errors with Rich on stdout, which wraps a long line over two to
+    four lines when the output is a pipe; this is the one way a command reports an error itself."""
+    report(one_line(message))
+    raise typer.Exit(status)
 
 
 class GuardedGroup(TyperGroup):

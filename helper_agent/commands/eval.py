@@ -16,6 +16,7 @@ from rich.progress import (
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
     RAY_ADDRESS,
@@ -30,8 +31,15 @@ app = typer.Typer(no_args_is_help=True)
 console = table_console(132)
 
 
+def _seed(seed: int | None) -> int:
+    """`--seed`, else `HELPER_SEED` (read now: the settings were validated when the command started)."""
+    from helper_agent.config import Settings
+
+    return Settings().seed if seed is None else seed
+
+
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
-         feedback: int, planner: str, out: Path, seed: int, memory_dir: Path | None, train_memory: bool = False,
+         feedback: int, planner: str, out: Path, seed: int | None, memory_dir: Path | None, train_memory: bool = False,
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
     from helper_agent.evals.methods import METHODS, check_agent_options, parse_agent_options
     from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
@@ -51,14 +59,13 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
-                    ablate=ablate, feedback=feedback, planner=planner, seed=seed,
+                    ablate=ablate, feedback=feedback, planner=planner, seed=_seed(seed),
                     memory_dir=str(memory_dir) if memory_dir else None, agent_options=options)
     if train_memory:
         try:
             console.print(f"example memory: {seed_examples_from_split(spec)} examples from the train split added")
         except (FileNotFoundError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(f"{exc}")
     if planner in ORACLE_PLANNERS:
         console.print(f"[yellow]planner '{planner}' is an ORACLE: it measures the world and executor, not an agent[/yellow]")
     successes = {"n": 0, "done": 0}
@@ -77,8 +84,7 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
             with executor or local_executor(workers) as runs_on:
                 metrics = run_eval(spec, progress=report, executor=runs_on)
         except (FileNotFoundError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(f"{exc}")
     _print_metrics([metrics])
     console.print(f"results: {out / 'results.jsonl'}  metrics: {out / 'metrics.json'}  report: {out / 'report.md'}")
     _exit_on_errors(metrics)
@@ -121,7 +127,7 @@ _PLANNER = typer.Option("helper", "--agent", "--planner",
 _AGENT_OPTIONS = typer.Option(None, "--agent-option", "-o",
                               help="A method's switch as KEY=VALUE (repeatable), e.g. -o replan=off for llm-planner.")
 _OUT = typer.Option(..., help="Run folder: results.jsonl, metrics.json, report.md, plots. Re-running resumes.")
-_SEED = typer.Option(0, help="Seed for random search and tie-breaking.")
+_SEED = typer.Option(None, help="Seed for random search and tie-breaking (default: HELPER_SEED, 0).")
 _MEMORY = typer.Option(None, help="Memory folder (default: <out>/memory).")
 _TRAIN_MEMORY = typer.Option(False, "--train-memory", help="Add the dataset's train split (dialogue -> gold program) to the example memory first.")
 
@@ -129,7 +135,7 @@ _TRAIN_MEMORY = typer.Option(False, "--train-memory", help="Add the dataset's tr
 @app.command()
 def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
+        seed: int | None = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
         agent_option: list[str] | None = _AGENT_OPTIONS, executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS,
         ray_num_cpus: float = RAY_NUM_CPUS, ray_num_gpus: float = RAY_NUM_GPUS) -> None:
     """Trajectory from Dialogue: the whole dialogue is given; do the task."""
@@ -140,7 +146,7 @@ def tfd(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm
 @app.command()
 def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
         ablate: str | None = _ABLATE, feedback: int = _FEEDBACK, planner: str = _PLANNER, out: Path = _OUT,
-        seed: int = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
+        seed: int | None = _SEED, memory_dir: Path | None = _MEMORY, train_memory: bool = _TRAIN_MEMORY,
         agent_option: list[str] | None = _AGENT_OPTIONS, executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS,
         ray_num_cpus: float = RAY_NUM_CPUS, ray_num_gpus: float = RAY_NUM_GPUS) -> None:
     """Execution from Dialogue History: the dialogue and actions so far are given; finish the session."""
@@ -180,7 +186,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
                                               "'helper,llm-planner,prag,embodiedrag' (switches: 'embodiedrag\\[graph=full;k=5]')."),
             mode: str = typer.Option("tfd", help="With --agents: tfd or edh."),
             split: str = _SPLIT, limit: int | None = _LIMIT, llm: str = _LLM, workers: int = _WORKERS,
-            feedback: int = _FEEDBACK, seed: int = _SEED,
+            feedback: int = _FEEDBACK, seed: int | None = _SEED,
             out: Path | None = typer.Option(None, help="With --agents: one run folder per method under it, plus "
                                             "compare.md, compare.json and compare.png."),
             train_memory: bool = _TRAIN_MEMORY,
@@ -195,8 +201,6 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
     The table says whether the runs scored the same episodes with the same model; `--common`
     re-scores every run on the episodes they share.
     """
-    import json
-
     from helper_agent.evals.report import (
         best_iteration,
         markdown_report,
@@ -205,17 +209,17 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
         on_common_episodes,
         plot_methods,
     )
+    from helper_agent.files import atomic_write_json, atomic_write_text
 
     loaded: list[dict] = []
     try:
         loaded += [best_iteration(r) for r in runs or []]  # a plain run folder reads as itself
     except FileNotFoundError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"{exc}")
     if agents:
         if data is None or out is None:
             raise typer.BadParameter("--agents needs --data and --out")
-        loaded += _compare_agents(parse_agent_list(agents), data, mode, split, limit, llm, workers, feedback, seed, out,
+        loaded += _compare_agents(parse_agent_list(agents), data, mode, split, limit, llm, workers, feedback, _seed(seed), out,
                                   train_memory)
     if not loaded:
         raise typer.BadParameter("give run folders, or --data, --agents and --out")
@@ -223,14 +227,13 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
         try:
             loaded = on_common_episodes(loaded)
         except ValueError as exc:
-            console.print(f"[red]error:[/red] --common: {exc}")
-            raise typer.Exit(2) from None
+            fail(f"--common: {exc}")
     _print_metrics(loaded)
     table = methods_table(loaded)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(table)
-        (out / "compare.json").write_text(json.dumps([method_row(r) for r in loaded], indent=1))
+        atomic_write_text(out / "compare.md", table)
+        atomic_write_json(out / "compare.json", [method_row(r) for r in loaded])
         plot = plot or out / "compare.png"
         console.print(f"table: {out / 'compare.md'}")
     if plot is not None:
@@ -268,8 +271,7 @@ def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: s
                 metrics = run_eval(spec, progress=lambda done, total, record, task=task: bar.update(
                     task, completed=done, total=total))
             except (FileNotFoundError, ValueError) as exc:
-                console.print(f"[red]error:[/red] {agent}: {exc}")
-                raise typer.Exit(2) from None
+                fail(f"{agent}: {exc}")
         results.append({**metrics, "folder": str(folder)})
     return results
 

@@ -20,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.errors import fail
 
 console = table_console(160)
 
@@ -92,8 +93,7 @@ def eai(
             check_spec(spec)
         tasks = select_tasks(limit)
     except (ValueError, EaiUnavailable) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"{exc}")
     ids = [t.identifier for t in tasks]
     rows: list[dict[str, Any]] = []
     if not peers_only:
@@ -112,8 +112,7 @@ def eai(
             try:
                 records = run_tasks(spec, chat, out, tasks=tasks, progress=step)
             except ValueError as exc:
-                console.print(f"[red]error:[/red] {exc}")
-                raise typer.Exit(2) from None
+                fail(f"{exc}")
         console.print("scoring with EAI's evaluate_results ...")
         extras = our_extras(records)
         try:

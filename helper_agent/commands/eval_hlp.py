@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.errors import fail
 
 console = table_console(160)
 
@@ -46,8 +47,7 @@ def hlp(
     try:
         examples = load_knn_set(pool)
     except ImportFormatError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"{exc}")
     try:
         chat = make_chat_model(llm)
     except LLMUnavailable as exc:
@@ -69,8 +69,7 @@ def hlp(
         try:
             metrics = run_hlp(examples, chat, out, options, progress=report)
         except ValueError as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(f"{exc}")
     table = Table(title=f"LOOCV HLP on {pool.name}: {retriever}, k={k}, {llm} (paper, text-davinci-003: {metrics['paper_HLP_accuracy']})")
     for column in ("instructions", "task type", "examples", "HLP accuracy %", "in-order recall %",
                    "in-order precision %", "steps (gold)", "unparsed"):

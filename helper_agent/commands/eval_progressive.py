@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from helper_agent.commands import table_console
+from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
     RAY_ADDRESS,
@@ -83,8 +84,7 @@ def progressive(
             with runs_on:  # one executor (one Ray cluster) for every pass
                 metrics = run_progressive(spec, report, executor=runs_on)
         except (FileNotFoundError, ValueError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from None
+            fail(f"{exc}")
     table = Table(title=f"{metrics['label']}: SR and GC in % by iteration")
     for column in ("iteration", "database records", "SR", "GC", "episodes", "LLM calls/ep", "prompt tok/ep", "s/ep"):
         table.add_column(column)

@@ -25,18 +25,23 @@ app = typer.Typer(
 console = Console()
 
 
-def _read(file: str) -> str:
+def read_program_text(file: str) -> str:
+    """The program text of `file` (`-`: stdin), at most `HELPER_MAX_INPUT_BYTES` bytes: a larger input
+    is refused after reading one byte past the limit, never read whole."""
+    from helper_agent.config import Settings
+    from helper_agent.files import read_bounded
+
+    limit = Settings().max_input_bytes
     if file == "-":
-        return sys.stdin.read()
-    path = Path(file)
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise CommandInputError(f"-: standard input larger than {limit} bytes (HELPER_MAX_INPUT_BYTES)")
+    else:
+        if Path(file).is_dir():
+            raise CommandInputError(f"{file}: is a directory, not a program file")
+        data = read_bounded(file, limit, setting="HELPER_MAX_INPUT_BYTES")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CommandInputError(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise CommandInputError(f"{file}: is a directory, not a program file") from None
-    except OSError as exc:
-        raise CommandInputError(f"{file}: cannot read ({exc.strerror or exc})") from None
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CommandInputError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
 
@@ -49,11 +54,11 @@ def check(
     """Compile a program and print its subgoals; exit 1 with the reason if it is rejected."""
     from helper_agent.program import ProgramError, compile_program
 
-    text = _read(file)
+    text = read_program_text(file)
     try:
         compiled = compile_program(text)
     except ProgramError as exc:
-        console.print(f"[red]rejected:[/red] {escape(str(exc))}")
+        console.print(f"[red]rejected:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from None
     table = Table(title=f"{len(compiled.subgoals)} subgoals")
     table.add_column("#", justify="right")

@@ -12,7 +12,6 @@ running it again completes it.
 from __future__ import annotations
 
 import getpass
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +36,16 @@ def _default_user() -> str:
         return "default"
 
 
+def _resolve_user(user: str | None) -> str:
+    """`--user`, else `$HELPER_USER`, else the login name; a name of spaces only is refused (it once
+    reached the memory layer and ended in a traceback)."""
+    if user is None:
+        return _default_user()
+    if not user.strip():
+        raise CommandInputError(f"--user {user!r}: a user name needs a visible character")
+    return user
+
+
 User = Annotated[
     str | None, typer.Option("--user", "-u", help="Whose routines (default: $HELPER_USER or the login name).")
 ]
@@ -53,8 +62,15 @@ def _memory(memory_dir: Path | None) -> Any:
 
     settings = Settings()  # read the environment and .env now, not at first import
     if memory_dir is not None:
-        return RoutineMemory(path=memory_dir, settings=settings)
-    return RoutineMemory(settings=settings)
+        return RoutineMemory(path=memory_dir, settings=settings, program_check=_check_program)
+    return RoutineMemory(settings=settings, program_check=_check_program)
+
+
+def _check_program(text: str) -> None:
+    """What `helper program check` runs: a routine the agent could not run is not stored."""
+    from helper_agent.program import compile_program
+
+    compile_program(text)
 
 
 def _fail(message: str) -> None:
@@ -80,13 +96,10 @@ def add(
     if (program is None) == (program_file is None):
         raise CommandInputError("give the program with exactly one of --program or --program-file")
     if program_file is not None:
-        try:
-            program = (
-                sys.stdin.read() if str(program_file) == "-" else program_file.read_text(encoding="utf-8")
-            )
-        except UnicodeDecodeError as exc:
-            raise CommandInputError(f"{program_file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    user = user or _default_user()
+        from helper_agent.commands.program import read_program_text
+
+        program = read_program_text(str(program_file))
+    user = _resolve_user(user)
     memory = _memory(memory_dir)
     source = "confirmed_success" if confirmed else "taught"
     routine = memory.teach(name, program or "", request, user=user, source=source)
@@ -98,7 +111,7 @@ def add(
 @app.command("list")
 def list_(user: User = None, memory_dir: MemoryDir = None) -> None:
     """List the user's routines (latest version of each)."""
-    user = user or _default_user()
+    user = _resolve_user(user)
     memory = _memory(memory_dir)
     all_versions = memory.list(user=user)
     if not all_versions:
@@ -134,7 +147,7 @@ def show(
     memory_dir: MemoryDir = None,
 ) -> None:
     """Show a routine by name, or recall it by paraphrase (with its similarity score)."""
-    user = user or _default_user()
+    user = _resolve_user(user)
     memory = _memory(memory_dir)
     versions = memory.versions(name, user=user)
     score = None
@@ -177,7 +190,7 @@ def remove(
     memory_dir: MemoryDir = None,
 ) -> None:
     """Remove a routine (every version, or one with --version)."""
-    user = user or _default_user()
+    user = _resolve_user(user)
     memory = _memory(memory_dir)
     if version is None:
         n = memory.remove(name, user=user)
@@ -196,7 +209,7 @@ def export_(
     memory_dir: MemoryDir = None,
 ) -> None:
     """Write every version of the user's routines to a JSON Lines file."""
-    user = user or _default_user()
+    user = _resolve_user(user)
     n = _memory(memory_dir).export_jsonl(path, user=user)
     console.print(f"exported {n} routine version(s) of {user} to {path}", highlight=False)
 
@@ -216,7 +229,7 @@ def import_(
     The file is validated first; then batches are committed one by one with a progress bar. A
     killed import loses at most the batch in flight: run it again to add what is missing.
     """
-    user = user or _default_user()
+    user = _resolve_user(user)
     memory = _memory(memory_dir)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:

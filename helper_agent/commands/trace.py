@@ -12,7 +12,6 @@ is then the final program compiled again, its rows marked from the last `execute
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -117,13 +116,15 @@ def trace(
 ) -> None:
     """Print one episode of a run node by node: the graph's log, the program, the subgoals, LLM
     usage and the checker's verdict (from RUN_DIR/results.jsonl, no LangSmith needed)."""
+    from helper_agent.evals.runfiles import read_spec  # deferred: `helper --help` stays fast
+
     record = find_record(run_dir, instance)
     spec_file = run_dir / "spec.json"
     label = ""
     spec: dict[str, Any] = {}
     if spec_file.is_file():
         try:
-            spec = json.loads(spec_file.read_text(encoding="utf-8"))
+            spec = read_spec(spec_file) or {}
             label = "/".join(str(spec.get(k)) for k in ("mode", "split", "planner") if spec.get(k))
         except (OSError, ValueError):
             label, spec = "", {}

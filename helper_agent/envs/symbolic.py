@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from helper_agent.config import get_settings
 from helper_agent.envs.base import NavigationGrid, ObjectView, Observation, StepOutcome
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.generator import generate_scene
@@ -41,9 +42,13 @@ class SymbolicEnv:
         elif isinstance(scene, int):
             state = generate_scene(scene, room_type, self.catalog)
         elif isinstance(scene, (dict, list)):
-            state = load_state(copy.deepcopy(scene), catalog=self.catalog)
+            limits = get_settings()
+            state = load_state(copy.deepcopy(scene), catalog=self.catalog, max_objects=limits.max_scene_objects,
+                               max_grid_cells=limits.max_grid_cells)
         elif isinstance(scene, (str, Path)):
-            state = load_state_file(scene, self.catalog)
+            limits = get_settings()
+            state = load_state_file(scene, self.catalog, max_objects=limits.max_scene_objects,
+                                    max_grid_cells=limits.max_grid_cells, max_bytes=limits.max_input_bytes)
         else:
             raise TypeError(f"cannot reset to a {type(scene).__name__}")
         self._sim = Simulator(state, self.catalog)

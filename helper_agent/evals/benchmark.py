@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.dialogue import instruction_text, write_dialogue
 from helper_agent.evals.episodes import SceneTask, prepare, run_program
@@ -287,6 +288,10 @@ def generate_benchmark(
     """
     if distractors < 0:
         raise ValueError("distractors must be >= 0")
+    limit = get_settings().max_scene_objects  # what every reader of these games will accept
+    if distractors >= limit:
+        raise ValueError(f"--distractors {distractors}: a scene would hold more than {limit} objects, "
+                         "the limit every reader of its game applies (HELPER_MAX_SCENE_OBJECTS)")
     out = Path(out)
     sizes = dict(SPLIT_SIZES if sizes is None else sizes)
     families = sorted(FAMILIES)
@@ -320,6 +325,9 @@ def generate_benchmark(
                 continue
             if distractors:
                 add_distractors(scene.state, distractors, f"{seed}:{split}:{scene_seed}", exclude=task_classes(scene))
+                if len(scene.state.objects) > limit:
+                    raise ValueError(f"--distractors {distractors}: scene {scene_seed} would hold "
+                                     f"{len(scene.state.objects)} objects; the limit is {limit} (HELPER_MAX_SCENE_OBJECTS)")
             try:
                 game, tfd, edhs = build_episode(split, n, scene, random.Random(rng.randrange(1 << 30)))
             except GoldFailure as failure:

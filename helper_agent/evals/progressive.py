@@ -25,18 +25,34 @@ Di is rebuilt from the stored pass results (never copied from a live store) and 
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, Field
+
 from helper_agent.evals.executors import Executor
 from helper_agent.evals.provenance import code_note
+from helper_agent.evals.runfiles import read_spec, write_spec
 from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
+from helper_agent.files import (
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    parse_json_text,
+    read_bounded,
+    read_json_model,
+)
 from helper_agent.teach.instances import instance_id_of
+
+
+class DatabaseMarker(BaseModel):
+    """`iter_<i>/database.json`: how many records the built database Di holds."""
+
+    records: int = Field(ge=0)
 
 TrainSplit = Literal["train", "self"]
 #: progress(iteration, phase ("train"/"eval"/"database"), finished, total)
@@ -98,15 +114,15 @@ def follow_move(run: EvalSpec) -> bool:
     that ends in the same `iter_<i>/database` is the same database, and the pass resumes instead of
     being refused as a run with other switches."""
     spec_file = Path(run.out) / "spec.json"
-    if not spec_file.exists():
+    recorded = read_spec(spec_file)
+    if recorded is None:
         return False
-    recorded = json.loads(spec_file.read_text())
     options = recorded.get("agent_options") or {}
     old, new = str(options.get("database", "")), run.agent_options["database"]
     if not old or old == new or Path(old).parts[-2:] != Path(new).parts[-2:]:
         return False
     recorded["agent_options"] = {**options, "database": new}
-    spec_file.write_text(json.dumps(recorded, indent=1))
+    write_spec(spec_file, recorded)
     return True
 
 
@@ -153,7 +169,7 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
     folder = _iter_dir(spec, i)
     marker = folder / "database.json"
     if marker.exists():
-        marked = int(json.loads(marker.read_text())["records"])
+        marked = read_json_model(marker, DatabaseMarker).records
         if marked == 0 or ((folder / "database").is_dir() and ExperienceMemory(path=str(folder / "database")).count() == marked):
             return marked
         marker.unlink()
@@ -165,7 +181,7 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
             progress(i, "database", j, i)
         memory.commit_iteration(experience_records(pass_spec(spec, j, source_phase(spec)), j))
     count = memory.count()
-    marker.write_text(json.dumps({"records": count, "rounds": i, "policy": memory.policy}))
+    atomic_write_json(marker, {"records": count, "rounds": i, "policy": memory.policy}, indent=None)
     if progress:
         progress(i, "database", i, i)
     return count
@@ -180,10 +196,7 @@ def read_progressive_spec(folder: Path) -> dict[str, Any] | None:
     path = folder / SPEC_FILE
     if not path.exists():
         return None
-    try:
-        spec = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a progressive run's spec ({exc})") from exc
+    spec = parse_json_text(read_bounded(path), str(path))
     if not isinstance(spec, dict):
         raise ValueError(f"{path}: not a progressive run's spec (not a JSON object)")
     return spec
@@ -253,12 +266,12 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
             for record in records:
                 store.append(record)
         target.mkdir(parents=True, exist_ok=True)  # said even when every episode was another code's
-        (target / "adopted_from.json").write_text(json.dumps(
+        atomic_write_json(target / "adopted_from.json",
             {"source": str(source / "iter_0" / phase), "episodes": len(records), "of": len(ours_ids),
              "code": code_counts(records),
              "not_adopted_other_code": 0 if spec.adopt_other_code else len(other_code),
              "why": "iteration 0 runs on an empty database, so neither the retrieval switches nor the other "
-             "episodes change an episode"}, indent=1))
+             "episodes change an episode"})
         if records:
             adopted.append(phase)
     return adopted
@@ -307,7 +320,7 @@ def run_progressive(spec: ProgressiveSpec, progress: Callable[[int, str, int, in
         for key in ("data", "train_split", "split", "limit", "train_limit", "llm", "agent", "agent_options", "seed"):
             if previous.get(key) != asdict(spec).get(key):
                 raise ValueError(f"{out} holds a progressive run with {key}={previous.get(key)!r}; use another --out")
-    (out / SPEC_FILE).write_text(json.dumps(asdict(spec), indent=1))
+    atomic_write_json(out / SPEC_FILE, asdict(spec))
     if spec.iteration0_from:
         adopt_iteration0(spec)
 
@@ -344,8 +357,8 @@ def write_progressive_outputs(spec: ProgressiveSpec, iterations: list[dict[str, 
     metrics = {"label": spec.label(), "mode": "self-iteration" if spec.train_split == "self" else "train",
                "run": asdict(spec), "iterations": iterations,
                "SR_by_iteration": [r["SR"] for r in iterations], "GC_by_iteration": [r["GC"] for r in iterations]}
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
-    (out / "report.md").write_text(progressive_report(metrics))
+    atomic_write_json(out / "metrics.json", metrics)
+    atomic_write_text(out / "report.md", progressive_report(metrics))
     plot_sr_by_iteration(metrics, out / "sr_by_iteration.png")
     return metrics
 
@@ -401,6 +414,7 @@ def plot_sr_by_iteration(metrics: dict[str, Any], path: Path) -> Path:
     ax.set_title(metrics["label"], fontsize=8)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path

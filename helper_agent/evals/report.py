@@ -6,7 +6,6 @@ in parentheses. Runs of an oracle planner are labelled ORACLE everywhere.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -14,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from helper_agent.evals.provenance import code_counts, code_note
+from helper_agent.evals.runfiles import read_metrics, read_metrics_or_summary
 from helper_agent.evals.store import errored, read_records
+from helper_agent.files import atomic_path, atomic_write_json, atomic_write_text
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
 
@@ -83,8 +84,8 @@ def write_outputs(out: Path, records: Sequence[dict[str, Any]], spec: Any) -> di
     metrics = summarise(records)
     metrics["run"] = asdict(spec) if hasattr(spec, "__dataclass_fields__") else dict(spec)
     metrics["label"] = spec.label() if hasattr(spec, "label") else str(spec)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
-    (out / "report.md").write_text(markdown_report([metrics]))
+    atomic_write_json(out / "metrics.json", metrics)
+    atomic_write_text(out / "report.md", markdown_report([metrics]))
     plot_by_task(metrics, out / "by_task.png")
     return metrics
 
@@ -139,7 +140,8 @@ def _bar_chart(labels: Sequence[str], sr: Sequence[float], gc: Sequence[float], 
         ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -161,7 +163,7 @@ def load_run(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir) / "metrics.json"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no metrics.json (has the run finished?)")
-    return {**json.loads(path.read_text()), "folder": str(Path(run_dir))}
+    return {**read_metrics(path), "folder": str(Path(run_dir))}
 
 
 def plot_comparison(runs: Sequence[dict[str, Any]], path: Path) -> Path:
@@ -254,7 +256,8 @@ def plot_methods(runs: Sequence[dict[str, Any]], path: Path) -> Path:
         ax.set_xticks(xs)
         ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return Path(path)
 
@@ -282,9 +285,9 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
         if (run_dir / "metrics.json").exists():
             return load_run(run_dir)
         raise FileNotFoundError(f"{run_dir}: no metrics.json (has the run finished?)")
-    loaded = [(json.loads(p.read_text()), p) for p in candidates]
+    loaded = [(read_metrics(p), p) for p in candidates]
     if (run_dir / "metrics.json").exists():
-        final = json.loads((run_dir / "metrics.json").read_text())
+        final = read_metrics_or_summary(run_dir / "metrics.json")
         if "overall" in final:
             loaded.append((final, run_dir / "metrics.json"))
     best, where = max(loaded, key=lambda item: (item[0]["overall"]["SR"], item[0]["overall"]["GC"]))

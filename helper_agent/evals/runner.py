@@ -28,6 +28,7 @@ from typing import Any
 
 from helper_agent.evals.executors import Executor, Job, SerialExecutor, local_executor
 from helper_agent.evals.provenance import code_version
+from helper_agent.evals.runfiles import read_spec, write_spec
 from helper_agent.evals.store import ResultStore
 
 ORACLE_PLANNERS = ("gold", "oracle-graph")
@@ -205,12 +206,12 @@ def run_eval(
     out.mkdir(parents=True, exist_ok=True)
     store = ResultStore(out / "results.jsonl")
     spec_file = out / "spec.json"
-    if spec_file.exists():
-        previous = json.loads(spec_file.read_text())
+    previous = read_spec(spec_file)
+    if previous is not None:
         for key in ("mode", "split", "planner", "ablate", "feedback", "llm", "agent_options"):
             if previous.get(key, {} if key == "agent_options" else None) != asdict(spec).get(key):
                 raise ValueError(f"{out} holds a run with {key}={previous.get(key)!r}; use another --out for {key}={asdict(spec).get(key)!r}")
-    spec_file.write_text(json.dumps(asdict(spec), indent=1))
+    write_spec(spec_file, asdict(spec))
     paths = instance_paths(spec)
     todo = unfinished(paths, store.done_ids())
     total = len(paths)

@@ -9,6 +9,7 @@ latest record is an error (`errored`): those are run again, and the new record r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -17,6 +18,9 @@ from typing import Any
 
 from filelock import FileLock
 
+from helper_agent.evals.runfiles import result_line
+from helper_agent.files import parse_json_text, write_failure
+
 
 def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The records of a results file in order, read only: nothing is locked or repaired, and a last
@@ -24,14 +28,12 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # bytes: a line that is not UTF-8 is named by its number, like any damage
         for number, line in enumerate(fh, 1):
-            if not line.endswith("\n") or not line.strip():
+            if not line.endswith(b"\n") or not line.strip():
                 continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+            source = f"{path}: line {number}"
+            yield result_line(parse_json_text(line, source), source)
 
 
 def errored(record: dict[str, Any]) -> bool:
@@ -78,7 +80,23 @@ class ResultStore:
         line = json.dumps(record, sort_keys=True, default=str) + "\n"
         with self._lock:
             self._repair()
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
+            _append_durably(self.path, line.encode("utf-8"))
+
+
+def _append_durably(path: Path, data: bytes) -> None:
+    """Append `data` and fsync; on a failure (a full disk) cut the file back to where it was and
+    raise `FileWriteError` naming it, so no half line is left for the next reader."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # what remains is repaired on the next open
+                os.ftruncate(fd, start)
+            raise write_failure(path, exc) from None
+    finally:
+        os.close(fd)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from helper_agent.config import get_settings
 
 
 @dataclass
@@ -28,8 +30,9 @@ class HelperConfig:
     retry_temperature: float = 0.7
     max_corrections: int = 2
     max_locate_attempts: int = 2
-    max_steps: int = 1000
-    max_failures: int = 30
+    # TEACh's limits, 1000 steps and 30 failed actions unless HELPER_MAX_STEPS / HELPER_MAX_FAILURES say otherwise
+    max_steps: int = field(default_factory=lambda: get_settings().max_steps)
+    max_failures: int = field(default_factory=lambda: get_settings().max_failures)
     routine_min_score: float = 0.6
     # Reuse a recalled routine without the LLM when the request is exactly its name or its original
     # request (`requests.is_unchanged_recall`); otherwise the LLM adapts the routine to the request.

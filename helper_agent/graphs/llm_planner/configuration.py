@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from helper_agent.config import get_settings
 
 
 @dataclass
@@ -22,6 +24,7 @@ class LLMPlannerConfig:
     max_plan_attempts: int = 2  # an unparsable answer gets one retry with the parser's reason
     retry_temperature: float = 0.7
     max_prompt_chars: int = 10500  # the nearest examples that fit (see prompts.MAX_PROMPT_CHARS)
-    max_steps: int = 1000
-    max_failures: int = 30
+    # TEACh's limits, 1000 steps and 30 failed actions unless HELPER_MAX_STEPS / HELPER_MAX_FAILURES say otherwise
+    max_steps: int = field(default_factory=lambda: get_settings().max_steps)
+    max_failures: int = field(default_factory=lambda: get_settings().max_failures)
     seed: int = 0
