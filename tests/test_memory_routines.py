@@ -152,7 +152,9 @@ def test_cli_add_list_show_remove_export_import(tmp_path):
         "add", "the Mary cleaning", "--program-file", str(program), "--request", "wash up", "--user", "bob"
     )
     assert r.exit_code == 0 and "v1" in r.output
-    assert run("add", "the Mary cleaning", "-p", "# v2\n", "--user", "bob").exit_code == 0
+    assert run("add", "the Mary cleaning", "-p", "# v2\n" + MARY, "--user", "bob").exit_code == 0
+    rejected = run("add", "the Mary cleaning", "-p", "# v3, comments only\n", "--user", "bob")
+    assert rejected.exit_code == 1 and "field 'program'" in rejected.output  # what `program check` rejects
     r = run("list", "--user", "bob")
     assert "the Mary cleaning" in r.output and r.exit_code == 0
     assert "no routines" in run("list", "--user", "alice").output

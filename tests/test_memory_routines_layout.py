@@ -32,7 +32,7 @@ def routine_file(path: Path, users: list[str], names: int, versions: int) -> lis
         Routine(
             user=user,
             name=f"routine {n}",
-            program=f"# {user} routine {n} v{v}\n",
+            program=f"# {user} routine {n} v{v}\nmug = InteractionObject(\"Mug\")\nmug.pickup()\n",
             request=f"do routine {n} the way {user} likes it ({v})",
             version=v,
             created_at="2026-01-01T00:00:00.000000Z",
@@ -198,8 +198,8 @@ _CLI = textwrap.dedent(
     import helper_agent.memory.routines as routines
 
     add = routines.RoutineMemory.add
-    def acknowledged(self, records):
-        ids = add(self, records)
+    def acknowledged(self, records, **kwargs):
+        ids = add(self, records, **kwargs)
         acknowledged.done += len(records)
         print("ACK", acknowledged.done, flush=True)
         return ids

@@ -274,38 +274,57 @@ def write_jsonl(path: str | Path, kind: str, records: Sequence[Any]) -> int:
     return len(records)
 
 
-def iter_jsonl_objects(path: str | Path) -> Iterable[tuple[int, Any]]:
-    """(line number, parsed JSON) for each non-blank line; errors name the file and line."""
+def iter_jsonl_objects(path: str | Path, *, max_bytes: int | None = None) -> Iterable[tuple[int, Any]]:
+    """(line number, parsed JSON) for each non-blank line; errors name the file and line.
+
+    The file is streamed line by line; with `max_bytes` (an import passes `HELPER_MAX_INPUT_BYTES`)
+    a file larger than that is refused before it is read, and the count is kept while reading too
+    (a pipe or a file still growing has no size to check first)."""
     path = Path(path).expanduser()
+    limit = f"; the limit is {max_bytes} bytes (HELPER_MAX_INPUT_BYTES)"
     try:
-        data = path.read_bytes()
+        fh = path.open("rb")
     except OSError as exc:
         raise ImportFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+    with fh:
         try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ImportFormatError(
-                f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                "save the file as UTF-8"
-            ) from None
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(
-                f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+            size = os.fstat(fh.fileno()).st_size
+        except OSError:
+            size = 0
+        if max_bytes is not None and size > max_bytes:
+            raise ImportFormatError(f"{path}: {size} bytes{limit}")
+        read = 0
+        for lineno, raw in enumerate(iter(lambda: fh.readline((max_bytes or 1 << 62) + 1), b""), start=1):
+            read += len(raw)
+            if max_bytes is not None and read > max_bytes:
+                raise ImportFormatError(f"{path}: more than {max_bytes} bytes{limit}")
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            raw = raw.rstrip(b"\n")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFormatError(
+                    f"{path}:{lineno}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "save the file as UTF-8"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ImportFormatError(
+                    f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+                ) from None
+            except RecursionError:
+                raise ImportFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
 
 
 def read_jsonl(path: str | Path, memory: BaseMemory) -> list[Any]:
     """Every record of a JSON Lines file, validated for `memory`; nothing is written."""
     records: list[Any] = []
     ids: dict[str, int] = {}
-    for lineno, obj in iter_jsonl_objects(path):
+    for lineno, obj in iter_jsonl_objects(path, max_bytes=memory.settings.max_input_bytes):
         where = f"{path}:{lineno}"
         if not isinstance(obj, dict):
             raise ImportFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")

@@ -82,6 +82,10 @@ class Routine(MemoryRecord):
         return routine_key(self.name)
 
 
+def one_line_reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def _digest(record: Routine) -> str:
     payload = json.dumps([record.user, record.key, record.program, record.request], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
@@ -96,9 +100,14 @@ class RoutineMemory(BaseMemory):
     key_fields: ClassVar[tuple[str, ...]] = ("user", "name")
     value_fields: ClassVar[tuple[str, ...]] = ("program", "request")
 
-    def __init__(self, *, user: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, user: str | None = None, program_check: Callable[[str], None] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.user = user
+        # Raises (any exception, its message the reason) for a program the agent could not run; the
+        # CLI passes the compiler's check, so `routines add|import` store only what `program check` accepts.
+        self.program_check = program_check
         self._migrated = False
         self._migrate_lock = threading.Lock()
 
@@ -189,6 +198,11 @@ class RoutineMemory(BaseMemory):
             raise InvalidRecordError(
                 f"{where}: field 'name' has {len(record.name)} characters; the limit is 200"
             )
+        if self.program_check is not None:
+            try:
+                self.program_check(record.program)
+            except Exception as exc:  # noqa: BLE001 - the checker's reason, whatever its type
+                raise InvalidRecordError(f"{where}: field 'program': {one_line_reason(exc)}") from None
 
     def _owner_cols(self, ids: list[str]) -> list[tuple[VectorCollection, list[str]]]:
         """The collections that may hold `ids` (`<user>/<name key>/v<n>`; a user name may hold '/')."""
@@ -205,31 +219,43 @@ class RoutineMemory(BaseMemory):
         return out
 
     # -------------------------------------------------------------------------------------- writes
-    def add(self, records: Iterable[Any]) -> list[str]:
-        """Store routine versions; version 0 means the next one. Returns the stored ids."""
+    def add(self, records: Iterable[Any], *, skip_same_content: bool = False) -> list[str]:
+        """Store routine versions; version 0 means the next one. Returns the stored ids.
+
+        With `skip_same_content`, a record without a version whose content (user, name, program,
+        request) is already stored under that name is skipped: what an import of a file without
+        versions needs to be idempotent (run twice, or again after a kill, it adds nothing new)."""
         records = self.coerce(records)
         by_user: dict[str, list[Routine]] = {}
         for record in records:
             by_user.setdefault(record.user, []).append(record)
         stored: list[str] = []
         for user, user_records in by_user.items():
-            stored.extend(self._add_user(user, user_records))
+            stored.extend(self._add_user(user, user_records, skip_same_content=skip_same_content))
         return stored
 
-    def _add_user(self, user: str, records: list[Routine]) -> list[str]:
+    def _add_user(self, user: str, records: list[Routine], *, skip_same_content: bool = False) -> list[str]:
         col = self._user_col(user, create=True)
         assert col is not None
         out: list[Routine] = []
+        # Embedded before the write lock is taken: the model's seconds would otherwise hold every
+        # other writer (a `routines add` during a 5,000-routine import) waiting.
+        self._embed([self.key_text(r) for r in records])
         with self.store.write_lock():
             keys = sorted({r.key for r in records})
             rows = col.get(where=where_all(name_key=keys), include_documents=False)
             latest: dict[str, int] = dict.fromkeys(keys, 0)
             existing: dict[str, str] = {}
+            contents: set[str] = set()
             for e in rows:
                 key = str(e.metadata.get("name_key"))
                 latest[key] = max(latest.get(key, 0), int(e.metadata.get("version", 0)))
                 existing[e.id] = str(e.metadata.get("digest", ""))
+                contents.add(existing[e.id])
             for record in sorted(records, key=lambda r: (r.version == 0, r.version)):
+                if skip_same_content and record.version == 0 and _digest(record) in contents:
+                    continue  # this content is stored under this name already
+                contents.add(_digest(record))
                 version = record.version
                 if version > 0:
                     rid = f"{user}/{record.key}/v{version}"
@@ -353,7 +379,11 @@ class RoutineMemory(BaseMemory):
         col = self._user_col(user, create=False)
         if col is None:
             return []
-        rows = col.query(self._embed([query]), max(16, 4 * k))[0]
+        vector = self._embed([query])
+        if col.count() <= self.settings.routine_exact_max:
+            rows = col.exact_query(vector[0], max(16, 4 * k))  # every routine findable (see exact_query)
+        else:
+            rows = col.query(vector, max(16, 4 * k))[0]
         best: dict[str, Any] = {}
         for entry in rows:
             key = str(entry.metadata.get("name_key"))
@@ -434,7 +464,7 @@ class RoutineMemory(BaseMemory):
             progress(0, len(records))
         for start in range(0, len(records), size):
             batch = records[start : start + size]
-            stored += len(self.add(batch))
+            stored += len(self.add(batch, skip_same_content=True))
             if progress is not None:
                 progress(start + len(batch), len(records))
         return stored
