@@ -25,7 +25,9 @@ Rewrite rules (HELPER's, made explicit):
   is left out when the program calls the matching method on that object itself, and "sliced" is
   left out for a piece (BreadSliced) that cannot be sliced again.
 * Classes: a class the catalog does not know is mapped to the closest known one by the
-  `class_mapper`; the first subgoal on that object says so in its note. Landmarks are mapped the same
+  `class_mapper`; the first subgoal on that object says so in its note. A closest class scoring
+  under the mapper's `min_score` (default `classes.MIN_CLASS_SCORE`) is no match: the program is
+  rejected with "did you mean ...", so a hallucinated object never silently becomes a real one. Landmarks are mapped the same
   way and kept on the ObjectRef.
 * Instance keys: each construction gets `<class in lower case>#<n>` (mug#1, mug#2, ...).
 """
@@ -37,7 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helper_agent.program import api
-from helper_agent.program.classes import CatalogView, ClassMapper, LexicalClassMapper, default_catalog
+from helper_agent.program.classes import (
+    MIN_CLASS_SCORE,
+    CatalogView,
+    ClassMapper,
+    LexicalClassMapper,
+    default_catalog,
+    did_you_mean,
+)
 from helper_agent.program.errors import LimitError, SemanticError
 from helper_agent.program.parser import Action, ObjectDecl, ParsedProgram, parse_program
 from helper_agent.program.semantics import check_program
@@ -122,6 +131,13 @@ class _Compiler:
             raise SemanticError(
                 f"unknown {what} {requested!r}: use an AI2-THOR object type such as Mug, CounterTop, "
                 "SinkBasin", line=line or None,
+            )
+        minimum = float(getattr(self.mapper, "min_score", MIN_CLASS_SCORE))
+        if score < minimum:
+            guesses = ", ".join(did_you_mean(requested, self.view.names(), first=cls))
+            raise SemanticError(
+                f"unknown {what} {requested!r}: no catalog class is close enough (best {cls} at "
+                f"{score:.2f}, the minimum is {minimum:.2f}); did you mean {guesses}?", line=line or None,
             )
         return cls, f"{what} {requested!r} mapped to {cls} (score {score:.2f})"
 

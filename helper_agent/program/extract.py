@@ -32,7 +32,7 @@ _CODE_LINE = re.compile(
     r"""^\s*(?:
         \#|@|["']|\)|\]
       | (?:for|def|async|if|while|import|from|class|with|try|return|pass|print|elif|else)\b
-      | [^\W\d]\w*\s*(?:=|\(|\.[^\W\d])
+      | [^\W\d]\w*\s*(?:=|\(|\.\s*[^\W\d])
     )""",
     re.VERBOSE,
 )
@@ -42,9 +42,11 @@ _INTEGER_TOO_LONG = "an integer in the program is too long: write small integer 
 
 def _looks_like_code(line: str) -> bool:
     """Whether a line is code rather than prose, judged on its plain form (full-width letters as
-    ASCII, invisible format characters removed), so a line of code with odd characters stays code
-    and gets the character's message instead of being dropped as prose."""
+    ASCII, invisible format characters removed, any whitespace a space), so a line of code with odd
+    characters stays code and gets the character's message instead of being dropped as prose
+    (`mug.<U+000B>pickup()` as the last line was once dropped and the rest accepted)."""
     plain = "".join(c for c in unicodedata.normalize("NFKC", line) if unicodedata.category(c) != "Cf")
+    plain = "".join(" " if c.isspace() else c for c in plain)  # U+000B, U+000C, U+00A0: spaces here
     return _CODE_LINE.match(plain) is not None
 
 

@@ -168,8 +168,27 @@ class Interpreter:
         self.block(tree.body)
 
     def block(self, body: list[ast.stmt]) -> None:
+        previous_end = 0
         for stmt in body:
+            self.one_statement_per_line(stmt, previous_end)
+            previous_end = stmt.end_lineno or stmt.lineno
             self.statement(stmt)
+
+    def one_statement_per_line(self, node: ast.stmt, previous_end: int) -> None:
+        """The API document's "one statement per line": no `;` between statements, no backslash
+        continuation, no `for` with its body on the same line (each once passed, a larger language
+        than documented)."""
+        if node.lineno <= previous_end:
+            raise self.error(node, "shares its line with the statement before it: write one statement "
+                             "per line, without ';'")
+        last = node.lineno if isinstance(node, ast.For) else (node.end_lineno or node.lineno)
+        for number in range(node.lineno, last):
+            if 0 < number <= len(self.lines) and self.lines[number - 1].rstrip().endswith("\\"):
+                raise ProgramError("a backslash continues the statement on the next line: write one "
+                                   "statement per line", line=number, snippet=self.lines[number - 1].strip())
+        if isinstance(node, ast.For) and node.body and node.body[0].lineno == node.lineno:
+            raise self.error(node.body[0], "is on the 'for' line: put the loop's body on its own indented "
+                             "lines")
 
     def statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Expr):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from helper_agent.memory.embeddings import Embedder
-from helper_agent.program.classes import LexicalClassMapper
+from helper_agent.program.classes import MIN_CLASS_SCORE, LexicalClassMapper
 from helper_agent.world.catalog import load_catalog
 
 
@@ -29,6 +29,9 @@ class EmbeddingClassMapper:
         self.embedder = embedder
         self._matrix: np.ndarray | None = None
 
+    min_score = MIN_CLASS_SCORE
+    """Both scores (the lexical one and the cosine) are no match under it; see `MIN_CLASS_SCORE`."""
+
     def __call__(self, name: str) -> tuple[str, float]:
         found, score = self.lexical(name)
         if score >= 0.85:
@@ -38,4 +41,8 @@ class EmbeddingClassMapper:
         vector = np.asarray(self.embedder.embed([_words(name)]), dtype=np.float32)[0]
         scores = self._matrix @ vector
         best = int(np.argmax(scores))
+        # The better of spelling and meaning: sentence embeddings of a misspelling ("Kettel") can sit
+        # nearer an unrelated class (SaltShaker, 0.32) than the spelling match (Kettle, 0.67) is.
+        if score >= float(scores[best]):
+            return found, score
         return self.names[best], float(scores[best])
