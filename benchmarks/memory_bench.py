@@ -16,6 +16,12 @@ per user (so 100k entries are 1,000 users):
 
     .venv/bin/python benchmarks/memory_bench.py                       # 1k, 10k, 100k entries
     .venv/bin/python benchmarks/memory_bench.py --sizes 1000,10000 --json out/memory_bench.json
+    .venv/bin/python benchmarks/memory_bench.py --self-recall 5000,20000 --json out/self_recall.json
+
+`--self-recall N,...` builds one user's memory of N routines with the real embedding model and asks
+for each routine by its own teaching request: `self_recall_rate_N_exact` is the routine memory as it
+searches (exactly, up to `HELPER_ROUTINE_EXACT_MAX` versions), `..._index` the same through Chroma's
+HNSW index, as every recall did before issue 38.
 
 Targets: every query p50 < 20 ms at 10k entries, < 100 ms at 100k (per-user queries included).
 """
@@ -183,6 +189,67 @@ def bench_users(
     }
 
 
+OWNERS = ["Mary", "John", "Aiko", "Bruno", "Chen", "Dana", "Elif", "Farid", "Greta", "Hugo", "Ines", "Jonas",
+          "Kofi", "Lena", "Marco", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor",
+          "Wen", "Ximena", "Yusuf", "Zoe", "Anton", "Bea", "Carlos", "Dmitri", "Esther", "Felix", "Gita", "Hana",
+          "Ivan", "Julia", "Kai", "Luis"]
+CHORES = ["cleaning", "breakfast", "coffee", "tidying", "dish washing", "salad", "sandwich", "toast", "tea",
+          "watering", "laundry folding", "table setting", "fruit bowl", "lunch box", "dessert", "soup", "omelette",
+          "potato boiling", "apple slicing", "bread slicing", "mug washing", "plate stacking", "candle lighting",
+          "desk tidying", "sink scrubbing"]
+ROOMS = ["kitchen", "living room", "bedroom", "bathroom", "dining room", "study", "hallway", "porch", "attic",
+         "basement"]
+WHEN = ["in the morning", "in the evening"]
+
+
+def routine_texts(n: int) -> list[tuple[str, str]]:
+    """`n` distinct (name, teaching request) pairs, alike on purpose (same owners, chores, rooms)."""
+    out = []
+    for owner in OWNERS:
+        for chore in CHORES:
+            for room in ROOMS:
+                for when in WHEN:
+                    out.append((f"{owner}'s {room} {chore} {when.split()[-1]}",
+                                f"do the {chore} in the {room} {when} the way {owner} likes it"))
+    if n > len(out):
+        raise ValueError(f"at most {len(out)} distinct routines")
+    rng = np.random.default_rng(0)
+    return [out[i] for i in sorted(rng.choice(len(out), size=n, replace=False))]
+
+
+def bench_self_recall(size: int, *, embeddings: str, exact_max: int, queries: int, root: Path) -> dict[str, float]:
+    """One user with `size` routines: is each routine the top hit for its own teaching request?
+
+    `exact_max` is `HELPER_ROUTINE_EXACT_MAX`: the default searches exactly (every routine
+    recallable), 0 goes through the HNSW index as every recall did before (the "before" figure).
+    `queries` routines are asked for (all of them when 0)."""
+    from helper_agent.config import Settings
+    from helper_agent.memory.embeddings import get_embedder
+
+    settings = Settings(embeddings=embeddings, routine_exact_max=exact_max, embedding_cache=False)
+    memory = RoutineMemory(store=VectorStore(root / f"self-{size}-{exact_max}", settings=settings),
+                           embedder=get_embedder(embeddings, settings=settings), settings=settings)
+    texts = routine_texts(size)
+    program = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
+    t0 = time.perf_counter()
+    for start in range(0, size, 500):
+        memory.add([Routine(user="u", name=name, program=program, request=request)
+                    for name, request in texts[start:start + 500]])
+    add_s = time.perf_counter() - t0
+    asked = range(size) if not queries else np.random.default_rng(1).choice(size, size=min(queries, size), replace=False)
+    missing, times = 0, []
+    for i in asked:
+        name, request = texts[int(i)]
+        t = time.perf_counter()
+        hits = memory.recall(request, user="u", k=1, min_score=-1)
+        times.append(1000 * (time.perf_counter() - t))
+        missing += not hits or hits[0].record.name != name
+    tag = f"{size}_{'exact' if exact_max >= size else 'index'}"
+    return {f"self_recall_rate_{tag}": 1 - missing / len(times), f"self_recall_missing_{tag}": missing,
+            f"self_recall_asked_{tag}": len(times), f"self_recall_p50_ms_{tag}": _p50(times),
+            f"self_recall_add_s_{tag}": add_s}
+
+
 def bench_embedding(n: int, seed: int) -> dict[str, float]:
     from helper_agent.memory.embeddings import LocalEmbedder, load_sentence_transformer
 
@@ -272,7 +339,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the stores")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write the figures as one flat JSON object")
+    parser.add_argument("--self-recall", default="", help="comma-separated routine counts: is each routine the "
+                        "top hit for its own teaching request (exact search, and through the index as before)?")
+    parser.add_argument("--self-recall-embeddings", default="local", help="HELPER_EMBEDDINGS for --self-recall")
+    parser.add_argument("--self-recall-queries", type=int, default=0, help="routines asked for (0: all)")
     args = parser.parse_args(argv)
+    if args.self_recall:
+        root = args.dir or Path(tempfile.mkdtemp(prefix="helper-memory-bench-"))
+        figures: dict[str, float] = {"embeddings": args.self_recall_embeddings}  # type: ignore[dict-item]
+        try:
+            for size in (int(s) for s in args.self_recall.split(",") if s.strip()):
+                for exact_max in (max(size, 50_000), 0):
+                    result = bench_self_recall(size, embeddings=args.self_recall_embeddings, exact_max=exact_max,
+                                               queries=args.self_recall_queries, root=root)
+                    figures.update(result)
+                    print("  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items()),
+                          flush=True)
+        finally:
+            if not args.keep and args.dir is None:
+                shutil.rmtree(root, ignore_errors=True)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     root = args.dir or Path(tempfile.mkdtemp(prefix="helper-memory-bench-"))

@@ -92,6 +92,11 @@ class Settings(BaseSettings):
     debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
     # ------------------------------------------------------------------------ input limits
+    max_dialogue_chars: int = Field(
+        default=6000, ge=200,
+        description="Characters of an episode's dialogue the agent's prompts take; a longer one is clipped "
+                    "(its start and end kept) and the episode's record says so.",
+    )
     max_scene_objects: int = Field(
         default=DEFAULT_MAX_SCENE_OBJECTS, ge=1, description="Objects one scene (state file, game) may hold."
     )

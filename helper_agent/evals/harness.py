@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from helper_agent.config import get_settings
 from helper_agent.envs.base import Environment
 from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, Reference
 from helper_agent.llm import LLMBudget, LLMBudgetExceeded
@@ -51,9 +52,10 @@ def run_instance(
     """
     loaded.start(env)
     initial_objects = env.objects_metadata()
+    request, clipped = clip_dialogue(loaded.dialogue, get_settings().max_dialogue_chars)
     setup = EpisodeSetup(
         env=env,
-        request=loaded.dialogue,
+        request=request,
         instance_id=loaded.instance_id,
         feedback=checker_feedback(loaded.task, env) if feedback else None,
         tags=list(tags or []),
@@ -92,4 +94,22 @@ def run_instance(
         "subgoals": result.trace,
         **usage,
     })
+    if clipped:
+        record["input_notes"] = [clipped]
     return record, result
+
+
+def clip_dialogue(text: str, limit: int) -> tuple[str, str | None]:
+    """`text` cut to `limit` characters for the prompts, and a note saying so (None when it fits).
+
+    A 1 MB dialogue once went whole into every LLM call, far past the local model's 4,096-token
+    context. The start (the task is usually asked first) and the end (the latest corrections) are
+    kept, a quarter and three quarters of the room, with a marker where the middle was cut."""
+    if len(text) <= limit:
+        return text, None
+    marker = f"\n[... {len(text) - limit} characters of the dialogue left out ...]\n"
+    room = max(limit - len(marker), 2)
+    head = room // 4
+    clipped = text[:head] + marker + text[len(text) - (room - head):]
+    return clipped, (f"dialogue clipped from {len(text)} to {len(clipped)} characters for the prompts "
+                     "(HELPER_MAX_DIALOGUE_CHARS)")

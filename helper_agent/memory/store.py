@@ -138,6 +138,22 @@ def _is_connection_failure(exc: BaseException) -> bool:
     return False
 
 
+def _out_of_space(path: Path, exc: BaseException) -> bool:
+    """Whether `exc` (or its cause) is a full disk: ENOSPC, SQLite's "database or disk is full", or
+    an error while the folder's disk has under 1 MiB free."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if getattr(seen, "errno", None) == 28 or "disk is full" in str(seen) or "No space left" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    try:
+        import shutil
+
+        return shutil.disk_usage(path).free < 1 << 20
+    except OSError:
+        return False
+
+
 def server_unavailable(host: str, port: int, ssl: bool, reason: str) -> StoreUnavailableError:
     """The one-line error for a Chroma server that cannot be reached: the server and what to change."""
     scheme = "https" if ssl else "http"
@@ -313,9 +329,21 @@ class VectorStore:
 
     @contextlib.contextmanager
     def guard(self) -> Iterator[None]:
-        """Turn a lost connection to the Chroma server into `StoreUnavailableError` (server stores)."""
+        """Turn a lost connection to the Chroma server into `StoreUnavailableError` (server stores), and
+        a full disk under the embedded store into one `MemoryStoreError` line (Chroma reports it as
+        "Error in compaction: Failed to apply logs to the metadata segment", with a traceback)."""
         if self._server is None:
-            yield
+            try:
+                yield
+            except MemoryStoreError:
+                raise
+            except Exception as exc:
+                if self.path is not None and _out_of_space(self.path, exc):
+                    raise MemoryStoreError(
+                        f"{self.path}: cannot write (No space left on device); free some space and run the "
+                        "command again (what was committed is kept, an import resumes)"
+                    ) from exc
+                raise
             return
         try:
             yield
@@ -698,8 +726,7 @@ class VectorCollection:
         if not ids:
             return []
         query = self._vectors(embedding, 1)[0]
-        norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(query)) or 1.0)
-        scores = (matrix @ query) / np.where(norms == 0, 1.0, norms)
+        scores = (matrix @ query) / (float(np.linalg.norm(query)) or 1.0)  # rows are unit length
         k = min(int(k), len(ids))
         top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
         top = top[np.argsort(-scores[top], kind="stable")]
@@ -712,7 +739,7 @@ class VectorCollection:
         ]
 
     def _all_vectors(self) -> tuple[list[str], np.ndarray]:
-        """(ids, vectors) of every entry, cached until the collection changes."""
+        """(ids, unit-length vectors) of every entry, cached until the collection changes."""
         key = (self.count(), getattr(self, "_writes", 0),
                self.store._generation(self.name) if self.store.kind == "persistent" else None)
         cached = getattr(self, "_exact_cache", None)
@@ -725,6 +752,8 @@ class VectorCollection:
         matrix = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, self.dim)), dtype=np.float32)
         keep = [i for i, entry_id in enumerate(ids) if entry_id != _SYNC_ID]
         ids, matrix = [ids[i] for i in keep], matrix[keep] if len(keep) != len(ids) else matrix
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = matrix / np.where(norms == 0, 1.0, norms)  # cosine = dot product of unit rows
         self._exact_cache = (key, ids, matrix)
         return ids, matrix
 
