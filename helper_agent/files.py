@@ -171,6 +171,14 @@ def read_bounded(path: str | Path, max_bytes: int = DEFAULT_MAX_RUN_FILE_BYTES, 
     return data
 
 
+def read_json_object(path: str | Path, *, max_bytes: int = DEFAULT_MAX_RUN_FILE_BYTES) -> dict[str, Any]:
+    """`path` parsed as a JSON object (a run's spec); any damage is one `FileFormatError` line."""
+    data = parse_json_text(read_bounded(path, max_bytes), str(path))
+    if not isinstance(data, dict):
+        raise FileFormatError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
 def read_json_model(path: str | Path, model: type[ModelT], *, max_bytes: int = DEFAULT_MAX_RUN_FILE_BYTES) -> ModelT:
     """`path` parsed and validated into `model`; any damage is one `FileFormatError` line."""
     data = parse_json_text(read_bounded(path, max_bytes), str(path))

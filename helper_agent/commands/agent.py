@@ -34,8 +34,7 @@ def _chat_model(llm: str) -> Any:
     try:
         return make_chat_model(llm)
     except LLMUnavailable as exc:
-        console.print(f"[red]cannot load the chat model:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"cannot load the chat model: {exc}")
 
 
 def _print_trace(state: dict[str, Any]) -> None:

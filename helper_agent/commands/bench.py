@@ -67,16 +67,14 @@ def export_examples(
     from helper_agent.evals.runner import examples_from_split, stratified_examples
 
     if split != "train" and not allow_eval_split:
-        console.print(f"[red]error:[/red] split {split!r} is an evaluation split: examples from it would leak into "
-                      "the results it is scored on; pass --allow-eval-split if that is what you want")
-        raise typer.Exit(2)
+        fail(f"split {split!r} is an evaluation split: examples from it would leak into "
+             "the results it is scored on; pass --allow-eval-split if that is what you want")
     try:
         records = examples_from_split(data, split)
     except (FileNotFoundError, ValueError) as exc:
         fail(f"{exc}")
     if not records:
-        console.print(f"[red]error:[/red] {data}: split {split!r} has no TfD instances with gold programs")
-        raise typer.Exit(2)
+        fail(f"{data}: split {split!r} has no TfD instances with gold programs")
     if per_family:
         records = stratified_examples(records, per_family)
     out.parent.mkdir(parents=True, exist_ok=True)

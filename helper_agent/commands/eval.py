@@ -354,8 +354,7 @@ def _chat_model(llm: str):  # noqa: ANN202
     try:
         return make_chat_model(llm)
     except LLMUnavailable as exc:
-        console.print(f"[red]cannot load the chat model:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"cannot load the chat model: {exc}")
 
 
 # Method-specific evaluations live in their own modules and register themselves here.

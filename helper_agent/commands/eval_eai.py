@@ -44,8 +44,7 @@ def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:
                                      temperature=0.0)
         return make_chat_model(llm, max_tokens=max_tokens)
     except LLMUnavailable as exc:
-        console.print(f"[red]cannot load the chat model:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"cannot load the chat model: {exc}")
 
 
 def _progress() -> Progress:

@@ -51,8 +51,7 @@ def hlp(
     try:
         chat = make_chat_model(llm)
     except LLMUnavailable as exc:
-        console.print(f"[red]cannot load the chat model:[/red] {exc}")
-        raise typer.Exit(2) from None
+        fail(f"cannot load the chat model: {exc}")
     options = HLPOptions(k=k, retriever=retriever, modes=modes, limit=limit, seed=seed, visible=visible)
     scores = {"n": 0, "exact": 0}
     with Progress(TextColumn(f"HLP {retriever} k={k}"), BarColumn(), MofNCompleteColumn(), TextColumn("exact {task.fields[acc]}"),

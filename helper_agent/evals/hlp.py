@@ -21,7 +21,6 @@ name (the vocabulary comes from the data, not from a list written here).
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections import defaultdict
@@ -32,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from helper_agent.evals.store import ResultStore
+from helper_agent.files import atomic_write_json, read_json_object
 from helper_agent.graphs.llm_planner.plans import (
     PlanParseError,
     PlanVocabulary,
@@ -173,11 +173,11 @@ def run_hlp(pool: Sequence[PlanExample], chat: Any, out: str | Path, options: HL
     spec = {"k": options.k, "retriever": options.retriever, "seed": options.seed, "visible": options.visible,
             "pool": [e.id for e in pool]}
     if spec_file.exists():
-        previous = json.loads(spec_file.read_text())
+        previous = read_json_object(spec_file)
         for key in ("k", "retriever", "seed", "visible", "pool"):
             if previous.get(key) != spec[key]:
                 raise ValueError(f"{out} holds a run with another {key}; use another --out")
-    spec_file.write_text(json.dumps(spec, indent=1))
+    atomic_write_json(spec_file, spec)
     for mode in options.modes:
         if mode not in MODES:
             raise ValueError(f"instructions must be one of {', '.join(MODES)}, not {mode!r}")
@@ -207,5 +207,5 @@ def run_hlp(pool: Sequence[PlanExample], chat: Any, out: str | Path, options: HL
     records = [r for key, r in store.records().items() if key in wanted]
     metrics = {"k": options.k, "retriever": options.retriever, "pool_size": len(pool), "evaluated": len(examples),
                "paper_HLP_accuracy": PAPER.get(options.retriever), **summarise(records)}
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    atomic_write_json(out / "metrics.json", metrics)
     return metrics

@@ -8,9 +8,10 @@ sequence (repeated action names kept) satisfies EAI's goal check in the simulato
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from helper_agent.files import atomic_write_json, atomic_write_text
 
 COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg_number", "wrong_order",
            "missing_step", "affordance", "additional_step")
@@ -53,7 +54,7 @@ def markdown(rows: list[dict[str, Any]], title: str) -> str:
 
 
 def write_report(rows: list[dict[str, Any]], run_dir: Path, title: str) -> Path:
-    (run_dir / "report.json").write_text(json.dumps(rows, indent=1))
+    atomic_write_json(run_dir / "report.json", rows)
     path = run_dir / "report.md"
-    path.write_text(markdown(rows, title))
+    atomic_write_text(path, markdown(rows, title))
     return path

@@ -18,6 +18,7 @@ from typing import Any
 from helper_agent.evals.eai.grammar import Step
 from helper_agent.evals.eai.tasks import EaiTask, select_tasks
 from helper_agent.evals.provenance import code_version
+from helper_agent.files import atomic_write_json, read_json_object
 
 AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
 IMPLEMENTED = ("helper",)
@@ -89,10 +90,10 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     run_dir.mkdir(parents=True, exist_ok=True)
     spec_path = run_dir / "spec.json"
     if spec_path.exists():
-        old = json.loads(spec_path.read_text())
+        old = read_json_object(spec_path)
         if {k: v for k, v in old.items() if k != "limit"} != {k: v for k, v in asdict(spec).items() if k != "limit"}:
             raise ValueError(f"{run_dir} holds a run with other settings ({old}); choose another --out")
-    spec_path.write_text(json.dumps(asdict(spec), indent=1))
+    atomic_write_json(spec_path, asdict(spec))
     tasks = tasks if tasks is not None else select_tasks(spec.limit)
     done = {r["identifier"] for r in load_results(run_dir)}
     if memory is None and spec.k > 0:
