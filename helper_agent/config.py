@@ -87,7 +87,7 @@ class Settings(BaseSettings):
     max_failures: int = Field(
         default=30, ge=1, description="TEACh's failed-action limit per episode (HELPER and LLM-Planner read it)."
     )
-    seed: int = Field(default=0, ge=0, description="Default --seed of `helper eval` and `helper bench generate`.")
+    seed: int = Field(default=0, ge=0, description="Default --seed of `helper eval`.")
     user: str | None = Field(default=None, description="Default --user of `helper routines` (else the login name).")
     debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
