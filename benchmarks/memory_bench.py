@@ -356,11 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                     print("  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items()),
                           flush=True)
         finally:
-            if not args.keep and args.dir is None:
-                shutil.rmtree(root, ignore_errors=True)
-        if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+            _finish(args, root, figures)
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
@@ -430,13 +426,18 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
     finally:
-        if not args.keep and args.dir is None:
-            shutil.rmtree(root, ignore_errors=True)
+        _finish(args, root, figures)
+    return 1 if failed else 0
+
+
+def _finish(args: argparse.Namespace, root: Path, figures: dict[str, float]) -> None:
+    """Remove the stores (unless kept) and write the figures (`--json`)."""
+    if not args.keep and args.dir is None:
+        shutil.rmtree(root, ignore_errors=True)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
         print(f"figures written to {args.json}")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
