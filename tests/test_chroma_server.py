@@ -156,7 +156,7 @@ def test_chat_and_routines_share_the_server(server: int, tmp_path: Path) -> None
     # `helper routines` reads and writes the same collections.
     listed = helper(["routines", "list", "--user", "mary"], tmp_path, env)
     assert listed.returncode == 0 and "the morning coffee" in listed.stdout, listed.stdout + listed.stderr
-    added = helper(["routines", "add", "the evening tea", "--program", 'k = InteractionObject("Kettle")\nk.toggle_on()',
+    added = helper(["routines", "add", "the evening tea", "--program", 'k = InteractionObject("Kettle")\nk.fill_up()',
                     "--user", "mary"], tmp_path, env)
     assert added.returncode == 0, added.stderr[-3000:]
     assert counts(server).get(user_collection("mary")) == 2
