@@ -411,3 +411,16 @@ def test_a_huge_dialogue_is_clipped_for_the_prompts_and_the_record_says_so(bench
                                      "for the prompts (HELPER_MAX_DIALOGUE_CHARS)"]
     normal, _ = run_instance(loaded, Reader(), SymbolicEnv())
     assert seen[1] == loaded.dialogue and "input_notes" not in normal
+
+
+def test_max_steps_setting_ends_an_evaluated_episode(bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HELPER_MAX_STEPS is the step limit the executor stops at and the one the record reports."""
+    monkeypatch.setenv("HELPER_MAX_STEPS", "5")
+    get_settings.cache_clear()
+    try:
+        metrics = _gold(bench, tmp_path / "run")
+    finally:
+        get_settings.cache_clear()
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
+    assert all(r["steps"] <= 6 and r["ended_by"] == "step_limit" for r in records), [(r["steps"], r["ended_by"]) for r in records]
+    assert metrics["overall"]["SR"] == 0.0

@@ -22,9 +22,6 @@ from helper_agent.teach.evaluation import score_edh_episode, score_tfd_episode
 from helper_agent.teach.instances import NON_WORLD_ACTIONS, LoadedInstance
 from helper_agent.teach.tasks import Task
 
-STEP_LIMIT = 1000
-FAILURE_LIMIT = 30
-
 
 def checker_feedback(task: Task, env: Environment) -> Callable[[], str]:
     """A feedback source for evaluations: the task's unmet conditions, as HELPER's sentence."""
@@ -76,7 +73,8 @@ def run_instance(
     else:
         metrics, _ = score_edh_episode(loaded.instance, final_objects, steps, **kwargs)  # type: ignore[arg-type]
     record = metrics.to_teach_dict()
-    ended_by = ("step_limit" if steps >= STEP_LIMIT else "failure_limit" if failures >= FAILURE_LIMIT
+    limits = get_settings()  # HELPER_MAX_STEPS / HELPER_MAX_FAILURES, what the agents stopped at
+    ended_by = ("step_limit" if steps >= limits.max_steps else "failure_limit" if failures >= limits.max_failures
                 else "llm_budget" if result.outcome == "llm_budget" else "done")
     usage = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0, **result.usage}
     usage.pop("seconds_per_call", None)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from helper_agent.config import get_settings
 from helper_agent.envs.base import Environment, NavigationGrid, Observation
 from helper_agent.perception.diagnosis import Diagnosis, FailureDiagnoser
 from helper_agent.perception.tracker import ObjectTracker
@@ -73,8 +74,9 @@ class ExecutorConfig:
     """What the executor may do on its own: checks, limits, recovery, looking around and searching."""
 
     prechecks: Prechecks = field(default_factory=Prechecks)
-    max_steps: int = 1000
-    max_failures: int = 30
+    # TEACh's 1000 steps and 30 failed actions unless HELPER_MAX_STEPS / HELPER_MAX_FAILURES say otherwise
+    max_steps: int = field(default_factory=lambda: get_settings().max_steps)
+    max_failures: int = field(default_factory=lambda: get_settings().max_failures)
     corrective_moves: bool = True
     retry_other_instance: bool = True
     initial_scan: bool = True
