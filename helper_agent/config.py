@@ -82,10 +82,10 @@ class Settings(BaseSettings):
         default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
     )
     max_steps: int = Field(
-        default=1000, ge=1, description="TEACh's step limit per episode (HELPER and LLM-Planner read it)."
+        default=1000, ge=1, description="TEACh's step limit per episode (the executor and the episode record read it)."
     )
     max_failures: int = Field(
-        default=30, ge=1, description="TEACh's failed-action limit per episode (HELPER and LLM-Planner read it)."
+        default=30, ge=1, description="TEACh's failed-action limit per episode (the executor and the episode record read it)."
     )
     seed: int = Field(default=0, ge=0, description="Default --seed of `helper eval`.")
     user: str | None = Field(default=None, description="Default --user of `helper routines` (else the login name).")
