@@ -296,6 +296,8 @@ def personalization(
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec."),
     out: Path = typer.Option(Path("runs/personalization"), help="Folder for results.json and the routines memory."),
     planner: str = typer.Option("helper", help="helper (the agent), gold or unmodified (baselines)."),
+    suite_file: Path | None = typer.Option(None, "--suite", help="A suite file in the packaged format (default: the packaged suite; "
+                                           "the calibration suite is helper_agent/evals/data/personalization_calibration.json)."),
     limit: int | None = typer.Option(None, help="Score the first N requests only."),
     fast_recall: bool = typer.Option(False, "--fast-recall", help="Reuse a routine without the LLM when the request is exactly its name or its original request (off: the LLM sees every request)."),
     write_seeds: bool = typer.Option(False, "--write-seeds", help="Maintenance: recompute and record every request's scene seed, then stop."),
@@ -309,10 +311,10 @@ def personalization(
     from helper_agent.graphs.helper import HelperConfig
 
     if write_seeds:
-        for rid, (old, new) in record_seeds().items():
+        for rid, (old, new) in record_seeds(suite_file).items():
             console.print(f"{rid}: seed {old} -> {new}")
         return
-    suite = load_suite()
+    suite = load_suite(suite_file)
     requests = list(suite.requests)[:limit] if limit else list(suite.requests)
     out.mkdir(parents=True, exist_ok=True)
     if planner == "gold":
@@ -339,11 +341,14 @@ def personalization(
     for key in rates:
         table.add_column(key)
     table.add_column("LLM calls/request")
+    table.add_column("LLM s/request")
     calls = sum(s.llm_calls for s in result.scores) / max(len(result.scores), 1)
-    table.add_row(*[f"{100 * v:.1f}" for v in rates.values()], f"{calls:.2f}")
+    seconds = sum(s.llm_seconds for s in result.scores) / max(len(result.scores), 1)
+    table.add_row(*[f"{100 * v:.1f}" for v in rates.values()], f"{calls:.2f}", f"{seconds:.2f}")
     console.print(table)
     (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "fast_recall": fast_recall, "table3": rates,
-                                                   "llm_calls_per_request": calls,
+                                                   "suite": suite.source, "llm_calls_per_request": calls,
+                                                   "llm_seconds_per_request": seconds,
                                                    "scores": [s.model_dump() for s in result.scores]}, indent=1, default=str))
     console.print(f"results: {out / 'results.json'}")
 

@@ -1,0 +1,40 @@
+"""The calibration suite (`evals/data/personalization_calibration.json`): the second suite, on which
+every choice of routine adaptation was made. It must stay a fair test: its seeds follow the scene
+rule, its gold programs score 100, and the unmodified routine passes only the original requests."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helper_agent.evals import personalization as P
+
+CALIBRATION = Path(P.__file__).parent / "data" / "personalization_calibration.json"
+
+
+@pytest.fixture(scope="module")
+def suite() -> P.PersonalizationSuite:
+    return P.load_suite(CALIBRATION)
+
+
+def test_calibration_suite_differs_from_the_packaged_one(suite: P.PersonalizationSuite) -> None:
+    packaged = P.load_suite()
+    assert len(suite.routines) >= 5 and len(suite.requests) >= 40
+    assert Counter(q.category for q in suite.requests) == {"original": 10, "one": 10, "two": 10, "three": 10}
+    assert not {r.user for r in suite.routines} & {r.user for r in packaged.routines}
+    assert not {r.name for r in suite.routines} & {r.name for r in packaged.routines}
+    assert not {q.text for q in suite.requests} & {q.text for q in packaged.requests}
+
+
+def test_calibration_seeds_follow_the_scene_rule(suite: P.PersonalizationSuite) -> None:
+    for q in suite.requests:
+        assert q.scene.seed is not None and P.scene_problems(q) == [], q.id
+
+
+def test_calibration_baselines(suite: P.PersonalizationSuite) -> None:
+    assert P.table3(P.run_suite(P.gold_planner, suite=suite)) == {
+        "original": 1.0, "one": 1.0, "two": 1.0, "three": 1.0, "overall": 1.0}
+    unmodified = P.table3(P.run_suite(P.routine_planner, suite=suite))
+    assert unmodified == {"original": 1.0, "one": 0.0, "two": 0.0, "three": 0.0, "overall": 0.25}
