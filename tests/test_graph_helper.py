@@ -257,7 +257,7 @@ def test_routine_recalled_in_a_new_process(tmp_path: Path) -> None:
     assert "memorize: routine 'the mary cleaning'" in taught.stdout
     recalled = subprocess.run([sys.executable, "-c", script, "recall"], capture_output=True, text=True, timeout=300)
     assert recalled.returncode == 0, recalled.stderr[-2000:]
-    assert "plan: recalled routine 'the mary cleaning'" in recalled.stdout
+    assert "adapt: the mary cleaning, unchanged" in recalled.stdout
     assert "CALLS ['read_feedback']" in recalled.stdout  # no plan: only the person's answer was read
 
 

@@ -3,6 +3,8 @@ real memories, graph, environment and harness.
 
 The LLM sees every request unless the fast path is on, and the fast path reuses a routine only for
 a request that is exactly the routine's name (or its teaching request): nothing fitted to the suite.
+These tests drive the planner's whole-program rewrite of a routine (`routine_edits=False`, the path
+before adaptation by edits); the edits are tested in test_graph_adapt.py.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def _memories(tmp_path: Path) -> Memories:
 
 
 def _agent(tmp_path: Path, responses: list[str], fast_path: bool) -> HelperAgent:
-    config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_path, correction=False)
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_path, correction=False, routine_edits=False)
     return HelperAgent(FakeListChatModel(responses=responses), _memories(tmp_path), config)
 
 
@@ -85,7 +87,7 @@ def test_the_recalled_routine_and_the_request_are_the_last_turn(tmp_path: Path) 
     req = next(r for r in suite.requests if r.category == "two")
     routine = suite.routine(req.routine)
     chat = _RecordingChat(responses=[_fence(req.program)])
-    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False)
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False, routine_edits=False)
     run_suite(HelperAgent(chat, _memories(tmp_path), config), [req], suite=suite)
     messages = chat.seen[0]
     last = messages[-1].content
@@ -100,7 +102,7 @@ def test_the_recalled_routine_and_the_request_are_the_last_turn(tmp_path: Path) 
 
 def test_a_request_without_a_routine_gets_the_ordinary_prompt(tmp_path: Path) -> None:
     chat = _RecordingChat(responses=[_fence('mug = InteractionObject("Mug")\nmug.pickup()')])
-    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False)
+    config = HelperConfig(feedback_rounds=0, routine_fast_path=False, correction=False, routine_edits=False)
     agent = HelperAgent(chat, _memories(tmp_path), config)
     suite = load_suite()
     req = suite.requests[0].model_copy(update={"text": "Please pick up the mug."})

@@ -37,6 +37,9 @@ class HelperConfig:
     # Reuse a recalled routine without the LLM when the request is exactly its name or its original
     # request (`requests.is_unchanged_recall`); otherwise the LLM adapts the routine to the request.
     routine_fast_path: bool = True
+    # Adapt a recalled routine by edits (graphs/helper/adapt.py: its changes, one checked edit each);
+    # off: the planner rewrites the whole program from the routine, the request and examples.
+    routine_edits: bool = True
     seed: int = 0
 
     @classmethod

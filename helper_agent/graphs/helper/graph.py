@@ -1,12 +1,14 @@
 """HELPER's flow as a LangGraph `StateGraph`.
 
     retrieve -> plan -> validate --(invalid, retries left)--> plan
+       '--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END
                  ask_feedback --(more to do)--> replan --(a new program)--> validate
-                                                      '--(it repeats the failed one)--> finish -> END
+                              |                       '--(it repeats the failed one)--> finish -> END
+                              '--(more to do, routine adapted)--> understand -> adapt --(no edit)--> replan
 
 The caller gives a `HelperInput` (request, user) and a `HelperContext` with the environment to act
 on. `build_graph(checkpointer)` is used by the CLI with a SQLite checkpointer so chats survive
@@ -19,7 +21,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from helper_agent.graphs.helper import nodes
+from helper_agent.graphs.helper import adapt, nodes
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.nodes import FEEDBACK_QUESTION
 from helper_agent.graphs.helper.state import HelperInput, HelperState
@@ -31,6 +33,8 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder = StateGraph(HelperState, context_schema=HelperContext, input_schema=HelperInput)
     builder.add_node("retrieve", nodes.retrieve)
     builder.add_node("plan", nodes.counting_usage(nodes.plan))
+    builder.add_node("understand", nodes.counting_usage(adapt.understand))
+    builder.add_node("adapt", nodes.counting_usage(adapt.adapt))
     builder.add_node("validate", nodes.validate)
     builder.add_node("execute", nodes.execute)
     builder.add_node("locate", nodes.counting_usage(nodes.locate))
@@ -40,13 +44,15 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("memorize", nodes.memorize)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "retrieve")
-    builder.add_edge("retrieve", "plan")
+    builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["understand", "plan"])
+    builder.add_edge("understand", "adapt")
+    builder.add_conditional_edges("adapt", adapt.after_adapt, ["validate", "replan"])
     builder.add_edge("plan", "validate")
     builder.add_conditional_edges("validate", nodes.after_validate, ["plan", "execute", "finish"])
     builder.add_conditional_edges("execute", nodes.after_execute, ["ask_feedback", "locate", "correct", "finish"])
     builder.add_conditional_edges("locate", nodes.after_locate, ["execute", "finish"])
     builder.add_edge("correct", "execute")
-    builder.add_conditional_edges("ask_feedback", nodes.after_feedback, ["memorize", "replan", "finish"])
+    builder.add_conditional_edges("ask_feedback", nodes.after_feedback, ["memorize", "understand", "replan", "finish"])
     builder.add_conditional_edges("replan", nodes.after_replan, ["validate", "finish"])
     builder.add_edge("memorize", END)
     builder.add_edge("finish", END)

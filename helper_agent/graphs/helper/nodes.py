@@ -163,6 +163,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
         examples = [{"id": r.id, "dialogue": r.dialogue, "program": r.program, "score": None} for r in fixed]
     update["examples"] = examples
     update["routine"] = None
+    update["adaptation"] = None
     user = state.get("user")
     if user and not teach:
         hits = ctx.routine_memory().recall(request, user=user, k=1, min_score=ctx.config.routine_min_score)
@@ -406,6 +407,11 @@ def finish(state: HelperState) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- routing
+def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    """A recalled routine is adapted by edits (adapt.py) unless the configuration says otherwise."""
+    return "understand" if state.get("routine") and _ctx(runtime).config.routine_edits else "plan"
+
+
 def after_validate(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     if not state.get("plan_error"):
         return "execute"
@@ -440,5 +446,6 @@ def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:
         return "memorize"
     # `feedback_rounds` in the state counts questions asked; the config bounds the replans.
     if int(state.get("feedback_rounds", 0)) <= _ctx(runtime).config.feedback_rounds:
-        return "replan"
+        # After an adapted routine the answer is read as more changes to it first (adapt.py).
+        return "understand" if state.get("adaptation") else "replan"
     return "finish"

@@ -49,6 +49,9 @@ class HelperState(TypedDict, total=False):
     user: str | None
     examples: list[dict[str, Any]]
     routine: dict[str, Any] | None  # a recalled routine: name, program, request, score
+    # A recalled routine's adaptation (graphs/helper/adapt.py): routine, base program, the changes read,
+    # the edits (change, edit, applied, words, rejected), the adapted program and its summary.
+    adaptation: dict[str, Any] | None
     teach_name: str | None  # the routine this request teaches, when it names one explicitly
     program: str  # the last program written (validated source once `plan_error` is empty)
     subgoals: list[dict[str, Any]]  # the validated program, compiled once

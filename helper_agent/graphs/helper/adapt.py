@@ -1,0 +1,229 @@
+"""The HELPER graph's routine adaptation: a recalled routine, the request's changes, one edit each.
+
+    retrieve --(routine recalled)--> understand -> adapt -> validate -> execute ...
+    ask_feedback --(more to do, routine adapted)--> understand -> adapt --(no edit)--> replan
+
+`understand` reads the changes the request makes to the recalled routine (the model, under a
+grammar that only lets it copy the request's words; see `adaptation.py`); `adapt` asks for one edit
+of the edit language per change (`helper_agent.program.edits`), applies it to the program's syntax
+tree and checks it by compiling, sending a rejected edit back with its reason. No change means the
+routine's program, byte for byte. A feedback answer after an adapted routine ("no, I said two
+bowls") goes through the same two nodes, as changes to the adapted program; when it yields no edit
+the ordinary `replan` writes a program from the feedback.
+
+In a trace, `understand` holds a span for the recalled routine and the call that lists the changes;
+`adapt` holds one span per change, with its edit call(s) and the edit it applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langchain_core.callbacks import CallbackManager
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_callback_manager_for_config
+from langgraph.runtime import Runtime
+
+from helper_agent.graphs.helper.adaptation import (
+    change_messages,
+    changes_grammar,
+    edit_messages,
+    first_line,
+    parse_changes,
+    request_words,
+)
+from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.prompts import planner_messages
+from helper_agent.graphs.helper.requests import is_unchanged_recall
+from helper_agent.graphs.helper.state import HelperState
+from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding
+from helper_agent.program import ProgramError, compile_program
+from helper_agent.program.edits import (
+    Edit,
+    EditError,
+    append_program,
+    apply_edit,
+    edit_grammar,
+    parse_edit,
+    program_classes,
+)
+
+__all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
+
+MAX_EDIT_ATTEMPTS = 3
+
+
+def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
+    return runtime.context if runtime.context is not None else HelperContext()
+
+
+@contextmanager
+def _span(manager: CallbackManager, name: str, inputs: dict[str, Any]) -> Iterator[tuple[CallbackManager, dict[str, Any]]]:
+    """A child run of the node (a chain span); yields the callbacks for calls inside it and the
+    dict its outputs are written to."""
+    run = manager.on_chain_start({"name": name}, inputs, name=name)
+    outputs: dict[str, Any] = {}
+    try:
+        yield run.get_child(), outputs
+    except BaseException as exc:
+        run.on_chain_error(exc)
+        raise
+    run.on_chain_end(outputs)
+
+
+def _ask(ctx: HelperContext, callbacks: CallbackManager, messages: list[BaseMessage], name: str,
+         decoding: dict[str, Any]) -> str:
+    """One LLM call inside a span, counted by the context's usage recorder."""
+    chat: Any = ctx.chat()
+    if decoding:
+        chat = chat.bind(**decoding)
+    if not any(h is ctx.usage for h in callbacks.handlers):
+        callbacks.add_handler(ctx.usage, inherit=True)
+    config = {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
+    return str(invoke_with_retry(chat, messages, config=config).content)
+
+
+def _feedback_pass(state: HelperState) -> bool:
+    return bool(state.get("feedback")) and bool(state.get("adaptation"))
+
+
+# ---------------------------------------------------------------------------------- nodes
+def understand(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """The changes the request (or, after an adapted routine, the feedback) makes to the routine."""
+    ctx = _ctx(runtime)
+    routine = state["routine"] or {}
+    again = _feedback_pass(state)
+    base = state.get("program", "") if again else routine["program"]
+    text = state["feedback"] if again else state["request"]
+    manager = get_callback_manager_for_config(config)
+    with _span(manager, "routine", {"name": routine["name"], "version": routine.get("version"),
+                                    "score": routine.get("score")}) as (_, out):
+        out["program"] = base
+    words = request_words(text, routine["name"])
+    if not again and ctx.config.routine_fast_path and is_unchanged_recall(text, routine["name"], routine.get("request") or ""):
+        changes: list[str] = []
+    elif not any(words):
+        changes = []  # nothing but the routine's name
+    else:
+        with _span(manager, "changes", {"request": text}) as (callbacks, out):
+            reply = _ask(ctx, callbacks, change_messages(routine["name"], routine.get("request") or "", text), "read_changes",
+                         grammar_decoding(ctx.chat(), changes_grammar(words), kind="changes"))
+            changes = parse_changes(reply, words)
+            out["changes"] = changes
+    rounds = int((state.get("adaptation") or {}).get("round", 0)) + 1 if again else 1
+    adaptation = {"routine": routine["name"], "base": base, "source": text, "changes": changes, "edits": [],
+                  "round": rounds}
+    listed = "; ".join(changes) if changes else "none"
+    return {"adaptation": adaptation, "log": [f"understand: routine '{routine['name']}', changes: {listed}"]}
+
+
+def adapt(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """One edit per change, applied to the program's syntax tree and checked; the adapted program."""
+    ctx = _ctx(runtime)
+    adaptation = dict(state["adaptation"] or {})
+    program = adaptation["base"]
+    manager = get_callback_manager_for_config(config)
+    edits: list[dict[str, Any]] = []
+    for change in adaptation.get("changes") or []:
+        with _span(manager, "change", {"change": change}) as (callbacks, out):
+            record, program = _edit_for(ctx, callbacks, state, program, change)
+            out.update(record)
+        edits.append(record)
+    adaptation["edits"] = edits
+    adaptation["program"] = program
+    adaptation["summary"] = describe_adaptation(adaptation)
+    update: dict[str, Any] = {"adaptation": adaptation, "program": program, "plan_attempts": 1, "plan_error": "",
+                              "log": [f"adapt: {adaptation['summary']}"]}
+    if _feedback_pass(state):  # like replan: the new program runs from a fresh start
+        update.update({"resume_index": 0, "corrections": 0, "locate_attempts": 0})
+    return update
+
+
+def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState, program: str,
+              change: str) -> tuple[dict[str, Any], str]:
+    """Ask for this change's edit (again with the reason when it is rejected) and apply it."""
+    rejected: list[tuple[str, str]] = []
+    record: dict[str, Any] = {"change": change, "edit": "none", "applied": False, "rejected": []}
+    for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
+        grammar = edit_grammar(program_classes(program))
+        decoding = grammar_decoding(ctx.chat(), grammar, temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
+                                    seed=ctx.config.seed + attempt - 1, kind="edit")
+        line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
+        try:
+            edit = parse_edit(line)
+            if edit.kind == "add_task":
+                new = _add_task(ctx, callbacks, state, program, change)
+            else:
+                new = apply_edit(program, edit)
+        except EditError as err:
+            rejected.append((line, str(err)))
+            record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
+            continue
+        record.update(edit=edit.text(), applied=new != program, words=_describe(edit, program, change))
+        return record, new
+    return record, program
+
+
+def _add_task(ctx: HelperContext, callbacks: CallbackManager, state: HelperState, program: str, change: str) -> str:
+    """A new part for the change, written by the ordinary planner from retrieved examples."""
+    hits = ctx.example_memory().retrieve(change, k=ctx.config.k)
+    examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program} for h in hits]
+    decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan")
+    part = _ask(ctx, callbacks, planner_messages(change, examples), "plan", decoding)
+    return append_program(program, part)
+
+
+def _describe(edit: Edit, program: str, change: str) -> str:
+    """The edit in words, with what the routine had (how many, where it went)."""
+    if edit.kind == "add_task":
+        return f"also: {change}"
+    if edit.kind == "count":
+        return edit.describe(before=_how_many(program, edit.target))
+    if edit.kind == "move":
+        return edit.describe(destination=_destination(program, edit.target))
+    return edit.describe()
+
+
+def _how_many(program: str, cls: str) -> int | None:
+    try:
+        compiled = compile_program(program)
+    except ProgramError:
+        return None
+    return len({ref.instance_key for ref in compiled.objects if ref.object_class == cls}) or None
+
+
+def _destination(program: str, cls: str) -> str | None:
+    try:
+        compiled = compile_program(program)
+    except ProgramError:
+        return None
+    for sub in compiled.subgoals:
+        if sub.target is not None and sub.target.object_class == cls and sub.receptacle is not None:
+            return sub.receptacle.object_class
+    return None
+
+
+def describe_adaptation(adaptation: dict[str, Any]) -> str:
+    """"the Mary cleaning, with: bowl instead of cup; 1 plate instead of 2" (what a person sees
+    before the robot acts); changes no edit was found for are named as not understood."""
+    name = adaptation.get("routine", "the routine")
+    done = [e["words"] for e in adaptation.get("edits") or [] if e.get("applied")]
+    missed = [e["change"] for e in adaptation.get("edits") or [] if not e.get("applied") and e.get("rejected")]
+    if not done and not missed:
+        return f"{name}, unchanged" if not adaptation.get("changes") else f"{name}, unchanged (no edit needed)"
+    text = f"{name}, with: {'; '.join(done)}" if done else f"{name}, unchanged"
+    if missed:
+        text += f" (not understood: {'; '.join(missed)})"
+    return text
+
+
+# ---------------------------------------------------------------------------------- routing
+def after_adapt(state: HelperState) -> str:
+    """Validate the adapted program; after feedback that yielded no edit, replan from the feedback."""
+    adaptation = state.get("adaptation") or {}
+    if _feedback_pass(state) and not any(e.get("applied") for e in adaptation.get("edits") or []):
+        return "replan"
+    return "validate"

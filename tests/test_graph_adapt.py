@@ -1,0 +1,191 @@
+"""Routine adaptation by edits through the HELPER graph (graphs/helper/adapt.py), end to end: the
+real graph, checkpointer, memories (Chroma, the local embeddings), environment and executor; only
+the chat model is scripted (a LangChain fake chat model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from pydantic import Field
+
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals import personalization as P
+from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.memory.corrections import CorrectionMemory
+from helper_agent.memory.embeddings import get_embedder
+from helper_agent.memory.examples import ExampleMemory
+from helper_agent.memory.routines import RoutineMemory
+
+CALIBRATION = Path(P.__file__).parent / "data" / "personalization_calibration.json"
+OMAR = """mug = InteractionObject("Mug", attributes=["clean"])
+mug.clean()
+mug.put_down()
+for i in range(2):
+    bowl = InteractionObject("Bowl", attributes=["clean"])
+    bowl.clean()
+    bowl.put_down()"""
+TAUGHT = "Remember this as the Omar dishes: wash the mug and two bowls at the sink."
+
+
+class ScriptedChat(FakeListChatModel):
+    """Answers in order, keeps every call's messages, and fails when asked more often than scripted."""
+
+    seen: list = Field(default_factory=list)
+
+    def _call(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        if self.i >= len(self.responses):
+            raise AssertionError("the chat model was called more often than scripted")
+        self.seen.append(list(messages))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+
+class Spans(BaseCallbackHandler):
+    """Every chain and chat-model run of a trace: (name, run id, parent run id)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, UUID, UUID | None]] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                       **kwargs: Any) -> None:
+        self.runs.append((kwargs.get("name") or (serialized or {}).get("name", ""), run_id, parent_run_id))
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                            **kwargs: Any) -> None:
+        self.runs.append((kwargs.get("name") or "chat", run_id, parent_run_id))
+
+    def children(self, name: str) -> list[list[str]]:
+        """For each run called `name`, the names of its child runs."""
+        return [[n for n, _, parent in self.runs if parent == rid] for n, rid, _ in self.runs if n == name]
+
+
+@pytest.fixture()
+def memories(tmp_path: Path) -> dict:
+    embedder = get_embedder("local")  # recall by paraphrase needs the real embeddings
+    path = tmp_path / "memory"
+    return {"examples": ExampleMemory(path=path, embedder=embedder),
+            "corrections": CorrectionMemory(path=path, embedder=embedder),
+            "routines": RoutineMemory(path=path, embedder=embedder)}
+
+
+def scene(request_id: str) -> SymbolicEnv:
+    env = SymbolicEnv()
+    env.reset(P.prepare_request(P.load_suite(CALIBRATION).request(request_id)))
+    return env
+
+
+def goals_met(request_id: str, env: SymbolicEnv) -> bool:
+    req = P.load_suite(CALIBRATION).request(request_id)
+    return all(g.success for g in P._goal_results(req, env.objects_metadata()))
+
+
+def fence(program: str) -> str:
+    return f"```python\n{program}\n```"
+
+
+def test_a_taught_routine_recalled_with_two_changes(memories: dict) -> None:
+    """Teach in chat, confirm, then ask for it with two changes: two change spans, one edit each,
+    and the adapted program does what the request asks in its household."""
+    graph = build_graph(InMemorySaver())
+    chat = ScriptedChat(responses=[
+        fence(OMAR),  # the teaching request's plan
+        "- just one bowl\n- a cup instead of the mug\n",  # the changes, copied from the request
+        "count Bowl 1", "replace Mug with Cup",  # one edit per change
+    ])
+    env = scene("omar-original-1")
+    context = HelperContext(env=env, chat_model=chat, keep_snapshots=True, **memories)
+    config = {"configurable": {"thread_id": "omar"}}
+    graph.invoke({"request": TAUGHT, "user": "Omar"},
+                 config, context=context)
+    taught = graph.invoke(Command(resume="yes, thanks"), config, context=context)
+    assert taught["outcome"] == "success" and memories["routines"].routines(user="Omar")[0].program.strip() == OMAR
+
+    context.env = env = scene("omar-two-2")
+    spans = Spans()
+    request = "Run the Omar dishes with just one bowl, and a cup instead of the mug."
+    graph.invoke({"request": request, "user": "Omar"}, {**config, "callbacks": [spans]}, context=context)
+    out = graph.invoke(Command(resume="yes"), {**config, "callbacks": [spans]}, context=context)
+    adaptation = out["adaptation"]
+    assert adaptation["changes"] == ["just one bowl", "a cup instead of the mug"]
+    assert [e["edit"] for e in adaptation["edits"]] == ["count Bowl 1", "replace Mug with Cup"]
+    assert adaptation["summary"] == "the omar dishes, with: 1 bowl instead of 2; cup instead of mug"
+    assert out["program"] == ('cup = InteractionObject("Cup", attributes=["clean"])\ncup.clean()\ncup.put_down()\n'
+                              'bowl = InteractionObject("Bowl", attributes=["clean"])\nbowl.clean()\nbowl.put_down()\n')
+    assert out["outcome"] == "success" and goals_met("omar-two-2", env)
+    assert [line.split(":")[0] for line in out["log"]][-7:] == [
+        "retrieve", "understand", "adapt", "validate", "execute", "feedback", "memorize"]
+    # the trace: the recalled routine, the changes call, and each change with its edit call
+    assert spans.children("understand") == [["routine", "changes"]]
+    assert spans.children("changes") == [["read_changes"]]
+    assert [c for c in spans.children("adapt")[0] if c != "after_adapt"] == ["change", "change"]
+    assert spans.children("change") == [["edit"], ["edit"]]
+    # the edit prompts show the program as the earlier edits left it, and only its classes are targets
+    assert "range(2)" in chat.seen[2][-1].content and "Change: just one bowl" in chat.seen[2][-1].content
+    assert "range(2)" not in chat.seen[3][-1].content and "Objects: Mug, Bowl" in chat.seen[3][-1].content
+
+
+def test_no_change_keeps_the_routine_byte_for_byte(memories: dict) -> None:
+    odd = "# Omar's way\n" + OMAR.replace('InteractionObject("Mug"', "InteractionObject( 'Mug'") + "   # done\n"
+    memories["routines"].teach("the Omar dishes", odd, TAUGHT, user="Omar")
+    chat = ScriptedChat(responses=["none"])
+    context = HelperContext(env=scene("omar-original-2"), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
+    out = build_graph().invoke({"request": "Could you run the Omar dishes for me?", "user": "Omar"}, context=context)
+    assert out["adaptation"]["changes"] == [] and out["adaptation"]["summary"] == "the Omar dishes, unchanged"
+    assert out["program"] == odd and context.usage.n_calls == 1
+    assert out["outcome"] == "done" and goals_met("omar-original-2", context.env)
+
+
+def test_a_rejected_edit_goes_back_with_its_reason(memories: dict) -> None:
+    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
+    chat = ScriptedChat(responses=["- a cup in place of the mug\n", "replace Mug with CoffeeMachine", "replace Mug with Cup"])
+    context = HelperContext(env=scene("omar-one-2"), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
+    out = build_graph().invoke({"request": "The Omar dishes with a cup in place of the mug.", "user": "Omar"},
+                               context=context)
+    edit = out["adaptation"]["edits"][0]
+    assert edit["edit"] == "replace Mug with Cup" and edit["applied"]
+    assert edit["rejected"][0]["edit"] == "replace Mug with CoffeeMachine"
+    retry = chat.seen[2]
+    assert retry[-2].content == "replace Mug with CoffeeMachine"
+    assert retry[-1].content.startswith("That edit was rejected: 'replace Mug with CoffeeMachine' would make an invalid program")
+    assert out["outcome"] == "done" and goals_met("omar-one-2", context.env)
+
+
+def test_a_correction_in_feedback_adapts_the_adapted_routine(memories: dict) -> None:
+    """ "no, I said three bowls" changes the adapted program (cup, two bowls), not the routine."""
+    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
+    chat = ScriptedChat(responses=["- a cup rather than the mug\n", "replace Mug with Cup",
+                                   "- three bowls\n", "count Bowl 3"])
+    graph = build_graph(InMemorySaver())
+    context = HelperContext(env=scene("omar-three-1"), chat_model=chat, keep_snapshots=True,
+                            config=HelperConfig(routine_fast_path=False), **memories)
+    config = {"configurable": {"thread_id": "omar"}}
+    graph.invoke({"request": "Omar dishes, but a cup rather than the mug.", "user": "Omar"}, config, context=context)
+    out = graph.invoke(Command(resume="no, I said three bowls"), config, context=context)
+    assert "Request: no, I said three bowls" in chat.seen[2][-1].content
+    assert 'cup = InteractionObject("Cup"' in chat.seen[3][-1].content  # the adapted program is edited
+    assert out["adaptation"]["round"] == 2 and out["adaptation"]["summary"] == "the Omar dishes, with: 3 bowls instead of 2"
+    assert "range(3)" in out["program"] and 'InteractionObject("Cup"' in out["program"]
+    assert not any(line.startswith("replan") for line in out["log"])
+
+
+def test_feedback_without_an_edit_replans(memories: dict) -> None:
+    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
+    chat = ScriptedChat(responses=["none", "none", fence('cup = InteractionObject("Cup")\ncup.pickup()')])
+    graph = build_graph(InMemorySaver())
+    context = HelperContext(env=scene("omar-original-1"), chat_model=chat, keep_snapshots=True,
+                            config=HelperConfig(routine_fast_path=False), **memories)
+    config = {"configurable": {"thread_id": "omar"}}
+    graph.invoke({"request": "Omar dishes time, thanks.", "user": "Omar"}, config, context=context)
+    out = graph.invoke(Command(resume="you forgot to dry them"), config, context=context)
+    steps = [line.split(":")[0] for line in out["log"]]
+    after = steps.index("feedback")
+    assert steps[after + 1:after + 5] == ["understand", "adapt", "replan", "validate"]
+    assert "Cup" in out["program"]

@@ -1,0 +1,152 @@
+"""The edit language over a program's syntax tree (`helper_agent.program.edits`): every edit kind,
+rejections with a reason the model can act on, and the grammar that constrains the model."""
+
+from __future__ import annotations
+
+import pytest
+
+from helper_agent.program import compile_program
+from helper_agent.program.edits import (
+    Edit,
+    EditError,
+    append_program,
+    apply_edit,
+    edit_grammar,
+    parse_edit,
+    program_classes,
+)
+
+CLEANING = """for i in range(2):
+    plate = InteractionObject("Plate", attributes=["clean"])
+    plate.clean()
+    plate.put_down()
+for i in range(2):
+    cup = InteractionObject("Cup", attributes=["clean"])
+    cup.clean()
+    cup.put_down()
+"""
+
+SANDWICH = """plate = InteractionObject("Plate", attributes=["clean"])
+plate.clean()
+plate.put_down()
+for i in range(2):
+    bread_slice = InteractionObject("BreadSliced")
+    bread_slice.toast()
+    bread_slice.pickup_and_place(plate)
+tomato_slice = InteractionObject("TomatoSliced")
+tomato_slice.pickup_and_place(plate)
+"""
+
+TIDY = """sofa = InteractionObject("Sofa")
+remote_control = InteractionObject("RemoteControl")
+remote_control.pickup_and_place(sofa)
+"""
+
+
+def kinds(program: str) -> list[tuple[str, str | None]]:
+    """The compiled program as (subgoal kind, target class) pairs: what it would do."""
+    return [(s.kind.value, s.target.object_class if s.target else None) for s in compile_program(program).subgoals]
+
+
+def apply(program: str, line: str) -> str:
+    return apply_edit(program, parse_edit(line))
+
+
+def test_every_edit_line_round_trips() -> None:
+    for line in ["none", "replace Cup with Bowl", "count Plate 1", "remove Mug", "move Pillow to Sofa",
+                 "add Pan like Bowl", "add task", "step PotatoSliced cook", "skip BreadSliced toast"]:
+        assert parse_edit(line).text() == line
+    with pytest.raises(EditError, match="not an edit"):
+        parse_edit("make it nicer")
+
+
+def test_replace_changes_the_class_and_the_variable() -> None:
+    out = apply(CLEANING, "replace Cup with Bowl")
+    assert 'bowl = InteractionObject("Bowl", attributes=["clean"])' in out and "cup" not in out.lower()
+    assert out.count("bowl.clean()") == 1 and "range(2)" in out
+    assert program_classes(out) == ["Plate", "Bowl"]
+
+
+def test_count_sets_unrolls_and_makes_loops() -> None:
+    three = apply(CLEANING, "count Plate 3")
+    assert three.startswith("for i in range(3):\n    plate =")
+    one = apply(CLEANING, "count Plate 1")
+    assert one.startswith('plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\nfor i in range(2):')
+    two = apply(SANDWICH, "count TomatoSliced 2")
+    assert 'for i in range(2):\n    tomato_slice = InteractionObject("TomatoSliced")\n    tomato_slice.pickup_and_place(plate)' in two
+    assert kinds(apply(CLEANING, "count Cup 0")) == kinds(apply(CLEANING, "remove Cup"))
+
+
+def test_count_repeats_an_object_but_not_the_fixtures_it_uses() -> None:
+    coffee = ('mug = InteractionObject("Mug")\ncoffee_machine = InteractionObject("CoffeeMachine")\n'
+              "mug.pickup_and_place(coffee_machine)\ncoffee_machine.toggle_on()\n")
+    out = apply(coffee, "count Mug 2")
+    assert out.startswith('coffee_machine = InteractionObject("CoffeeMachine")\nfor i in range(2):\n    mug =')
+    assert len(compile_program(out).objects) == 3  # one machine, two mugs
+
+
+def test_remove_drops_the_object_and_its_steps() -> None:
+    out = apply(CLEANING, "remove Plate")
+    assert "Plate" not in out and kinds(out) == kinds(CLEANING)[len(kinds(CLEANING)) // 2:]
+
+
+def test_move_changes_where_it_goes_and_drops_the_unused_fixture() -> None:
+    out = apply(TIDY, "move RemoteControl to ArmChair")
+    assert out == ('arm_chair = InteractionObject("ArmChair")\nremote_control = InteractionObject("RemoteControl")\n'
+                   "remote_control.pickup_and_place(arm_chair)\n")
+    put_down = apply(CLEANING, "move Cup to DiningTable")
+    assert "cup.place(dining_table)" in put_down and "cup.put_down()" not in put_down
+
+
+def test_add_like_copies_the_steps_once_after_the_original() -> None:
+    out = apply(SANDWICH, "add LettuceSliced like TomatoSliced")
+    assert out.endswith('tomato_slice.pickup_and_place(plate)\nlettuce_slice = InteractionObject("LettuceSliced")\n'
+                        "lettuce_slice.pickup_and_place(plate)\n")
+    in_loop = apply(CLEANING, "add Bowl like Cup")
+    assert in_loop.endswith('bowl = InteractionObject("Bowl", attributes=["clean"])\nbowl.clean()\nbowl.put_down()\n')
+
+
+def test_step_and_skip() -> None:
+    potato = apply(SANDWICH, "replace TomatoSliced with PotatoSliced")
+    out = apply(potato, "step PotatoSliced cook")
+    assert 'potato_slice = InteractionObject("PotatoSliced")\npotato_slice.cook()\npotato_slice.pickup_and_place(plate)' in out
+    with pytest.raises(EditError, match="a TomatoSliced cannot be toasted"):
+        apply(SANDWICH, "step TomatoSliced toast")
+    untoasted = apply(SANDWICH, "skip BreadSliced toast")
+    assert "toast" not in untoasted and ("toast", "BreadSliced") not in kinds(untoasted)
+    assert apply(SANDWICH, "step BreadSliced toast") == SANDWICH  # already done: nothing to change
+
+
+def test_add_task_appends_a_part_sharing_fixtures_and_renaming_objects() -> None:
+    part = ('sofa = InteractionObject("Sofa")\nremote_control = InteractionObject("RemoteControl")\n'
+            "remote_control.pickup_and_place(sofa)\n")
+    out = append_program(TIDY, part)
+    assert out.count('InteractionObject("Sofa")') == 1  # the part uses the routine's sofa
+    assert "remote_control_2.pickup_and_place(sofa)" in out  # a second remote is another object
+
+
+def test_invalid_edits_are_rejected_with_a_reason() -> None:
+    with pytest.raises(EditError, match=r"other steps use the Plate \(bread_slice, tomato_slice\); move them elsewhere"):
+        apply(SANDWICH, "remove Plate")
+    with pytest.raises(EditError, match="the routine has no Mug; its objects are Plate, Cup"):
+        apply(CLEANING, "replace Mug with Bowl")
+    with pytest.raises(EditError, match="would make an invalid program: .*CoffeeMachine"):
+        apply(CLEANING, "replace Cup with CoffeeMachine")  # a coffee machine cannot be washed and put down
+    with pytest.raises(EditError, match="no step does cook to the Plate"):
+        apply(CLEANING, "skip Plate cook")
+    with pytest.raises(EditError, match="does nothing"):
+        apply(TIDY, "remove RemoteControl")
+
+
+def test_no_change_keeps_the_program_byte_for_byte() -> None:
+    odd = "# my routine\nplate = InteractionObject( 'Plate' )\nplate.clean()   # rinse\n"
+    assert apply_edit(odd, Edit("none")) is odd
+    assert apply(odd, "replace Plate with Plate") is odd
+    assert apply(CLEANING, "count Plate 2") is CLEANING
+
+
+def test_the_grammar_admits_only_the_programs_classes_as_targets() -> None:
+    grammar = edit_grammar(program_classes(CLEANING), known=["Bowl", "Cup", "Plate", "Mug"])
+    assert 'old ::= "Cup" | "Plate"\n' in grammar
+    assert 'new ::= "Bowl" | "Cup" | "Mug" | "Plate"\n' in grammar
+    assert '"add task"' in grammar and '"none"' in grammar
