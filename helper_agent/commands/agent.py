@@ -59,6 +59,7 @@ def run(
     out: Path = typer.Option(Path("out/run"), help="Folder for the top-down pictures."),
     agent_name: str = typer.Option("helper", "--agent", help="The method: helper, llm-planner, prag or embodiedrag."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="A method's switch as KEY=VALUE (repeatable)."),
+    user: str | None = typer.Option(None, help="Who asks: HELPER recalls their routines and adapts one the request names."),
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
     from helper_agent.envs.symbolic import SymbolicEnv
@@ -101,7 +102,10 @@ def run(
     if loaded is not None:
         record, result = run_instance(loaded, agent, env, tags=["run"])
     else:
-        record, result = None, agent.run(EpisodeSetup(env=env, request=request, tags=["run"]))
+        record, result = None, agent.run(EpisodeSetup(env=env, request=request, user=user, tags=["run"]))
+    for line in result.log:
+        if line.startswith("adapt: "):  # the recalled routine and the changes understood
+            console.print(f"[bold]{escape(line.removeprefix('adapt: '))}[/bold]")
     console.print(program_syntax(result.program))
     _print_trace({"execution": {"trace": result.trace}})
     for line in result.log:
@@ -333,6 +337,8 @@ def chat(
                     continue
                 for line in log_lines(update.get("log")):
                     console.print(f"[dim]{escape(line)}[/dim]", highlight=False)
+                if node == "adapt" and update.get("adaptation"):  # before acting: the routine and the changes understood
+                    console.print(f"[bold]{escape(update['adaptation']['summary'])}[/bold]", highlight=False)
                 if node == "validate" and update.get("program") and not update.get("plan_error"):
                     console.print(Panel(program_syntax(update["program"]), title="program"))
 
