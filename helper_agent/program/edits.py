@@ -331,12 +331,17 @@ def apply_edit(program: str, edit: Edit, *, check: bool = True) -> str:
     changed = _APPLY[edit.kind](tree, decls, edit)
     if not changed:
         return program
+    return _checked(tree, check, f"'{edit.text()}' would make an invalid program")
+
+
+def _checked(tree: ast.Module, check: bool, why: str) -> str:
+    """The tree as text, compiled first when `check` (an EditError starting with `why` if rejected)."""
     text = _render(tree)
     if check:
         try:
             compile_program(text)
         except ProgramError as err:
-            raise EditError(f"'{edit.text()}' would make an invalid program: {err}") from None
+            raise EditError(f"{why}: {err}") from None
     return text
 
 
@@ -550,13 +555,7 @@ def append_program(program: str, part: str, *, check: bool = True) -> str:
             _rename([extra], d.var, new)
             taken.add(new)
     tree.body.extend(extra.body)
-    text = _render(tree)
-    if check:
-        try:
-            compile_program(text)
-        except ProgramError as err:
-            raise EditError(f"the new part does not fit the routine: {err}") from None
-    return text
+    return _checked(tree, check, "the new part does not fit the routine")
 
 
 def _pickupable(cls: str) -> bool:

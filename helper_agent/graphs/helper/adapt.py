@@ -187,20 +187,21 @@ def _describe(edit: Edit, program: str, change: str) -> str:
     return edit.describe()
 
 
-def _how_many(program: str, cls: str) -> int | None:
+def _compiled(program: str) -> Any:
     try:
-        compiled = compile_program(program)
+        return compile_program(program)
     except ProgramError:
         return None
-    return len({ref.instance_key for ref in compiled.objects if ref.object_class == cls}) or None
+
+
+def _how_many(program: str, cls: str) -> int | None:
+    compiled = _compiled(program)
+    return len({ref.instance_key for ref in compiled.objects if ref.object_class == cls}) or None if compiled else None
 
 
 def _destination(program: str, cls: str) -> str | None:
-    try:
-        compiled = compile_program(program)
-    except ProgramError:
-        return None
-    for sub in compiled.subgoals:
+    compiled = _compiled(program)
+    for sub in compiled.subgoals if compiled else []:
         if sub.target is not None and sub.target.object_class == cls and sub.receptacle is not None:
             return sub.receptacle.object_class
     return None
