@@ -94,9 +94,10 @@ def test_a_taught_routine_recalled_with_two_changes(memories: dict) -> None:
     and the adapted program does what the request asks in its household."""
     graph = build_graph(InMemorySaver())
     chat = ScriptedChat(responses=[
-        fence(OMAR),  # the teaching request's plan
+        fence(OMAR), "satisfied",  # the teaching request's plan; the person's "yes" read
         "- just one bowl\n- a cup instead of the mug\n",  # the changes, copied from the request
         "count Bowl 1", "replace Mug with Cup",  # one edit per change
+        "satisfied",
     ])
     env = scene("omar-original-1")
     context = HelperContext(env=env, chat_model=chat, keep_snapshots=True, **memories)
@@ -126,8 +127,8 @@ def test_a_taught_routine_recalled_with_two_changes(memories: dict) -> None:
     assert [c for c in spans.children("adapt")[0] if c != "after_adapt"] == ["change", "change"]
     assert spans.children("change") == [["edit"], ["edit"]]
     # the edit prompts show the program as the earlier edits left it, and only its classes are targets
-    assert "range(2)" in chat.seen[2][-1].content and "Change: just one bowl" in chat.seen[2][-1].content
-    assert "range(2)" not in chat.seen[3][-1].content and "Objects: Mug, Bowl" in chat.seen[3][-1].content
+    assert "range(2)" in chat.seen[3][-1].content and "Change: just one bowl" in chat.seen[3][-1].content
+    assert "range(2)" not in chat.seen[4][-1].content and "Objects: Mug, Bowl" in chat.seen[4][-1].content
 
 
 def test_no_change_keeps_the_routine_byte_for_byte(memories: dict) -> None:
@@ -162,15 +163,15 @@ def test_a_correction_in_feedback_adapts_the_adapted_routine(memories: dict) -> 
     """ "no, I said three bowls" changes the adapted program (cup, two bowls), not the routine."""
     memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
     chat = ScriptedChat(responses=["- a cup rather than the mug\n", "replace Mug with Cup",
-                                   "- three bowls\n", "count Bowl 3"])
+                                   "not satisfied: three bowls", "- three bowls\n", "count Bowl 3"])
     graph = build_graph(InMemorySaver())
     context = HelperContext(env=scene("omar-three-1"), chat_model=chat, keep_snapshots=True,
                             config=HelperConfig(routine_fast_path=False), **memories)
     config = {"configurable": {"thread_id": "omar"}}
     graph.invoke({"request": "Omar dishes, but a cup rather than the mug.", "user": "Omar"}, config, context=context)
     out = graph.invoke(Command(resume="no, I said three bowls"), config, context=context)
-    assert "Request: no, I said three bowls" in chat.seen[2][-1].content
-    assert 'cup = InteractionObject("Cup"' in chat.seen[3][-1].content  # the adapted program is edited
+    assert "Request: no, I said three bowls" in chat.seen[3][-1].content
+    assert 'cup = InteractionObject("Cup"' in chat.seen[4][-1].content  # the adapted program is edited
     assert out["adaptation"]["round"] == 2 and out["adaptation"]["summary"] == "the Omar dishes, with: 3 bowls instead of 2"
     assert "range(3)" in out["program"] and 'InteractionObject("Cup"' in out["program"]
     assert not any(line.startswith("replan") for line in out["log"])
@@ -178,7 +179,7 @@ def test_a_correction_in_feedback_adapts_the_adapted_routine(memories: dict) -> 
 
 def test_feedback_without_an_edit_replans(memories: dict) -> None:
     memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
-    chat = ScriptedChat(responses=["none", "none", fence('cup = InteractionObject("Cup")\ncup.pickup()')])
+    chat = ScriptedChat(responses=["none", "not satisfied: dry them", "none", fence('cup = InteractionObject("Cup")\ncup.pickup()')])
     graph = build_graph(InMemorySaver())
     context = HelperContext(env=scene("omar-original-1"), chat_model=chat, keep_snapshots=True,
                             config=HelperConfig(routine_fast_path=False), **memories)
