@@ -424,3 +424,23 @@ def test_max_steps_setting_ends_an_evaluated_episode(bench: Path, tmp_path: Path
     records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").open()]
     assert all(r["steps"] <= 6 and r["ended_by"] == "step_limit" for r in records), [(r["steps"], r["ended_by"]) for r in records]
     assert metrics["overall"]["SR"] == 0.0
+
+
+def test_eai_results_survive_a_torn_line_and_name_a_damaged_one(tmp_path: Path) -> None:
+    """EAI's results file: a line cut by a crash is not read and is cut before the next append; a
+    damaged complete line is one error naming the file and the line."""
+    from helper_agent.evals.eai.runner import _read
+    from helper_agent.evals.store import append_line
+    from helper_agent.files import FileFormatError
+
+    path = tmp_path / "results.jsonl"
+    append_line(path, {"identifier": "a"})
+    with path.open("ab") as fh:
+        fh.write(b'{"identifier": "b", "llm_out')  # killed mid-write
+    assert _read(path) == [{"identifier": "a"}]
+    append_line(path, {"identifier": "b"})
+    assert _read(path) == [{"identifier": "a"}, {"identifier": "b"}]
+    with path.open("ab") as fh:
+        fh.write(b"[1]\n")
+    with pytest.raises(FileFormatError, match=r"results.jsonl: line 3: expected a JSON object, got list"):
+        _read(path)

@@ -83,6 +83,21 @@ class ResultStore:
             _append_durably(self.path, line.encode("utf-8"))
 
 
+def append_line(path: Path, record: dict[str, Any]) -> None:
+    """Append `record` as one JSON line to a results file without a `ResultStore` (EAI's runs): a
+    torn last line left by a crash is cut first, then the line is written and fsynced."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            _truncate(path, data.rfind(b"\n") + 1)
+    _append_durably(path, (json.dumps(record, default=str) + "\n").encode("utf-8"))
+
+
+def _truncate(path: Path, size: int) -> None:
+    with contextlib.suppress(OSError), path.open("r+b") as fh:
+        fh.truncate(size)
+
+
 def _append_durably(path: Path, data: bytes) -> None:
     """Append `data` and fsync; on a failure (a full disk) cut the file back to where it was and
     raise `FileWriteError` naming it, so no half line is left for the next reader."""

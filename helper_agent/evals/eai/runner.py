@@ -9,7 +9,6 @@ second figure shows what that costs (it is ours, not EAI's, and labelled so).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -18,7 +17,14 @@ from typing import Any
 from helper_agent.evals.eai.grammar import Step
 from helper_agent.evals.eai.tasks import EaiTask, select_tasks
 from helper_agent.evals.provenance import code_version
-from helper_agent.files import atomic_write_json, read_json_object
+from helper_agent.evals.store import append_line
+from helper_agent.files import (
+    FileFormatError,
+    atomic_write_json,
+    parse_json_text,
+    read_bounded,
+    read_json_object,
+)
 
 AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
 IMPLEMENTED = ("helper",)
@@ -58,9 +64,18 @@ def check_spec(spec: EaiRunSpec) -> None:
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
+    """The records of an EAI results file; a damaged line is one error naming the file and line, and
+    a last line without its newline (cut by a crash; it runs again) is not read."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for number, line in enumerate(read_bounded(path).split(b"\n")[:-1], 1):
+        if line.strip():
+            record = parse_json_text(line, f"{path}: line {number}")
+            if not isinstance(record, dict):
+                raise FileFormatError(f"{path}: line {number}: expected a JSON object, got {type(record).__name__}")
+            records.append(record)
+    return records
 
 
 def load_results(run_dir: Path) -> list[dict[str, Any]]:
@@ -118,8 +133,7 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
             record.update(llm_output=episode.text, steps=episode.executed, attempts=episode.attempts,
                           replans=episode.replans, failures=episode.failures, usage=episode.usage,
                           seconds=episode.seconds, examples=episode.example_ids, sequence_success=env.success())
-        with results_path.open("a") as handle:
-            handle.write(json.dumps(record) + "\n")
+        append_line(results_path, record)
         if progress:
             progress(record)
     order = {t.identifier: i for i, t in enumerate(tasks)}
