@@ -36,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPER = [sys.executable, "-m", "helper_agent.cli"]
+UNSET = "<unset>"
+"""A case's environment value that removes the variable."""
+
 TIMEOUT = 180.0
 """Seconds a case may take: every case answers in a few seconds on an idle machine, and the hangs it
 looks for run for minutes (python-dotenv on a long run of spaces) or for ever; the margin is for a
@@ -72,6 +75,8 @@ class Case:
 def _helper(argv: list[str], cwd: Path, env: dict[str, str], root: Path, timeout: float) -> Run:
     full_env = {**os.environ, "PYTHONPATH": str(root), "HELPER_EMBEDDINGS": "hash:64", "COLUMNS": "80",
                 "NO_COLOR": "1", **env}
+    for key in [k for k, v in env.items() if v == UNSET]:
+        full_env.pop(key, None)
     for key in ("HELPER_HOME", "HELPER_MEMORY_DIR", "HELPER_USER", "HELPER_SEED", "HELPER_DEBUG"):
         if key not in env:
             full_env.pop(key, None)
@@ -173,6 +178,9 @@ def cases() -> list[Case]:
                     names=("HELPER_USER",)))
     out.append(Case("--user ' ': routines add", ["routines", "add", "r", "-p", GOOD_PROGRAM, "--user", " "],
                     names=("user",)))
+    out.append(Case("--user ' ': chat", ["chat", "--user", " ", "--llm", "openai:gpt-4o"], names=("--user",)))
+    out.append(Case("--llm openai:gpt-4o without OPENAI_API_KEY: chat", ["chat", "--user", "u", "--llm", "openai:gpt-4o"],
+                    env={"OPENAI_API_KEY": UNSET, "OPENAI_ADMIN_KEY": UNSET}, names=("OPENAI_API_KEY",)))
     out.append(Case(".env not UTF-8", ["routines", "list", "--user", "u"], files={".env": b"HELPER_LLM=caf\xe9\n"},
                     names=(".env", "line 1")))
     out.append(Case(".env with 1 MB of spaces", ["routines", "list", "--user", "u"],

@@ -294,6 +294,8 @@ def chat(
     from helper_agent.llm import LLMBudget, LLMError
 
     _check_room(room)
+    if not user.strip():
+        fail(f"--user {user!r}: a user name needs a visible character")
     settings = get_settings()
     own_home = home is not None
     home = home or settings.home

@@ -54,11 +54,13 @@ KNOWN: dict[str, int] = {
     "helper_agent.perception.align.DiagnoserUnavailable": FAILURE,
     "helper_agent.world.generator.SceneGenerationError": FAILURE,
     "helper_agent.program.errors.ProgramError": FAILURE,
+    "openai.OpenAIError": FAILURE,  # e.g. no OPENAI_API_KEY for --llm openai:MODEL
 }
 
 # What to add after the message, for failures whose own message does not say which setting to change.
 HINTS: dict[str, str] = {
     "helper_agent.llm.LLMUnavailable": "choose another model with --llm or HELPER_LLM",
+    "openai.OpenAIError": "set OPENAI_API_KEY, or choose another model with --llm or HELPER_LLM",
 }
 
 SETTINGS_MODELS = frozenset({"Settings", "MemorySettings"})
