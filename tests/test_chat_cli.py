@@ -164,3 +164,13 @@ def test_a_terminal_prompt_has_line_editing_and_a_history_file(tmp_path: Path, m
         keys.send_text("\x1b[A\r")  # up arrow: the previous line again
         assert ask("mary> ") == "make coffee"
     assert "make coffee" in (tmp_path / agent.HISTORY_FILE).read_text()
+
+
+def test_chat_names_the_routine_and_the_changes_before_acting(tmp_path: Path) -> None:
+    responses = [fenced(COFFEE), "Cabinet", "- no rinsing\n", "skip Mug clean"]  # plan, locator, changes, edit
+    result = chat(tmp_path, responses, "Perform the morning coffee: make me a coffee\nyes\n"
+                  "the morning coffee, no rinsing\nyes\n/quit\n", readings=["satisfied", "satisfied"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    summary = out.index("the morning coffee, with: do not clean the mug")
+    assert summary < out.rindex("subgoals")  # shown before the episode's subgoals
