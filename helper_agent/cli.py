@@ -58,12 +58,14 @@ for module_name, group, help_text in _GROUPS:
 
 def _agent_commands() -> None:
     from helper_agent.commands import agent, trace
+    from helper_agent.commands.app import app as app_command
     from helper_agent.commands.eval import demo
 
     app.command("run")(agent.run)
     app.command("chat")(agent.chat)
     app.command("demo")(demo)
     app.command("trace")(trace.trace)
+    app.command("app")(app_command)
 
 
 _agent_commands()

@@ -10,6 +10,7 @@ until a busy counter was unreadable.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -52,9 +53,17 @@ def _text(draw: ImageDraw.ImageDraw, space: LabelSpace, at: tuple[float, float],
     return True
 
 
-def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None = None) -> Path:
-    """Write a PNG of the scene seen from above; returns the path written."""
+HIGHLIGHT = (214, 0, 110)
+
+
+def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None = None,
+                    highlight: Mapping[str, str] | None = None) -> Path:
+    """Write a PNG of the scene seen from above; returns the path written.
+
+    `highlight` maps object ids to what just happened to them ("moved", "opened", ...): those are
+    ringed in magenta and listed under the picture, so a person sees what a step changed."""
     catalog = catalog or load_catalog()
+    highlight = dict(highlight or {})
     path = Path(path)
     width_px = max(state.width * CELL_PX + 2 * MARGIN, 640)
     small = [o for oid, o in state.objects.items() if not o.cells and oid != state.held_id]
@@ -78,9 +87,12 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
 
     # Fixtures: one rectangle per footprint, labelled with every member type.
     footprints: dict[tuple, list[str]] = {}
-    for obj in state.objects.values():
+    changed_fixtures: set[tuple] = set()
+    for oid, obj in state.objects.items():
         if obj.cells:
             footprints.setdefault(tuple(sorted(obj.cells)), []).append(obj.object_type)
+            if oid in highlight:
+                changed_fixtures.add(tuple(sorted(obj.cells)))
     for cells, types in footprints.items():
         xs = [c[0] for c in cells]
         zs = [c[1] for c in cells]
@@ -90,6 +102,8 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         draw.rectangle([x0 + 1, y0 + 1, x1 - 1, y1 - 1], fill=_colour(main), outline=(60, 60, 60))
         label = "/".join(sorted(set(types), key=types.index))
         _text(draw, space, (x0 + 3, y0 + 3), label[: max(4, int((x1 - x0) / 6))], font, (20, 20, 20))
+        if cells in changed_fixtures:
+            draw.rectangle([x0 - 2, y0 - 2, x1 + 2, y1 + 2], outline=HIGHLIGHT, width=3)
 
     # Small objects: dots near their fixture, offset so they do not overlap.
     hidden_colour = (150, 150, 150)
@@ -119,7 +133,10 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         draw.ellipse([x, y, x + 7, y + 7], fill=colour, outline=(30, 30, 30))
         space.place((x, y, x + 7, y + 7))
         numbered.append(f"{len(numbered) + 1} {obj.object_type}" + (" (hidden)" if hidden else ""))
-        _text(draw, space, (x + 8, y - 2), str(len(numbered)), font, (90, 90, 90) if hidden else (10, 10, 10))
+        if oid in highlight:
+            draw.ellipse([x - 4, y - 4, x + 11, y + 11], outline=HIGHLIGHT, width=3)
+        _text(draw, space, (x + 8, y - 2), str(len(numbered)), font,
+              HIGHLIGHT if oid in highlight else (90, 90, 90) if hidden else (10, 10, 10))
 
     # The agent and its view cone.
     pose = state.agent
@@ -149,8 +166,11 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         "red triangle: agent; yellow: view within reach; grey dots: hidden in closed receptacles",
         f"objects: {sum(1 for o in state.objects.values() if not o.cells)} small, {len(footprints)} fixture groups",
     ]
+    if highlight:
+        named = [f"{state.objects[oid].object_type} {what}" for oid, what in highlight.items() if oid in state.objects]
+        lines.append("changed (magenta): " + ", ".join(named)[:150])
     for n, line in enumerate(lines):
-        draw.text((MARGIN, ly0 + n * 16), line, fill=(20, 20, 20), font=font)
+        draw.text((MARGIN, ly0 + n * 16), line, fill=HIGHLIGHT if line.startswith("changed") else (20, 20, 20), font=font)
     top = ly0 + len(lines) * 16 + 6  # the small objects by number (a number is on the map when there is room)
     for n, entry in enumerate(numbered):
         draw.text((MARGIN + (n % columns) * 160, top + (n // columns) * 14), entry[:26], fill=(20, 20, 20), font=font)

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -54,9 +55,19 @@ def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
 
 
 def _llm_config(ctx: HelperContext, config: RunnableConfig, name: str) -> dict[str, Any]:
-    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
-    if ctx.usage not in callbacks:
-        callbacks.append(ctx.usage)
+    """The LLM call's config. Inside a node, `config["callbacks"]` is the node's callback manager:
+    keeping it makes the call a child of the node's run (a trace reads plan -> LLM call, with its
+    tokens); a bare list of handlers would start a new root run with only the usage recorder."""
+    given = config.get("callbacks")
+    callbacks: Any
+    if isinstance(given, BaseCallbackManager):
+        callbacks = given.copy()
+        if ctx.usage not in callbacks.handlers:
+            callbacks.add_handler(ctx.usage, inherit=True)
+    else:
+        callbacks = list(given or []) if isinstance(given, list) else []
+        if ctx.usage not in callbacks:
+            callbacks.append(ctx.usage)
     return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
 
 

@@ -1,0 +1,252 @@
+"""One browser tab's chat session: a user, a checkpointed thread, and the household it acts in.
+
+A turn (a request, or the answer to the feedback question) runs the graph in a worker thread and
+is read as a stream of `Progress` values: the conversation so far, the subgoal table, the home
+picture, the node log, the trace. The page only renders them, so a turn can also be driven and
+tested without a browser.
+
+The conversation is rebuilt from the thread's checkpoints (`transcript`), with the same rules the
+live view applies step by step (`step_messages`), so a reloaded page or a restarted app shows what
+the person saw.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.types import Command
+
+from helper_agent.app.home import changes, picture
+from helper_agent.app.trace import TurnTrace
+from helper_agent.chat_runtime import ChatRuntime, check_user, default_thread, outcome_text, pending_question
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.llm import LLMUnavailable
+
+Message = dict[str, str]
+SUBGOAL_COLUMNS = ["#", "subgoal", "outcome", "actions"]
+# Log lines that go into the conversation: the locator and corrections as they happen, replans,
+# an early end, and any line about a routine (recalled, adapted).
+SHOWN_NODES = ("locate", "correct", "replan", "finish")
+
+
+def new_log_lines(before: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """The log lines a step added (all of them when a new request started the log again)."""
+    log, old = list(values.get("log") or []), list(before.get("log") or [])
+    return log[len(old):] if log[: len(old)] == old else log
+
+
+def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
+    """What the conversation gains between two checkpoints of a thread. `replay`: rebuilding from
+    history, where the person's own words come from the checkpoints too."""
+    values, before = snap.values, (prev.values if prev is not None else {})
+    out: list[Message] = []
+    if replay and snap.next == ("retrieve",):
+        out.append({"role": "user", "content": str(values.get("request", ""))})
+        return out
+    new = new_log_lines(before, values)
+    for line in new:
+        node = line.partition(":")[0]
+        if node == "feedback" and replay:
+            answer = line.partition(": ")[2]
+            out.append({"role": "user", "content": "done" if answer == "satisfied" else answer})
+        elif node in SHOWN_NODES or (node in ("retrieve", "plan") and "routine" in line):
+            out.append({"role": "assistant", "content": f"_{line}_"})
+    if snap.next[:1] == ("execute",) and values.get("program") and not values.get("plan_error") \
+            and any(line.startswith("validate:") for line in new):
+        out.append({"role": "assistant", "content": "My program:\n```python\n" + values["program"].strip("\n") + "\n```"})
+    question = pending_question(snap)
+    if question and not (prev is not None and pending_question(prev)):
+        out.append({"role": "assistant", "content": f"**{question.get('question', '')}**"})
+    if not snap.next and values.get("outcome") and (prev is None or prev.next):
+        ok, text = outcome_text(values)
+        out.append({"role": "assistant", "content": ("✅ " if ok else "❌ ") + text})
+    return out
+
+
+def subgoal_rows(values: dict[str, Any]) -> list[list[Any]]:
+    """The whole request's subgoal runs (plan, corrections, replans) as table rows."""
+    trace = (values.get("execution") or {}).get("trace") or []
+    return [[n, subgoal, status, actions] for n, (subgoal, status, actions) in enumerate(trace, 1)]
+
+
+@dataclass
+class Turn:
+    """One graph run of the session, for the trace panel."""
+
+    label: str
+    trace: TurnTrace
+
+
+@dataclass
+class Progress:
+    """What the page shows after each step of a turn."""
+
+    messages: list[Message]
+    subgoals: list[list[Any]]
+    picture: Path | None
+    log: list[str]
+    status: str
+    question: str | None = None
+    done: bool = False
+
+
+@dataclass
+class Session:
+    runtime: ChatRuntime
+    chat_model: BaseChatModel
+    user: str
+    thread: str
+    files: Path
+    env: SymbolicEnv = field(default_factory=SymbolicEnv)
+    messages: list[Message] = field(default_factory=list)
+    subgoals: list[list[Any]] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    picture: Path | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # ------------------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, runtime: ChatRuntime, chat_model: BaseChatModel, user: str, thread: str | None = None,
+             scene: int = 0, room: str = "Kitchen", files: Path | None = None) -> Session:
+        """The user's session `thread` (default: the one `helper chat --user U` uses), in the household
+        its checkpoint holds, else a new one of `scene` and `room`. Raises `UnknownUser`."""
+        user = check_user(user)
+        session = cls(runtime, chat_model, user, thread or default_thread(user),
+                      files or runtime.home / "app-files" / uuid.uuid4().hex[:8])
+        runtime.household(session.thread, session.env, scene, room)
+        session.messages = session.transcript()
+        snap = runtime.snapshot(session.thread)
+        session.subgoals = subgoal_rows(snap.values)
+        session.picture = picture(session.env, session.files)
+        return session
+
+    def new_thread(self) -> str:
+        """A new session id of this user (`household:U:<id>`), in the same household."""
+        return f"{default_thread(self.user)}:{uuid.uuid4().hex[:8]}"
+
+    def question(self) -> str | None:
+        pending = pending_question(self.runtime.snapshot(self.thread))
+        return str(pending.get("question", "")) if pending else None
+
+    def transcript(self) -> list[Message]:
+        """The conversation of the thread, rebuilt from its checkpoints."""
+        history = list(self.runtime.graph.get_state_history(self.runtime.config(self.thread)))
+        messages: list[Message] = []
+        prev = None
+        for snap in reversed(history):
+            messages += step_messages(prev, snap, replay=True)
+            prev = snap
+        return messages
+
+    def new_home(self, scene: int, room: str) -> None:
+        """Act in a new household from now on (the session keeps its routines and conversation)."""
+        self.env.reset(scene, room_type=room)
+        self.runtime.graph.update_state(self.runtime.config(self.thread), {"world": self.env.snapshot()},
+                                        as_node="finish")
+        self.picture = picture(self.env, self.files)
+
+    # ------------------------------------------------------------------------------ turns
+    def ask(self, request: str) -> Iterator[Progress]:
+        """Run a request to its end or to the feedback question."""
+        self.messages.append({"role": "user", "content": request})
+        self.subgoals = []
+        yield from self._turn({"request": request, "user": self.user}, f"request: {request[:60]}")
+
+    def answer(self, text: str) -> Iterator[Progress]:
+        """Answer the feedback question the thread waits on."""
+        self.messages.append({"role": "user", "content": text})
+        yield from self._turn(Command(resume=text), f"feedback: {text[:60]}")
+
+    def resume(self) -> Iterator[Progress]:
+        """Finish a request a stopped process left between two nodes."""
+        yield from self._turn(None, "resumed request")
+
+    def _turn(self, payload: Any, label: str) -> Iterator[Progress]:
+        events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        start = {"meta": self.env.objects_metadata(), "subgoal": self.env.objects_metadata()}
+
+        def on_event(kind: str, *args: Any) -> None:  # runs in the graph's thread
+            if kind == "subgoal_started":
+                start["subgoal"] = self.env.objects_metadata()
+            elif kind == "subgoal_finished":
+                changed = changes(start["subgoal"], self.env.objects_metadata())
+                events.put(("subgoal", args, picture(self.env, self.files, changed)))
+                return
+            events.put((kind, *args))
+
+        trace = TurnTrace(on_event)
+        self.turns.append(Turn(label, trace))
+        config = self.runtime.config(self.thread, run_name="helper app", callbacks=[trace])
+        context = self.runtime.context(self.env, self.chat_model, self.user)
+
+        def work() -> None:
+            try:
+                prev = self.runtime.graph.get_state(config)
+                for _ in self.runtime.graph.stream(payload, config, context=context, stream_mode="updates",
+                                                   durability="sync"):
+                    snap = self.runtime.graph.get_state(config)
+                    events.put(("step", prev, snap))
+                    prev = snap
+                events.put(("end",))
+            except Exception as exc:  # noqa: BLE001 - shown in the page; the thread keeps its checkpoint
+                events.put(("error", exc))
+
+        with self.lock:
+            worker = threading.Thread(target=work, name=f"turn-{self.thread}", daemon=True)
+            worker.start()
+            status = "planning..."
+            yield self._progress(status)
+            while True:
+                event = events.get()
+                kind = event[0]
+                if kind == "llm":
+                    status = f"asking the LLM ({event[1]})..."
+                elif kind == "subgoal":
+                    name, outcome, actions = event[1]
+                    self.subgoals.append([len(self.subgoals) + 1, name, outcome, actions])
+                    self.picture = event[2]
+                    status = f"{name}: {outcome}"
+                elif kind == "step":
+                    prev, snap = event[1], event[2]
+                    self.messages += step_messages(prev, snap, replay=False)
+                    self.log += new_log_lines(prev.values, snap.values)
+                    if (snap.values.get("execution") or {}).get("trace") is not None:
+                        self.subgoals = subgoal_rows(snap.values) or self.subgoals
+                    status = "working..." if snap.next else ""
+                elif kind == "error":
+                    exc = event[1]
+                    self.messages.append({"role": "assistant", "content": f"⚠️ {explain_error(exc)}"})
+                    status = "stopped by an error"
+                    break
+                elif kind == "end":
+                    break
+                yield self._progress(status)
+            worker.join()
+            whole = changes(start["meta"], self.env.objects_metadata())
+            self.picture = picture(self.env, self.files, whole)
+            question = self.question()
+            asked = {"role": "assistant", "content": f"**{question}**"}
+            if question and self.messages[-1:] != [asked]:
+                self.messages.append(asked)
+            yield self._progress("" if kind == "end" else status, question=question, done=True)
+
+    def _progress(self, status: str, question: str | None = None, done: bool = False) -> Progress:
+        return Progress(list(self.messages), [list(row) for row in self.subgoals], self.picture,
+                        list(self.log[-200:]), status, question, done)
+
+
+def explain_error(exc: BaseException) -> str:
+    """One line for the page: an LLM that is down says which and how to start one."""
+    if isinstance(exc, LLMUnavailable):
+        return (f"the LLM is not available: {exc}. Start one (`make demo` installs the local model; an "
+                "OpenAI-compatible server: `python -m llama_cpp.server --model MODEL.gguf --n_ctx 4096`) "
+                "and pick it with `helper app --llm SPEC`; the request stays in this session.")
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,306 @@
+"""The page: chat, the home, routines and the trace, as Gradio blocks.
+
+Each browser tab holds its own `Session` (a `gr.State`): its user, thread and household, so two
+tabs never mix users. The user and session id are also kept in the browser (`gr.BrowserState`),
+so a reloaded page reopens the session from its checkpoints. Requests go through one queue
+(`concurrency_id="agent"`, one at a time: the in-process model answers one prompt at a time);
+the routines and trace panels have their own, so a long episode in one tab does not freeze
+another tab's routine list.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+from langchain_core.language_models import BaseChatModel
+
+from helper_agent.app.session import SUBGOAL_COLUMNS, Progress, Session, explain_error
+from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
+from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user, is_users_thread
+from helper_agent.memory.errors import MemoryStoreError
+from helper_agent.teach.errors import TeachFormatError
+from helper_agent.teach.instances import load_instance
+from helper_agent.tracing import tracing_enabled
+from helper_agent.world.rooms import ROOM_TYPES
+
+ROUTINE_COLUMNS = ["name", "version", "versions", "source", "updated", "request"]
+TITLE = "helper-agent: a household assistant"
+INTRO = ("Pick a user and open a session; then ask for something in your own words (\"make me a coffee\"). "
+         "Teach a routine with *Perform the <name>: <what to do>* and recall it with *Do the <name>*.")
+
+
+def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.Blocks:
+    """The app's blocks over one chat runtime; `chat_model()` gives the model (built on first use)."""
+
+    def open_session(user: str, thread: str | None, scene: int = 0, room: str = "Kitchen") -> Session:
+        return Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room)
+
+    def session_choices(user: str) -> list[str]:
+        return runtime.threads(user) if user else []
+
+    def view(session: Session, progress: Progress | None = None) -> tuple[Any, ...]:
+        """chatbot, subgoals, home, log, status, feedback box, question, trace turns, the last turn's spans."""
+        if progress is None:
+            question = session.question()
+            progress = Progress(session.messages, session.subgoals, session.picture, session.log, "", question, True)
+        asking = bool(progress.question) and progress.done
+        turns = [f"{n}. {turn.label}" for n, turn in enumerate(session.turns, 1)]
+        return (progress.messages, progress.subgoals or None, str(progress.picture) if progress.picture else None,
+                "\n".join(progress.log), progress.status,
+                gr.update(visible=asking), f"**{progress.question}**" if asking else "",
+                gr.update(choices=turns, value=turns[-1] if turns else None),
+                (session.turns[-1].trace.rows() or None) if session.turns else None)
+
+    with gr.Blocks(title=TITLE) as demo:
+        session_state = gr.State(None)
+        saved = gr.BrowserState({"user": "", "thread": ""}, storage_key="helper-app-session")
+        gr.Markdown(f"## {TITLE}\n{INTRO}")
+        with gr.Row():
+            user_box = gr.Textbox(label="user", placeholder="e.g. mary", elem_id="user", scale=2)
+            sessions = gr.Dropdown(label="session", choices=[], allow_custom_value=True, elem_id="sessions", scale=3)
+            open_button = gr.Button("open", elem_id="open", scale=1)
+            new_button = gr.Button("new session", elem_id="new-session", scale=1)
+        error = gr.Markdown("", elem_id="error")
+        with gr.Tabs():
+            with gr.Tab("Chat", id="chat"):
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        chatbot = gr.Chatbot(label="conversation", elem_id="chatbot", height=460)
+                        status = gr.Markdown("", elem_id="status")
+                        with gr.Row():
+                            request = gr.Textbox(label="request", placeholder="make me a coffee", elem_id="request",
+                                                 scale=5, lines=1)
+                            send = gr.Button("send", variant="primary", elem_id="send", scale=1)
+                        with gr.Group(visible=False, elem_id="feedback") as feedback_box:
+                            question = gr.Markdown("", elem_id="question")
+                            with gr.Row():
+                                done_button = gr.Button("done", elem_id="answer-done")
+                                not_yet = gr.Button("not yet: …", elem_id="answer-not-yet")
+                        subgoals = gr.Dataframe(headers=SUBGOAL_COLUMNS, label="subgoals", elem_id="subgoals",
+                                                interactive=False, wrap=True)
+                    with gr.Column(scale=2):
+                        home = gr.Image(label="the home (magenta: what the last step changed)", type="filepath",
+                                        elem_id="home", interactive=False)
+                        with gr.Row():
+                            room = gr.Dropdown(list(ROOM_TYPES), value="Kitchen", label="room", elem_id="room")
+                            seed = gr.Number(0, label="seed", precision=0, elem_id="seed")
+                            new_home = gr.Button("new home", elem_id="new-home")
+                        instance = gr.File(label="load a TEACh instance (its dialogue becomes the request)",
+                                           file_types=[".json"], elem_id="instance")
+                with gr.Accordion("node log", open=False):
+                    log = gr.Textbox(lines=12, show_label=False, elem_id="log")
+            with gr.Tab("Routines", id="routines"):
+                routines_note = gr.Markdown("", elem_id="routines-note")
+                refresh = gr.Button("refresh", elem_id="routines-refresh")
+                routine_table = gr.Dataframe(headers=ROUTINE_COLUMNS, label="routines", elem_id="routines",
+                                             interactive=False, wrap=True)
+                with gr.Row():
+                    routine_name = gr.Dropdown(label="routine", choices=[], elem_id="routine-name")
+                    routine_version = gr.Dropdown(label="version", choices=[], elem_id="routine-version")
+                    delete = gr.Button("delete", variant="stop", elem_id="routine-delete")
+                routine_program = gr.Code(label="program", language="python", elem_id="routine-program")
+                with gr.Row():
+                    export = gr.Button("export", elem_id="routines-export")
+                    exported = gr.File(label="exported routines", elem_id="routines-exported")
+                    upload = gr.File(label="import a routines file (JSON Lines)", elem_id="routines-import")
+            with gr.Tab("Trace", id="trace"):
+                gr.Markdown(_tracing_note(), elem_id="tracing-note")
+                turn = gr.Dropdown(label="turn", choices=[], elem_id="turn")
+                trace_table = gr.Dataframe(headers=TRACE_COLUMNS, label="spans", elem_id="trace", interactive=False,
+                                           wrap=True)
+
+        chat_outputs = [chatbot, subgoals, home, log, status, feedback_box, question, turn, trace_table]
+
+        # ------------------------------------------------------------------ sessions
+        def on_open(user: str, thread: str | None, scene: int, room_type: str) -> tuple[Any, ...]:
+            try:
+                user = check_user(user)
+                if thread and not is_users_thread(thread, user):
+                    thread = None  # another user's session is never opened under this name
+                session = open_session(user, thread, scene, room_type)
+            except UnknownUser as exc:
+                return (None, f"⚠️ {exc}", gr.update(), {"user": "", "thread": ""}, *[gr.update()] * len(chat_outputs))
+            except Exception as exc:  # noqa: BLE001 - a store or model that cannot be used: say so in the page
+                return (None, f"⚠️ {explain_error(exc)}", gr.update(), {"user": "", "thread": ""},
+                        *[gr.update()] * len(chat_outputs))
+            choices = session_choices(user) or [session.thread]
+            if session.thread not in choices:
+                choices = [session.thread, *choices]
+            return (session, "", gr.update(choices=choices, value=session.thread),
+                    {"user": user, "thread": session.thread}, *view(session))
+
+        open_outputs = [session_state, error, sessions, saved, *chat_outputs]
+        open_button.click(on_open, [user_box, sessions, seed, room], open_outputs)
+        user_box.submit(on_open, [user_box, sessions, seed, room], open_outputs)
+
+        def on_new(session: Session | None, user: str, scene: int, room_type: str) -> tuple[Any, ...]:
+            if session is None:
+                return on_open(user, None, scene, room_type)
+            return on_open(session.user, session.new_thread(), scene, room_type)
+
+        new_button.click(on_new, [session_state, user_box, seed, room], open_outputs)
+
+        def on_load(stored: dict[str, str] | None) -> tuple[Any, ...]:
+            stored = stored or {}
+            if not stored.get("user"):
+                return (None, "", gr.update(), stored, *[gr.update()] * len(chat_outputs), gr.update())
+            return (*on_open(stored["user"], stored.get("thread"), 0, "Kitchen"), stored["user"])
+
+        demo.load(on_load, [saved], [*open_outputs, user_box])
+
+        # ------------------------------------------------------------------ chat
+        def run(session: Session | None, text: str) -> Iterator[tuple[Any, ...]]:
+            if session is None:
+                yield ("⚠️ open a session first: type a user name and press open", "", *[gr.update()] * len(chat_outputs))
+                return
+            text = (text or "").strip()
+            if not text:
+                yield ("", "", *[gr.update()] * len(chat_outputs))
+                return
+            try:
+                turn_progress = session.answer(text) if session.question() else session.ask(text)
+                for progress in turn_progress:
+                    yield ("", "", *view(session, progress))
+            except Exception as exc:  # noqa: BLE001 - a model that cannot be built: the page says which
+                yield (f"⚠️ {explain_error(exc)}", "", *view(session))
+
+        run_outputs = [error, request, *chat_outputs]
+        send.click(run, [session_state, request], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        request.submit(run, [session_state, request], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
+            yield from run(session, "done")
+
+        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        not_yet.click(lambda: gr.update(value="not yet: ", autofocus=True), None, [request])
+
+        def on_new_home(session: Session | None, scene: int, room_type: str) -> tuple[Any, ...]:
+            if session is None:
+                return ("⚠️ open a session first", gr.update())
+            session.new_home(int(scene or 0), room_type)
+            return ("", str(session.picture))
+
+        new_home.click(on_new_home, [session_state, seed, room], [error, home], concurrency_id="agent")
+
+        def on_instance(session: Session | None, upload_path: str | None) -> Iterator[tuple[Any, ...]]:
+            if session is None or not upload_path:
+                yield ("⚠️ open a session first" if session is None else "", "", *[gr.update()] * len(chat_outputs))
+                return
+            try:
+                loaded = load_instance(upload_path)
+            except (TeachFormatError, ValueError, OSError) as exc:
+                yield (f"⚠️ {Path(upload_path).name} is not a TEACh instance: {exc}", "", *[gr.update()] * len(chat_outputs))
+                return
+            loaded.start(session.env)
+            yield from run(session, loaded.dialogue)
+
+        instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=1, concurrency_id="agent")
+
+        # ------------------------------------------------------------------ routines
+        def user_of(session: Session | None, user: str) -> str:
+            return session.user if session is not None else check_user(user)
+
+        def list_routines(session: Session | None, user: str, note: str = "") -> tuple[Any, ...]:
+            try:
+                who = user_of(session, user)
+                memory = runtime.memories.routines
+                versions = memory.list(user=who)
+                latest = memory.routines(user=who)
+            except (UnknownUser, MemoryStoreError) as exc:
+                return (f"⚠️ {exc}", None, gr.update(choices=[], value=None))
+            counts: dict[str, int] = {}
+            for r in versions:
+                counts[r.key] = counts.get(r.key, 0) + 1
+            rows = [[r.name, r.version, counts[r.key], r.source, r.created_at[:19], r.request] for r in latest]
+            names = [r.name for r in latest]
+            text = note or (f"{len(latest)} routine(s) of {who}" if latest else
+                            f"no routines of {who} yet; teach one with *Perform the <name>: <what to do>*")
+            return (text, rows or None, gr.update(choices=names, value=names[0] if names else None))
+
+        routine_outputs = [routines_note, routine_table, routine_name]
+        refresh.click(list_routines, [session_state, user_box], routine_outputs)
+        session_state.change(list_routines, [session_state, user_box], routine_outputs)
+
+        def show_routine(session: Session | None, user: str, name: str | None,
+                         version: str | None = None) -> tuple[Any, ...]:
+            if not name:
+                return (gr.update(choices=[], value=None), "")
+            try:
+                versions = runtime.memories.routines.versions(name, user=user_of(session, user))
+            except (UnknownUser, MemoryStoreError) as exc:
+                return (gr.update(choices=[], value=None), f"# {exc}")
+            if not versions:
+                return (gr.update(choices=[], value=None), "")
+            labels = [f"v{r.version} ({r.source}, {r.created_at[:19]})" for r in versions]
+            chosen = labels.index(version) if version in labels else len(labels) - 1
+            return (gr.update(choices=labels, value=labels[chosen]), versions[chosen].program)
+
+        routine_name.change(show_routine, [session_state, user_box, routine_name], [routine_version, routine_program])
+        routine_version.input(show_routine, [session_state, user_box, routine_name, routine_version],
+                              [routine_version, routine_program])
+
+        def delete_routine(session: Session | None, user: str, name: str | None) -> tuple[Any, ...]:
+            if not name:
+                return list_routines(session, user, "⚠️ pick a routine to delete")
+            who = user_of(session, user)
+            removed = runtime.memories.routines.remove(name, user=who)
+            return list_routines(session, user, f"deleted {removed} version(s) of {name!r} for {who}")
+
+        delete.click(delete_routine, [session_state, user_box, routine_name], routine_outputs)
+
+        def export_routines(session: Session | None, user: str) -> tuple[Any, ...]:
+            try:
+                who = user_of(session, user)
+            except UnknownUser as exc:
+                return (f"⚠️ {exc}", None)
+            folder = Path(tempfile.mkdtemp(prefix="routines-", dir=runtime.home))
+            path = folder / f"routines-{who}.jsonl"
+            n = runtime.memories.routines.export_jsonl(path, user=who)
+            return (f"exported {n} routine version(s) of {who}", str(path))
+
+        export.click(export_routines, [session_state, user_box], [routines_note, exported])
+
+        def import_routines(session: Session | None, user: str, path: str | None) -> tuple[Any, ...]:
+            if not path:
+                return list_routines(session, user)
+            try:
+                who = user_of(session, user)
+                n = runtime.memories.routines.import_jsonl(path, user=who)
+            except (UnknownUser, MemoryStoreError, ValueError) as exc:
+                return list_routines(session, user, f"⚠️ import refused, nothing stored: {exc}")
+            return list_routines(session, user, f"imported {n} routine version(s) for {who} from {Path(path).name}")
+
+        upload.upload(import_routines, [session_state, user_box, upload], routine_outputs)
+
+        # ------------------------------------------------------------------ trace
+        def show_trace(session: Session | None, label: str | None) -> Any:
+            if session is None or not label or not session.turns:
+                return None
+            number = int(label.partition(".")[0]) - 1
+            return session.turns[number].trace.rows() or None if 0 <= number < len(session.turns) else None
+
+        turn.input(show_trace, [session_state, turn], [trace_table])
+    return demo
+
+
+def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], host: str, port: int) -> None:
+    """Serve the app until interrupted (Gradio's queue; files only from the chat home)."""
+    demo = build(runtime, chat_model)
+    demo.queue(default_concurrency_limit=4)
+    demo.launch(server_name=host, server_port=port, allowed_paths=[str(runtime.home)], footer_links=[],
+                quiet=True, show_error=False)
+
+
+def _tracing_note() -> str:
+    """Where the same records go when LangSmith tracing is on."""
+    if tracing_enabled():
+        project = os.environ.get("LANGSMITH_PROJECT") or os.environ.get("LANGCHAIN_PROJECT") or "default"
+        return (f"LangSmith tracing is on: the same runs are in project **{project}** at "
+                "[smith.langchain.com](https://smith.langchain.com). The table below needs no account.")
+    return ("Each turn's span tree (graph nodes, LLM calls with tokens and seconds, the executor's subgoals, "
+            "failures): the records a LangSmith tracer would send, kept in this app. Set "
+            "`LANGSMITH_TRACING=true` to send them to LangSmith too.")

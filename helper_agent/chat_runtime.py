@@ -1,0 +1,154 @@
+"""What `helper chat` and `helper app` share: one household chat runtime over the HELPER graph.
+
+Both front ends drive the same compiled graph, the same SQLite checkpointer (`<home>/checkpoints.sqlite`)
+and the same memories, so a session started in the browser can be continued at the terminal and the
+other way round. A session is a checkpointed thread; its household travels in the checkpoint's
+`world` (the graph writes it when `keep_snapshots` is on), so a restarted process resumes in the
+household it left.
+
+Only the graph's public interface is used here: `build_graph`, the typed state's keys, the
+`interrupt` payload of `ask_feedback` and the checkpointer's thread ids.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from helper_agent import tracing
+from helper_agent.config import get_settings
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.agents import Memories
+from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+
+USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
+"""A user name: it becomes part of thread ids and routine collection names, so letters, digits,
+`_`, `.` and `-` only (a `:` would make one user's sessions look like another's)."""
+
+
+class UnknownUser(ValueError):
+    """A user name that cannot name a household (empty, or characters a thread id cannot carry)."""
+
+
+def check_user(user: str | None) -> str:
+    """The user name, stripped, or `UnknownUser` saying what a name may hold."""
+    name = (user or "").strip()
+    if not USER_NAME.match(name):
+        shown = repr(name) if name else "an empty name"
+        raise UnknownUser(f"unknown user {shown}: a user is a name of letters, digits, '_', '.' or '-' "
+                          "(at most 40), e.g. mary")
+    return name
+
+
+def default_thread(user: str) -> str:
+    """The thread `helper chat --user U` uses when none is given: the user's household."""
+    return f"household:{user}"
+
+
+def is_users_thread(thread: str, user: str) -> bool:
+    """Whether `thread` is one of `user`'s sessions (`household:U` or `household:U:<id>`)."""
+    base = default_thread(user)
+    return thread == base or thread.startswith(base + ":")
+
+
+@dataclass
+class ChatRuntime:
+    """The graph, its checkpointer and the memories of one chat home (`HELPER_HOME` or `--home`)."""
+
+    home: Path
+    memories: Memories
+    connection: sqlite3.Connection
+    graph: Any
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(cls, home: Path | None = None) -> ChatRuntime:
+        """Open (creating) the home. With a Chroma server configured the memories live on it, in the
+        shared collections that `helper routines` reads (what a person teaches reaches the shared
+        store); else in the memory folder of an explicit `home`, or the settings' memory folder."""
+        settings = get_settings()
+        own_home = home is not None
+        home = home or settings.home
+        home.mkdir(parents=True, exist_ok=True)
+        memories = Memories.at(str(home / "memory") if own_home and not settings.chroma_host else None)
+        connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
+        return cls(home, memories, connection, build_graph(SqliteSaver(connection)))
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def context(self, env: SymbolicEnv, chat_model: BaseChatModel, user: str,
+                config: HelperConfig | None = None) -> HelperContext:
+        """The runtime context of a person's request: no feedback source (a person answers the
+        feedback question through `interrupt`) and the household kept in every checkpoint, so a
+        chat killed mid-task resumes in the household it left."""
+        return HelperContext(env=env, chat_model=chat_model, examples=self.memories.examples,
+                             corrections=self.memories.corrections, routines=self.memories.routines,
+                             config=config or HelperConfig(feedback_rounds=1), keep_snapshots=True,
+                             tags=["chat", f"user:{user}"])
+
+    @staticmethod
+    def config(thread: str, run_name: str = "helper chat", callbacks: list[Any] | None = None) -> dict[str, Any]:
+        """The graph's run config for a thread. The checkpoints keep the household; the traces do
+        not (`helper_agent.tracing`)."""
+        return {"configurable": {"thread_id": thread}, "run_name": run_name, "tags": ["chat"],
+                "callbacks": [*tracing.household_free_callbacks(), *(callbacks or [])]}
+
+    def snapshot(self, thread: str) -> Any:
+        return self.graph.get_state(self.config(thread))
+
+    def household(self, thread: str, env: SymbolicEnv, scene: int = 0, room: str = "Kitchen") -> bool:
+        """Put `env` in the household the thread's checkpoint holds (True), else a new one of
+        `scene` and `room` (False)."""
+        world = self.snapshot(thread).values.get("world")
+        if world:
+            env.restore(world)
+            return True
+        env.reset(scene, room_type=room)
+        return False
+
+    def threads(self, user: str) -> list[str]:
+        """The user's sessions (checkpointed threads), most recently used first."""
+        with self._lock:
+            try:
+                rows = self.connection.execute(
+                    "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id").fetchall()
+            except sqlite3.OperationalError:  # no checkpoint written yet: the table does not exist
+                return []
+        rows.sort(key=lambda row: row[1] or "", reverse=True)
+        return [thread for thread, _ in rows if is_users_thread(str(thread), user)]
+
+
+def pending_question(snapshot: Any) -> dict[str, Any] | None:
+    """The `interrupt` payload the thread waits on (the feedback question), if any."""
+    for task in snapshot.tasks:
+        for waiting in task.interrupts:
+            value = waiting.value
+            return value if isinstance(value, dict) else {"question": str(value)}
+    return None
+
+
+def outcome_text(values: dict[str, Any]) -> tuple[bool, str]:
+    """The request's end, as the agent knows it, as (succeeded, one line): success only when its
+    execution finished and the person was satisfied (the graph's `memorize` decides), never merely
+    because someone said yes."""
+    outcome = values.get("outcome", "")
+    execution = values.get("execution") or {}
+    if outcome == "success":
+        stored = next((line for line in values.get("log") or [] if line.startswith("memorize: routine")), "")
+        return True, "success" + (f" ({stored.removeprefix('memorize: ')} stored)" if stored else "")
+    if outcome == "done":
+        return True, "done"
+    why = execution.get("failed_subgoal") or ""
+    error = execution.get("error") or execution.get("failure") or values.get("plan_error") or ""
+    detail = "; ".join(part for part in (f"stopped at {why}" if why else "", error) if part)
+    label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
+             "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit"}.get(outcome, outcome)
+    return False, label + (f" ({detail})" if detail else "") + ("; nothing stored" if outcome == "incomplete" else "")

@@ -1,0 +1,52 @@
+"""`helper app`: the household assistant in a browser (chat, the home, routines, the trace).
+
+The same graph, checkpointer and memories as `helper chat` (`helper_agent.chat_runtime`): a session
+started here continues at the terminal with `helper chat --user U --thread ID`, and back.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+console = Console()
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def app(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on; anything but localhost exposes the app."),
+    port: int = typer.Option(7860, min=1, max=65535, help="Port to listen on."),
+    llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec (local, local:1.5b, openai:gpt-4o, or a base URL)."),
+    home: Path | None = typer.Option(None, help="Folder for checkpoints and memory (default: HELPER_HOME or .helper)."),
+) -> None:
+    """Start the web app: chat with the HELPER graph, watch the home, manage routines, read traces."""
+    # Imported here: Gradio, LangGraph and the memories take seconds to import, and every other
+    # `helper` command (and `helper --help`) would pay for them.
+    from helper_agent.app.ui import launch
+    from helper_agent.chat_runtime import ChatRuntime
+    from helper_agent.llm import make_chat_model
+
+    if host not in LOCAL_HOSTS:
+        console.print(f"[yellow]warning:[/yellow] listening on {host}: anyone who can reach this machine can "
+                      "use the app, act as any user and read their routines (there is no login).")
+    runtime = ChatRuntime.open(home)
+    lock = threading.Lock()
+    built: dict[str, Any] = {}
+
+    def chat_model() -> Any:
+        """Built on first use, so the page opens (and says what is wrong) even when the LLM cannot load."""
+        with lock:
+            if "model" not in built:
+                built["model"] = make_chat_model(llm)
+            return built["model"]
+
+    console.print(f"helper app: http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}  "
+                  f"(home {runtime.home}, LLM {llm}; Ctrl+C stops it)", highlight=False)
+    try:
+        launch(runtime, chat_model, host, port)
+    finally:
+        runtime.close()

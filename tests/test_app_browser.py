@@ -1,0 +1,202 @@
+"""`helper app` in a real headless browser (Playwright driving Debian's chromium).
+
+The app runs in its own process on a free port with LangChain's fake chat model in place of the
+LLM (a test double, swapped in by the driver below); the graph, checkpointer, memories, household
+and Gradio page are the real ones. Waits are on page state with generous timeouts, so a loaded
+2-core machine is slow but not flaky.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=".ci/run installs chromium when it is missing")
+ROOT = Path(__file__).resolve().parents[1]
+WAIT_MS = 180_000  # one turn on a loaded 2-core machine
+
+COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
+          'mug.pickup_and_place(cm)\ncm.toggle_on()')
+
+DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    import helper_agent.llm as llm
+
+    program = json.loads(sys.argv[1])
+
+    class Scripted(FakeListChatModel):
+        # The planner's prompt shows the action API; anything else is the locator, asked where to look.
+        def _call(self, messages, *args, **kwargs):
+            text = " ".join(str(m.content) for m in messages)
+            return "```python\\n" + program + "\\n```" if "InteractionObject" in text else "Cabinet"
+
+    llm.make_chat_model = lambda *a, **k: Scripted(responses=["unused"])
+    from helper_agent.cli import app
+    app(sys.argv[2:], standalone_mode=True)
+    """
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    home = tmp_path_factory.mktemp("app-home")
+    port = _free_port()
+    env = {**os.environ, "HELPER_HOME": str(home), "HELPER_EMBEDDINGS": "hash", "PYTHONPATH": str(ROOT),
+           "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost"}
+    log = open(home / "app.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(COFFEE), "app", "--port", str(port),
+                                "--home", str(home)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 240
+    try:
+        while True:
+            assert process.poll() is None, (home / "app.log").read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the app did not start: " + (home / "app.log").read_text()[-3000:]
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        yield chromium
+        chromium.close()
+
+
+def _text(page: object, selector: str) -> object:
+    return page.locator(selector).locator("textarea, input").first  # type: ignore[attr-defined]
+
+
+def _open(page: object, url: str, user: str) -> None:
+    page.goto(url)  # type: ignore[attr-defined]
+    _text(page, "#user").fill(user)
+    page.locator("#open").click()  # type: ignore[attr-defined]
+    playwright_api.expect(page.locator("#sessions")).to_contain_text("", timeout=WAIT_MS)  # type: ignore[attr-defined]
+
+
+def _ask(page: object, text: str) -> None:
+    _text(page, "#request").fill(text)
+    page.locator("#send").click()  # type: ignore[attr-defined]
+
+
+def _home_src(page: object) -> str:
+    image = page.locator("#home img").first  # type: ignore[attr-defined]
+    playwright_api.expect(image).to_be_visible(timeout=WAIT_MS)
+    return str(image.get_attribute("src"))
+
+
+def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -> None:
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "mary")
+    before = _home_src(page)
+
+    # Ask for a task: the program shows, the subgoal table fills, the home picture changes, and the
+    # feedback question comes with its quick answers.
+    _ask(page, "Perform the morning coffee: make me a coffee")
+    expect(page.locator("#chatbot")).to_contain_text("My program", timeout=WAIT_MS)
+    expect(page.locator("#subgoals")).to_contain_text("ToggleOn(CoffeeMachine)", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#question")).to_contain_text("Is the task completed to your satisfaction?")
+    assert _home_src(page) != before
+
+    # Reload the page: the session reopens from its checkpoints, still waiting for the answer.
+    page.reload()
+    expect(page.locator("#chatbot")).to_contain_text("My program", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#subgoals")).to_contain_text("ToggleOn(CoffeeMachine)")
+
+    # Answer: the routine is taught.
+    page.locator("#answer-done").click()
+    expect(page.locator("#chatbot")).to_contain_text("success (routine 'the morning coffee' v1 for mary stored)",
+                                                      timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_hidden()
+
+    page.get_by_role("tab", name="Routines").click()
+    page.locator("#routines-refresh").click()
+    expect(page.locator("#routines")).to_contain_text("the morning coffee", timeout=WAIT_MS)
+    expect(page.locator("#routine-program")).to_contain_text("cm.toggle_on()", timeout=WAIT_MS)
+
+    # Recall it in a new home.
+    page.get_by_role("tab", name="Chat").click()
+    shown = _home_src(page)
+    page.locator("#new-home").click()
+    page.wait_for_function("s => document.querySelector('#home img') && document.querySelector('#home img').src !== s",
+                           arg=shown, timeout=WAIT_MS)
+    _ask(page, "Do the morning coffee")
+    expect(page.locator("#chatbot")).to_contain_text("plan: recalled routine 'the morning coffee'", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+
+    # The trace of the last turn: nodes and subgoals.
+    page.get_by_role("tab", name="Trace").click()
+    expect(page.locator("#trace")).to_contain_text("execute", timeout=WAIT_MS)
+    expect(page.locator("#trace")).to_contain_text("subgoal")
+
+    # Delete the routine; import a malformed file and see the error.
+    page.get_by_role("tab", name="Routines").click()
+    page.locator("#routines-refresh").click()
+    expect(page.locator("#routines")).to_contain_text("the morning coffee", timeout=WAIT_MS)
+    page.locator("#routine-delete").click()
+    expect(page.locator("#routines-note")).to_contain_text("deleted 1 version(s) of 'the morning coffee' for mary",
+                                                           timeout=WAIT_MS)
+    bad = Path(app_url.split(":")[-1].strip("/") + "-bad.jsonl")
+    bad = Path(os.environ.get("TMPDIR", "/tmp")) / f"routines-{bad.name}"
+    bad.write_text('{"name": "x", "program": 3}\nnot json\n', encoding="utf-8")
+    page.locator("#routines-import input[type=file]").set_input_files(str(bad))
+    expect(page.locator("#routines-note")).to_contain_text("import refused, nothing stored", timeout=WAIT_MS)
+    expect(page.locator("#routines-note")).to_contain_text(bad.name)
+    page.close()
+
+
+def test_two_tabs_keep_users_apart_and_bad_users_get_a_message(app_url: str, browser: object) -> None:
+    expect = playwright_api.expect
+    context = browser.new_context()  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.goto(app_url)
+    _text(page, "#user").fill("no such user!")
+    page.locator("#open").click()
+    expect(page.locator("#error")).to_contain_text("unknown user 'no such user!'", timeout=WAIT_MS)
+    _open(page, app_url, "john")
+    page.get_by_role("tab", name="Routines").click()
+    page.locator("#routines-refresh").click()
+    expect(page.locator("#routines-note")).to_contain_text("no routines of john yet", timeout=WAIT_MS)
+    expect(page.locator("#sessions")).not_to_contain_text("household:mary")
+    context.close()

@@ -1,0 +1,80 @@
+"""`helper app`'s session logic without a browser: a turn's progress, the conversation rebuilt from
+checkpoints, what a step changed in the home, and users kept apart. The chat model is LangChain's
+fake chat model (a test double); graph, checkpointer, memories and household are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from helper_agent.app.home import changes
+from helper_agent.app.session import Session
+from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user
+
+COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
+          'mug.pickup_and_place(cm)\ncm.toggle_on()')
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ChatRuntime:
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash")
+    opened = ChatRuntime.open(tmp_path / "home")
+    yield opened
+    opened.close()
+
+
+def test_a_turn_fills_subgoals_live_and_the_transcript_matches_what_was_shown(runtime: ChatRuntime) -> None:
+    model = FakeListChatModel(responses=[f"```python\n{COFFEE}\n```", "Cabinet"])
+    session = Session.open(runtime, model, "mary", scene=3)
+    first_picture = session.picture
+    progress = list(session.ask("Perform the morning coffee: make me a coffee"))
+    counts = [len(p.subgoals) for p in progress]
+    assert counts == sorted(counts) and counts[-1] >= 6  # the table only grows, one subgoal at a time
+    assert len(set(counts)) >= 4
+    last = progress[-1]
+    assert last.done and last.question == "Is the task completed to your satisfaction? Did I miss anything?"
+    assert [row[1] for row in last.subgoals][-1] == "ToggleOn(CoffeeMachine)"
+    assert last.picture != first_picture and last.picture.exists()
+    list(session.answer("done"))
+    assert session.messages[-1]["content"] == "✅ success (routine 'the morning coffee' v1 for mary stored)"
+    # A reloaded page (a new Session on the same thread) shows the same conversation.
+    again = Session.open(runtime, model, "mary")
+    assert again.messages == session.messages
+    assert again.env.objects_metadata() == session.env.objects_metadata()  # the same household
+    rows = session.turns[0].trace.rows()
+    kinds = {row[1] for row in rows}
+    assert {"graph", "node", "LLM call", "subgoal"} <= kinds
+    assert any(row[0].endswith("ask_feedback") and "interrupt" in row[5] for row in rows)
+
+
+def test_users_sessions_never_mix(runtime: ChatRuntime) -> None:
+    model = FakeListChatModel(responses=[f"```python\n{COFFEE}\n```"])
+    mary = Session.open(runtime, model, "mary", scene=3)
+    runtime.graph.update_state(runtime.config(mary.thread), {"world": mary.env.snapshot()}, as_node="finish")
+    other = mary.new_thread()
+    runtime.graph.update_state(runtime.config(other), {"world": mary.env.snapshot()}, as_node="finish")
+    maryann = Session.open(runtime, model, "mary.ann", scene=3)
+    runtime.graph.update_state(runtime.config(maryann.thread), {"world": maryann.env.snapshot()}, as_node="finish")
+    assert set(runtime.threads("mary")) == {"household:mary", other}
+    assert runtime.threads("mary.ann") == ["household:mary.ann"]
+    assert runtime.threads("john") == []
+
+
+@pytest.mark.parametrize("name", ["", "  ", "mary smith", "a:b", "x" * 41, "../etc"])
+def test_a_user_name_that_cannot_name_a_household_is_refused(name: str) -> None:
+    with pytest.raises(UnknownUser, match="unknown user"):
+        check_user(name)
+    assert check_user(" mary ") == "mary"
+
+
+def test_changes_say_what_the_household_now_shows() -> None:
+    mug = {"objectId": "Mug|1", "pickupable": True, "parentReceptacles": ["Cabinet|1"], "position": {"x": 1, "z": 1},
+           "isDirty": True}
+    fridge = {"objectId": "Fridge|1", "isOpen": False}
+    moved = {**mug, "parentReceptacles": ["CoffeeMachine|1"], "position": {"x": 2, "z": 1}, "isDirty": False}
+    assert changes([mug, fridge], [moved, {**fridge, "isOpen": True}]) == {"Mug|1": "moved, cleaned",
+                                                                        "Fridge|1": "opened"}
+    assert changes([mug], [{**mug, "isPickedUp": True, "position": {"x": 5, "z": 5}}]) == {"Mug|1": "held"}
+    assert changes([mug], [mug]) == {}
