@@ -32,7 +32,7 @@ COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm
 
 DRIVER = textwrap.dedent(
     """
-    import json, sys
+    import json, sys, time
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
     import helper_agent.llm as llm
 
@@ -42,6 +42,8 @@ DRIVER = textwrap.dedent(
         # The planner's prompt shows the action API; anything else is the locator, asked where to look.
         def _call(self, messages, *args, **kwargs):
             text = " ".join(str(m.content) for m in messages)
+            if "slowly" in text:  # a long request, to see that other tabs stay responsive
+                time.sleep(20)
             return "```python\\n" + program + "\\n```" if "InteractionObject" in text else "Cabinet"
 
     llm.make_chat_model = lambda *a, **k: Scripted(responses=["unused"])
@@ -199,4 +201,31 @@ def test_two_tabs_keep_users_apart_and_bad_users_get_a_message(app_url: str, bro
     page.locator("#routines-refresh").click()
     expect(page.locator("#routines-note")).to_contain_text("no routines of john yet", timeout=WAIT_MS)
     expect(page.locator("#sessions")).not_to_contain_text("household:mary")
+    # A file that is not a TEACh instance: a message in the page, nothing started.
+    page.get_by_role("tab", name="Chat").click()
+    bad = Path(os.environ.get("TMPDIR", "/tmp")) / "not-teach.tfd.json"
+    bad.write_text('{"hello": 1}', encoding="utf-8")
+    page.locator("#instance input[type=file]").set_input_files(str(bad))
+    expect(page.locator("#error")).to_contain_text("not-teach.tfd.json is not a TEACh instance", timeout=WAIT_MS)
     context.close()
+
+
+def test_a_long_request_in_one_tab_does_not_freeze_another_tabs_routines(app_url: str, browser: object) -> None:
+    expect = playwright_api.expect
+    slow_context, other_context = browser.new_context(), browser.new_context()  # type: ignore[attr-defined]
+    slow, other = slow_context.new_page(), other_context.new_page()
+    for page in (slow, other):
+        page.set_default_timeout(WAIT_MS)
+    _open(slow, app_url, "ann")
+    _open(other, app_url, "bob")
+    _ask(slow, "slowly make me a coffee")
+    expect(slow.locator("#status")).to_contain_text("asking the LLM", timeout=WAIT_MS)
+    other.get_by_role("tab", name="Routines").click()
+    expect(other.locator("#routines-note")).to_contain_text("no routines of bob yet")
+    other.locator("#routines-export").click()  # a handler that runs while ann's request does
+    expect(other.locator("#routines-note")).to_contain_text("exported 0 routine version(s) of bob", timeout=10_000)
+    assert not slow.locator("#answer-done").is_visible()  # ann's request is still running
+    expect(slow.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+    expect(other.locator("#chatbot")).not_to_contain_text("slowly")
+    slow_context.close()
+    other_context.close()

@@ -78,3 +78,27 @@ def test_changes_say_what_the_household_now_shows() -> None:
                                                                         "Fridge|1": "opened"}
     assert changes([mug], [{**mug, "isPickedUp": True, "position": {"x": 5, "z": 5}}]) == {"Mug|1": "held"}
     assert changes([mug], [mug]) == {}
+
+
+def test_an_llm_that_is_down_is_a_message_and_the_request_stays_in_the_session(runtime: ChatRuntime) -> None:
+    from helper_agent.llm import LLMUnavailable
+
+    class Down(FakeListChatModel):
+        def _call(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            raise LLMUnavailable("no server at http://127.0.0.1:9/v1 (connection refused)")
+
+    session = Session.open(runtime, Down(responses=["unused"]), "mary", scene=3)
+    last = list(session.ask("make me a coffee"))[-1]
+    assert last.done and last.status == "stopped by an error"
+    assert session.messages[-1]["content"].startswith("⚠️ the LLM is not available: no server at http://127.0.0.1:9/v1")
+    assert "helper app --llm SPEC" in session.messages[-1]["content"]
+    assert runtime.snapshot(session.thread).next == ("plan",)  # a restart with a working LLM resumes here
+
+
+def test_another_method_runs_one_episode_in_the_sessions_household(runtime: ChatRuntime) -> None:
+    session = Session.open(runtime, FakeListChatModel(responses=["Navigation CoffeeMachine"]), "mary", scene=3)
+    last = list(session.run_method("embodiedrag", "switch on the coffee machine", "fake"))[-1]
+    assert last.done
+    assert session.messages[0]["content"] == "[embodiedrag] switch on the coffee machine"
+    assert session.messages[-1]["content"].startswith("embodiedrag: ")
+    assert runtime.snapshot(session.thread).values["world"] == session.env.snapshot()

@@ -27,6 +27,9 @@ from helper_agent.app.home import changes, picture
 from helper_agent.app.trace import TurnTrace
 from helper_agent.chat_runtime import ChatRuntime, check_user, default_thread, outcome_text, pending_question
 from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.agents import AgentResult, EpisodeSetup
+from helper_agent.evals.methods import build_agent
+from helper_agent.evals.runner import EvalSpec
 from helper_agent.llm import LLMUnavailable
 
 Message = dict[str, str]
@@ -164,6 +167,43 @@ class Session:
         """Answer the feedback question the thread waits on."""
         self.messages.append({"role": "user", "content": text})
         yield from self._turn(Command(resume=text), f"feedback: {text[:60]}")
+
+    def run_method(self, method: str, request: str, llm: str) -> Iterator[Progress]:
+        """One request by another registered method (`helper run --agent NAME`): one episode in this
+        household, without the feedback question or a checkpoint of its own; the household it
+        leaves is written into the session's thread, so the next request starts from it."""
+        self.messages.append({"role": "user", "content": f"[{method}] {request}"})
+        self.subgoals = []
+        before = self.env.objects_metadata()
+        spec = EvalSpec.for_request(method, llm, {}, out=str(self.files / "runs"))
+        done: queue.Queue[AgentResult | BaseException] = queue.Queue()
+
+        def work() -> None:
+            try:
+                agent = build_agent(spec, self.chat_model)
+                done.put(agent.run(EpisodeSetup(env=self.env, request=request, user=self.user, tags=["app", method])))
+            except Exception as exc:  # noqa: BLE001 - shown in the page
+                done.put(exc)
+
+        with self.lock:
+            worker = threading.Thread(target=work, name=f"{method}-{self.thread}", daemon=True)
+            worker.start()
+            yield self._progress(f"{method} is working (its steps show when it ends)...")
+            result = done.get()
+            worker.join()
+            if isinstance(result, BaseException):
+                self.messages.append({"role": "assistant", "content": f"⚠️ {explain_error(result)}"})
+            else:
+                if result.program:
+                    self.messages.append({"role": "assistant", "content": f"{method} wrote:\n```\n{result.program.strip()}\n```"})
+                self.subgoals = [[n, *row] for n, row in enumerate(result.trace, 1)]
+                self.log += result.log
+                self.messages.append({"role": "assistant", "content": f"{method}: {result.outcome}"
+                                      + (f" ({result.error})" if result.error else "")})
+            self.runtime.graph.update_state(self.runtime.config(self.thread), {"world": self.env.snapshot()},
+                                            as_node="finish")
+            self.picture = picture(self.env, self.files, changes(before, self.env.objects_metadata()))
+            yield self._progress("", done=True)
 
     def resume(self) -> Iterator[Progress]:
         """Finish a request a stopped process left between two nodes."""

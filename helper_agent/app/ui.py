@@ -22,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from helper_agent.app.session import SUBGOAL_COLUMNS, Progress, Session, explain_error
 from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
 from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user, is_users_thread
+from helper_agent.evals.methods import METHODS
 from helper_agent.memory.errors import MemoryStoreError
 from helper_agent.teach.errors import TeachFormatError
 from helper_agent.teach.instances import load_instance
@@ -34,8 +35,9 @@ INTRO = ("Pick a user and open a session; then ask for something in your own wor
          "Teach a routine with *Perform the <name>: <what to do>* and recall it with *Do the <name>*.")
 
 
-def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.Blocks:
-    """The app's blocks over one chat runtime; `chat_model()` gives the model (built on first use)."""
+def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str = "local") -> gr.Blocks:
+    """The app's blocks over one chat runtime; `chat_model()` gives the model (built on first use),
+    `llm` is its spec (what the other methods' run labels say)."""
 
     def open_session(user: str, thread: str | None, scene: int = 0, room: str = "Kitchen") -> Session:
         return Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room)
@@ -73,6 +75,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.B
                         chatbot = gr.Chatbot(label="conversation", elem_id="chatbot", height=460)
                         status = gr.Markdown("", elem_id="status")
                         with gr.Row():
+                            method = gr.Dropdown(list(METHODS), value="helper", label="method", elem_id="method",
+                                                 scale=1, info="helper: the chat; others: one episode")
                             request = gr.Textbox(label="request", placeholder="make me a coffee", elem_id="request",
                                                  scale=5, lines=1)
                             send = gr.Button("send", variant="primary", elem_id="send", scale=1)
@@ -154,7 +158,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.B
         demo.load(on_load, [saved], [*open_outputs, user_box])
 
         # ------------------------------------------------------------------ chat
-        def run(session: Session | None, text: str) -> Iterator[tuple[Any, ...]]:
+        def run(session: Session | None, text: str, agent: str = "helper") -> Iterator[tuple[Any, ...]]:
             if session is None:
                 yield ("⚠️ open a session first: type a user name and press open", "", *[gr.update()] * len(chat_outputs))
                 return
@@ -163,15 +167,20 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.B
                 yield ("", "", *[gr.update()] * len(chat_outputs))
                 return
             try:
-                turn_progress = session.answer(text) if session.question() else session.ask(text)
+                if session.question():
+                    turn_progress = session.answer(text)
+                elif agent and agent != "helper":
+                    turn_progress = session.run_method(agent, text, llm)
+                else:
+                    turn_progress = session.ask(text)
                 for progress in turn_progress:
                     yield ("", "", *view(session, progress))
             except Exception as exc:  # noqa: BLE001 - a model that cannot be built: the page says which
                 yield (f"⚠️ {explain_error(exc)}", "", *view(session))
 
         run_outputs = [error, request, *chat_outputs]
-        send.click(run, [session_state, request], run_outputs, concurrency_limit=1, concurrency_id="agent")
-        request.submit(run, [session_state, request], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        send.click(run, [session_state, request, method], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=1, concurrency_id="agent")
         def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
             yield from run(session, "done")
 
@@ -287,9 +296,9 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel]) -> gr.B
     return demo
 
 
-def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], host: str, port: int) -> None:
+def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str, host: str, port: int) -> None:
     """Serve the app until interrupted (Gradio's queue; files only from the chat home)."""
-    demo = build(runtime, chat_model)
+    demo = build(runtime, chat_model, llm)
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=host, server_port=port, allowed_paths=[str(runtime.home)], footer_links=[],
                 quiet=True, show_error=False)

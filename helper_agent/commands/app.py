@@ -47,6 +47,6 @@ def app(
     console.print(f"helper app: http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}  "
                   f"(home {runtime.home}, LLM {llm}; Ctrl+C stops it)", highlight=False)
     try:
-        launch(runtime, chat_model, host, port)
+        launch(runtime, chat_model, llm, host, port)
     finally:
         runtime.close()
