@@ -92,7 +92,13 @@ def test_an_llm_that_is_down_is_a_message_and_the_request_stays_in_the_session(r
     assert last.done and last.status == "stopped by an error"
     assert session.messages[-1]["content"].startswith("⚠️ the LLM is not available: no server at http://127.0.0.1:9/v1")
     assert "helper app --llm SPEC" in session.messages[-1]["content"]
-    assert runtime.snapshot(session.thread).next == ("plan",)  # a restart with a working LLM resumes here
+    assert runtime.snapshot(session.thread).next == ("plan",)
+    # The app restarted with a working LLM: the page offers to finish the request, and /resume does.
+    working = FakeListChatModel(responses=[f"```python\n{COFFEE}\n```", "Cabinet"])
+    again = Session.open(runtime, working, "mary")
+    assert "send **/resume** to finish it" in again.messages[-1]["content"]
+    last = list(again.resume())[-1]
+    assert last.question and last.subgoals[-1][1] == "ToggleOn(CoffeeMachine)"
 
 
 def test_another_method_runs_one_episode_in_the_sessions_household(runtime: ChatRuntime) -> None:

@@ -33,6 +33,7 @@ from helper_agent.evals.runner import EvalSpec
 from helper_agent.llm import LLMUnavailable
 
 Message = dict[str, str]
+RESUME = "/resume"
 SUBGOAL_COLUMNS = ["#", "subgoal", "outcome", "actions"]
 # Log lines that go into the conversation: the locator and corrections as they happen, replans,
 # an early end, and any line about a routine (recalled, adapted).
@@ -127,6 +128,10 @@ class Session:
         runtime.household(session.thread, session.env, scene, room)
         session.messages = session.transcript()
         snap = runtime.snapshot(session.thread)
+        if snap.next and pending_question(snap) is None:
+            session.messages.append({"role": "assistant", "content": (
+                f"⏸ the request “{snap.values.get('request', '')}” stopped at `{snap.next[0]}` before it finished "
+                f"(the app or the LLM stopped); send **{RESUME}** to finish it, or ask something else.")})
         session.subgoals = subgoal_rows(snap.values)
         session.picture = picture(session.env, session.files)
         return session

@@ -19,7 +19,7 @@ from typing import Any
 import gradio as gr
 from langchain_core.language_models import BaseChatModel
 
-from helper_agent.app.session import SUBGOAL_COLUMNS, Progress, Session, explain_error
+from helper_agent.app.session import RESUME, SUBGOAL_COLUMNS, Progress, Session, explain_error
 from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
 from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user, is_users_thread
 from helper_agent.evals.methods import METHODS
@@ -169,6 +169,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             try:
                 if session.question():
                     turn_progress = session.answer(text)
+                elif text == RESUME:
+                    turn_progress = session.resume()
                 elif agent and agent != "helper":
                     turn_progress = session.run_method(agent, text, llm)
                 else:
