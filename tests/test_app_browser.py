@@ -151,8 +151,7 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
                                                       timeout=WAIT_MS)
     expect(page.locator("#answer-done")).to_be_hidden()
 
-    page.get_by_role("tab", name="Routines").click()
-    page.locator("#routines-refresh").click()
+    page.get_by_role("tab", name="Routines").click()  # the list follows what the chat taught
     expect(page.locator("#routines")).to_contain_text("the morning coffee", timeout=WAIT_MS)
     expect(page.locator("#routine-program")).to_contain_text("cm.toggle_on()", timeout=WAIT_MS)
 

@@ -32,7 +32,8 @@ from helper_agent.world.rooms import ROOM_TYPES
 ROUTINE_COLUMNS = ["name", "version", "versions", "source", "updated", "request"]
 TITLE = "helper-agent: a household assistant"
 INTRO = ("Pick a user and open a session; then ask for something in your own words (\"make me a coffee\"). "
-         "Teach a routine with *Perform the <name>: <what to do>* and recall it with *Do the <name>*.")
+         "Teach a routine with *Perform the NAME: what to do* (answer **done** when it is) and recall it with "
+         "*Do the NAME*.")
 
 
 def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str = "local") -> gr.Blocks:
@@ -98,7 +99,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                                            file_types=[".json"], elem_id="instance")
                 with gr.Accordion("node log", open=False):
                     log = gr.Textbox(lines=12, show_label=False, elem_id="log")
-            with gr.Tab("Routines", id="routines"):
+            with gr.Tab("Routines", id="routines") as routines_tab:
                 routines_note = gr.Markdown("", elem_id="routines-note")
                 refresh = gr.Button("refresh", elem_id="routines-refresh")
                 routine_table = gr.Dataframe(headers=ROUTINE_COLUMNS, label="routines", elem_id="routines",
@@ -107,7 +108,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                     routine_name = gr.Dropdown(label="routine", choices=[], elem_id="routine-name")
                     routine_version = gr.Dropdown(label="version", choices=[], elem_id="routine-version")
                     delete = gr.Button("delete", variant="stop", elem_id="routine-delete")
-                routine_program = gr.Code(label="program", language="python", elem_id="routine-program")
+                routine_program = gr.Code(label="program", language="python", elem_id="routine-program", lines=6,
+                                          max_lines=30, interactive=False)
                 with gr.Row():
                     export = gr.Button("export", elem_id="routines-export")
                     exported = gr.File(label="exported routines", elem_id="routines-exported")
@@ -229,11 +231,12 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             rows = [[r.name, r.version, counts[r.key], r.source, r.created_at[:19], r.request] for r in latest]
             names = [r.name for r in latest]
             text = note or (f"{len(latest)} routine(s) of {who}" if latest else
-                            f"no routines of {who} yet; teach one with *Perform the <name>: <what to do>*")
+                            f"no routines of {who} yet; teach one with *Perform the NAME: what to do*")
             return (text, rows or None, gr.update(choices=names, value=names[0] if names else None))
 
         routine_outputs = [routines_note, routine_table, routine_name]
         refresh.click(list_routines, [session_state, user_box], routine_outputs)
+        routines_tab.select(list_routines, [session_state, user_box], routine_outputs)
         session_state.change(list_routines, [session_state, user_box], routine_outputs)
 
         def show_routine(session: Session | None, user: str, name: str | None,
