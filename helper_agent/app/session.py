@@ -115,6 +115,9 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     picture: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The household when the current request started: the picture after each turn highlights
+    # everything the request changed (its answer turn and replans included).
+    request_start: list[dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------------------ opening
     @classmethod
@@ -157,6 +160,7 @@ class Session:
     def new_home(self, scene: int, room: str) -> None:
         """Act in a new household from now on (the session keeps its routines and conversation)."""
         self.env.reset(scene, room_type=room)
+        self.request_start = None
         self.runtime.graph.update_state(self.runtime.config(self.thread), {"world": self.env.snapshot()},
                                         as_node="finish")
         self.picture = picture(self.env, self.files)
@@ -166,6 +170,7 @@ class Session:
         """Run a request to its end or to the feedback question."""
         self.messages.append({"role": "user", "content": request})
         self.subgoals = []
+        self.request_start = self.env.objects_metadata()
         yield from self._turn({"request": request, "user": self.user}, f"request: {request[:60]}")
 
     def answer(self, text: str) -> Iterator[Progress]:
@@ -275,7 +280,7 @@ class Session:
                     break
                 yield self._progress(status)
             worker.join()
-            whole = changes(start["meta"], self.env.objects_metadata())
+            whole = changes(self.request_start or start["meta"], self.env.objects_metadata())
             self.picture = picture(self.env, self.files, whole)
             question = self.question()
             asked = {"role": "assistant", "content": f"**{question}**"}
