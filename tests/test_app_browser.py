@@ -25,7 +25,7 @@ playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extr
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=".ci/run installs chromium when it is missing")
 ROOT = Path(__file__).resolve().parents[1]
-WAIT_MS = 180_000  # one turn on a loaded 2-core machine
+WAIT_MS = 300_000  # one turn on a loaded 2-core machine (a suite at nice 19 beside other jobs)
 
 COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
           'mug.pickup_and_place(cm)\ncm.toggle_on()')
@@ -69,7 +69,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     process = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(COFFEE), "app", "--port", str(port),
                                 "--home", str(home)], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600
     try:
         while True:
             assert process.poll() is None, (home / "app.log").read_text()[-3000:]
