@@ -14,26 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
+from cluster_bench import free_port, stop_server, wait_until_serving
 from playwright.sync_api import expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 WAIT_MS = 1_800_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _load() -> str:
@@ -51,23 +44,15 @@ def main() -> None:
     args = parser.parse_args()
 
     home = args.home or Path(tempfile.mkdtemp(prefix="app-bench-"))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    log = open(home / "app.log", "w")  # noqa: SIM115 - closed at the end
+    log = open(home / "app.log", "w")  # noqa: SIM115 - closed by stop_server
     app = subprocess.Popen([sys.executable, "-m", "helper_agent.cli", "app", "--port", str(port), "--home", str(home),
                             "--llm", args.llm], stdout=log, stderr=subprocess.STDOUT,
                            env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
     figures: dict[str, object] = {"llm": args.llm, "request": args.request, "load_before": _load()}
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5):
-                    break
-            except OSError:
-                if app.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the app did not start: " + (home / "app.log").read_text()[-2000:]) from None
-                time.sleep(0.5)
+        wait_until_serving(app, url, 600)
         args.shots.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
@@ -100,12 +85,7 @@ def main() -> None:
             page.screenshot(path=str(args.shots / "trace-tab.png"))
             browser.close()
     finally:
-        app.terminate()
-        try:
-            app.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            app.kill()
-        log.close()
+        stop_server(app, log)
     figures["load_after"] = _load()
     for key, value in figures.items():
         print(f"{key}: {value}")

@@ -8,14 +8,12 @@ and Gradio page are the real ones. Waits are on page state with generous timeout
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,42 +51,30 @@ DRIVER = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Starting, waiting for and stopping a server: the cluster benchmark's helpers.
+_spec = importlib.util.spec_from_file_location("cluster_bench", ROOT / "benchmarks" / "cluster_bench.py")
+_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_bench)
 
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("app-home")
-    port = _free_port()
+    port = _bench.free_port()
     env = {**os.environ, "HELPER_HOME": str(home), "HELPER_EMBEDDINGS": "hash", "PYTHONPATH": str(ROOT),
            "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost"}
-    log = open(home / "app.log", "w")  # noqa: SIM115 - closed below
+    log = open(home / "app.log", "w")  # noqa: SIM115 - closed by stop_server
     process = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(COFFEE), "app", "--port", str(port),
                                 "--home", str(home)], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 600
     try:
-        while True:
-            assert process.poll() is None, (home / "app.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the app did not start: " + (home / "app.log").read_text()[-3000:]
-            time.sleep(0.5)
+        try:
+            _bench.wait_until_serving(process, url, 600)  # minutes when the machine is loaded
+        except RuntimeError as exc:
+            raise AssertionError(f"{exc}: " + (home / "app.log").read_text()[-3000:]) from None
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        _bench.stop_server(process, log)
 
 
 @pytest.fixture(scope="module")
