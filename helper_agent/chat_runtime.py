@@ -27,6 +27,8 @@ from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.agents import Memories
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.graphs.helper.facts import request_facts
+from helper_agent.llm import LLMBudget
 
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 """A user name: it becomes part of thread ids and routine collection names, so letters, digits,
@@ -91,7 +93,7 @@ class ChatRuntime:
         chat killed mid-task resumes in the household it left."""
         return HelperContext(env=env, chat_model=chat_model, examples=self.memories.examples,
                              corrections=self.memories.corrections, routines=self.memories.routines,
-                             config=config or HelperConfig(feedback_rounds=1), keep_snapshots=True,
+                             config=config or chat_config(), keep_snapshots=True,
                              tags=["chat", f"user:{user}"])
 
     @staticmethod
@@ -135,20 +137,21 @@ def pending_question(snapshot: Any) -> dict[str, Any] | None:
     return None
 
 
-def outcome_text(values: dict[str, Any]) -> tuple[bool, str]:
-    """The request's end, as the agent knows it, as (succeeded, one line): success only when its
-    execution finished and the person was satisfied (the graph's `memorize` decides), never merely
-    because someone said yes."""
-    outcome = values.get("outcome", "")
-    execution = values.get("execution") or {}
-    if outcome == "success":
-        stored = next((line for line in values.get("log") or [] if line.startswith("memorize: routine")), "")
-        return True, "success" + (f" ({stored.removeprefix('memorize: ')} stored)" if stored else "")
-    if outcome == "done":
-        return True, "done"
-    why = execution.get("failed_subgoal") or ""
-    error = execution.get("error") or execution.get("failure") or values.get("plan_error") or ""
-    detail = "; ".join(part for part in (f"stopped at {why}" if why else "", error) if part)
-    label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
-             "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit"}.get(outcome, outcome)
-    return False, label + (f" ({detail})" if detail else "") + ("; nothing stored" if outcome == "incomplete" else "")
+def outcome_text(values: dict[str, Any], env: Any = None) -> tuple[bool, str]:
+    """The request's end as (succeeded, one line), from this request's facts only (`request_facts`,
+    the line `helper chat` prints)."""
+    facts = request_facts(values, getattr(env, "steps", None), getattr(env, "failures", None))
+    return bool(facts.succeeded), facts.reply()
+
+
+def chat_config(feedback_rounds: int = 2, max_steps: int | None = None) -> HelperConfig:
+    """The graph's settings for a person's requests, as `helper chat` has them by default: two
+    feedback rounds, and each request's own step and failure budgets from the settings."""
+    settings = get_settings()
+    return HelperConfig(feedback_rounds=feedback_rounds, max_steps=max_steps or settings.max_steps,
+                        max_failures=settings.max_failures)
+
+
+def llm_budget() -> LLMBudget:
+    """One request's LLM time budget (`HELPER_LLM_BUDGET_SECONDS`, else 600 s, as in `helper chat`)."""
+    return LLMBudget(get_settings().llm_budget_seconds or 600.0)

@@ -776,9 +776,12 @@ class CallRecord:
     cached_prompt_tokens: int = 0  # prompt tokens served from a cache (the local model's KV cache)
 
 
-@dataclass
+@dataclass(eq=False)
 class UsageRecorder(BaseCallbackHandler):
-    """Counts LLM calls, prompt/completion tokens and seconds per call (from usage metadata)."""
+    """Counts LLM calls, prompt/completion tokens and seconds per call (from usage metadata).
+
+    Compared by identity (`eq=False`), so it stays hashable: LangChain merges callback managers as
+    sets of handlers, which a node's LLM call does when it keeps the node's manager."""
 
     calls: list[CallRecord] = field(default_factory=list)
     failed_calls: list[CallRecord] = field(default_factory=list)  # attempts that raised (not in `calls`)

@@ -26,7 +26,8 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ChatRuntime:
 
 
 def test_a_turn_fills_subgoals_live_and_the_transcript_matches_what_was_shown(runtime: ChatRuntime) -> None:
-    model = FakeListChatModel(responses=[f"```python\n{COFFEE}\n```", "Cabinet"])
+    # plan, locator, then the feedback reader's reading of "done"
+    model = FakeListChatModel(responses=[f"```python\n{COFFEE}\n```", "Cabinet", "satisfied"])
     session = Session.open(runtime, model, "mary", scene=3)
     first_picture = session.picture
     progress = list(session.ask("Perform the morning coffee: make me a coffee"))

@@ -25,7 +25,14 @@ from langgraph.types import Command
 
 from helper_agent.app.home import changes, picture
 from helper_agent.app.trace import TurnTrace
-from helper_agent.chat_runtime import ChatRuntime, check_user, default_thread, outcome_text, pending_question
+from helper_agent.chat_runtime import (
+    ChatRuntime,
+    check_user,
+    default_thread,
+    llm_budget,
+    outcome_text,
+    pending_question,
+)
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.agents import AgentResult, EpisodeSetup
 from helper_agent.evals.methods import build_agent
@@ -62,6 +69,9 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
             out.append({"role": "user", "content": "done" if answer == "satisfied" else answer})
         elif node in SHOWN_NODES or (node in ("retrieve", "plan") and "routine" in line):
             out.append({"role": "assistant", "content": f"_{line}_"})
+    adaptation = values.get("adaptation") or {}
+    if adaptation.get("summary") and adaptation != (before.get("adaptation") or {}):
+        out.append({"role": "assistant", "content": f"**{adaptation['summary']}**"})  # the routine and the changes understood
     if snap.next[:1] == ("execute",) and values.get("program") and not values.get("plan_error") \
             and any(line.startswith("validate:") for line in new):
         out.append({"role": "assistant", "content": "My program:\n```python\n" + values["program"].strip("\n") + "\n```"})
@@ -69,7 +79,7 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
     if question and not (prev is not None and pending_question(prev)):
         out.append({"role": "assistant", "content": f"**{question.get('question', '')}**"})
     if not snap.next and values.get("outcome") and (prev is None or prev.next):
-        ok, text = outcome_text(values)
+        ok, text = outcome_text(values)  # steps need the live household; the reply does not
         out.append({"role": "assistant", "content": ("✅ " if ok else "❌ ") + text})
     return out
 
@@ -240,11 +250,12 @@ class Session:
         def work() -> None:
             try:
                 prev = self.runtime.graph.get_state(config)
-                for _ in self.runtime.graph.stream(payload, config, context=context, stream_mode="updates",
-                                                   durability="sync"):
-                    snap = self.runtime.graph.get_state(config)
-                    events.put(("step", prev, snap))
-                    prev = snap
+                with llm_budget():  # each request (and each answer's replan) under its own LLM budget
+                    for _ in self.runtime.graph.stream(payload, config, context=context, stream_mode="updates",
+                                                       durability="sync"):
+                        snap = self.runtime.graph.get_state(config)
+                        events.put(("step", prev, snap))
+                        prev = snap
                 events.put(("end",))
             except Exception as exc:  # noqa: BLE001 - shown in the page; the thread keeps its checkpoint
                 events.put(("error", exc))
