@@ -36,6 +36,9 @@ from helper_agent.evals.executors import Executor, ExecutorUnavailable, Job, Out
 MAX_RETRIES = 3
 """Times a task is run again after its worker or node died (Ray's default for tasks)."""
 
+LOCAL_START_ATTEMPTS = 3
+"""Tries to start a local cluster (see `RayExecutor._start_local`)."""
+
 
 @ray.remote
 def episode_task(job: Job, spec: dict[str, Any], path: str) -> dict[str, Any]:
@@ -80,9 +83,24 @@ class RayExecutor(Executor):
                                           "(start one with `ray start --head`, or leave --ray-address out "
                                           "for a local one)") from None
         else:
-            ray.init(num_cpus=self.local_workers * self.num_cpus, num_gpus=None if self.num_gpus else 0,
-                     object_store_memory=100 * 1024**2, **options)
+            self._start_local(options)
             self._started = True
+
+    def _start_local(self, options: dict[str, Any], attempts: int = LOCAL_START_ATTEMPTS) -> None:
+        """Start a local cluster. Ray waits a fixed 30 s for its raylet to register, which a busy
+        machine can miss (a 2-core machine under load 15 did): a start that timed out is tried again."""
+        for attempt in range(1, attempts + 1):
+            try:
+                ray.init(num_cpus=self.local_workers * self.num_cpus, num_gpus=None if self.num_gpus else 0,
+                         object_store_memory=100 * 1024**2, **options)
+                return
+            except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this timeout
+                ray.shutdown()
+                if "timed out during startup" not in str(exc):
+                    raise
+                if attempt == attempts:
+                    raise ExecutorUnavailable(f"the local Ray cluster did not start ({attempts} tries): "
+                                              f"{_first_line(exc)}") from None
 
     def slots(self) -> int:
         """Episodes the cluster can run at once with the per-task resources (at least 1)."""
