@@ -36,6 +36,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from helper_agent.config import get_settings
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.executors import local_executor
 from helper_agent.evals.runner import EvalSpec, run_eval
@@ -136,6 +137,8 @@ def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], sl
     from helper_agent.llm import assemble_local_model  # deferred: only this part needs the model
 
     model = assemble_local_model("0.5b")
+    if get_settings().llm_grammar != "llama.cpp":
+        raise ValueError("the served part sends each request the program grammar: HELPER_LLM_GRAMMAR=llama.cpp")
     figures: dict[str, float] = {"served_episodes": float(episodes)}
     for slots in slots_list:
         port = free_port()
@@ -181,6 +184,12 @@ def main() -> None:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--json", dest="json_path", default=None)
     args = parser.parse_args()
+    if args.part in ("served", "all"):
+        # Set before anything reads the settings (they are read once per process): each request
+        # carries the program grammar, and a server that answers one request at a time keeps 3 of 4
+        # workers' requests waiting, so a request's time includes its wait (120 s would cut it).
+        os.environ.setdefault("HELPER_LLM_GRAMMAR", "llama.cpp")
+        os.environ.setdefault("HELPER_LLM_TIMEOUT", "900")
     scratch = Path(tempfile.mkdtemp(prefix="cluster-bench-"))
     try:
         data = Path(args.data) if args.data else scratch / "bench"
@@ -191,10 +200,6 @@ def main() -> None:
         if args.part in ("gold", "all"):
             figures.update(gold(data, scratch, args.episodes, args.workers))
         if args.part in ("served", "all"):
-            os.environ.setdefault("HELPER_LLM_GRAMMAR", "llama.cpp")
-            # A server that answers one request at a time keeps 3 of 4 workers' requests waiting:
-            # a request's time includes its wait, so the default 120 s would time requests out.
-            os.environ.setdefault("HELPER_LLM_TIMEOUT", "600")
             figures.update(served(data, scratch, args.served_episodes, [int(w) for w in args.workers_list.split(",")],
                                   [int(s) for s in args.slots_list.split(",")], args.server_command, args.n_ctx))
         figures["load_after"] = round(os.getloadavg()[0], 2)
