@@ -102,10 +102,18 @@ def test_an_llm_that_is_down_is_a_message_and_the_request_stays_in_the_session(r
     assert last.question and last.subgoals[-1][1] == "ToggleOn(CoffeeMachine)"
 
 
-def test_another_method_runs_one_episode_in_the_sessions_household(runtime: ChatRuntime) -> None:
+def test_another_method_runs_one_episode_in_the_sessions_household(runtime: ChatRuntime, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.config import get_settings
+
+    # The other methods use the user's shared memories (the settings' folder, as `helper run`): here a
+    # folder of this test's own, with the hash embeddings.
+    monkeypatch.setenv("HELPER_MEMORY_DIR", str(tmp_path / "shared-memory"))
+    get_settings.cache_clear()
     session = Session.open(runtime, FakeListChatModel(responses=["Navigation CoffeeMachine"]), "mary", scene=3)
     last = list(session.run_method("embodiedrag", "switch on the coffee machine", "fake"))[-1]
     assert last.done
     assert session.messages[0]["content"] == "[embodiedrag] switch on the coffee machine"
-    assert session.messages[-1]["content"].startswith("embodiedrag: ")
+    assert session.messages[-1]["content"].startswith("embodiedrag: "), session.messages[-1]
     assert runtime.snapshot(session.thread).values["world"] == session.env.snapshot()
+    get_settings.cache_clear()

@@ -280,16 +280,13 @@ def chat(
 
     Budgets are per request: each request may take --max-steps actions and --llm-budget LLM seconds,
     however long the household has been in use."""
-    import sqlite3
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
     from helper_agent import tracing
+    from helper_agent.chat_runtime import ChatRuntime, chat_config
     from helper_agent.config import get_settings
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import Memories
-    from helper_agent.graphs.helper import FEEDBACK_QUESTION, HelperConfig, HelperContext, build_graph
+    from helper_agent.graphs.helper import FEEDBACK_QUESTION
     from helper_agent.graphs.helper.facts import log_lines
     from helper_agent.llm import LLMBudget, LLMError
 
@@ -297,33 +294,19 @@ def chat(
     if not user.strip():
         fail(f"--user {user!r}: a user name needs a visible character")
     settings = get_settings()
-    own_home = home is not None
-    home = home or settings.home
-    home.mkdir(parents=True, exist_ok=True)
-    # With a Chroma server configured the memories live on it, in the shared collections that
-    # `helper routines` reads (what a person teaches reaches the shared store); else in the memory
-    # folder of --home, or the settings' memory folder.
-    memories = Memories.at(str(home / "memory") if own_home and not settings.chroma_host else None)
+    # The same graph, SQLite checkpointer and memories as `helper app` (helper_agent.chat_runtime).
+    runtime = ChatRuntime.open(home)
+    home, memories, graph = runtime.home, runtime.memories, runtime.graph
     env = SymbolicEnv()
     budget_seconds = llm_budget or settings.llm_budget_seconds or 600.0
-    helper_config = HelperConfig(feedback_rounds=feedback_rounds, max_steps=max_steps or settings.max_steps,
-                                 max_failures=settings.max_failures)
-    # A person answers the feedback question (no feedback source); the household goes into every
-    # checkpoint, so a chat killed mid-task resumes in the household it left.
-    context = HelperContext(env=env, chat_model=_with_spinner(_chat_model(llm)), examples=memories.examples,
-                            corrections=memories.corrections, routines=memories.routines,
-                            config=helper_config, keep_snapshots=True, tags=["chat", f"user:{user}"])
+    helper_config = chat_config(feedback_rounds, max_steps)
+    context = runtime.context(env, _with_spinner(_chat_model(llm)), user, helper_config)
     session = {"thread": thread or _current_thread(home, user)}
 
     def config() -> dict[str, Any]:
-        # The checkpoints keep the household; the traces do not (helper_agent.tracing).
-        return {"configurable": {"thread_id": session["thread"]}, "run_name": "helper chat", "tags": ["chat"],
-                "callbacks": tracing.household_free_callbacks()}
+        return runtime.config(session["thread"])
 
     ask = _reader(home)
-
-    connection = sqlite3.connect(str(home / "checkpoints.sqlite"), check_same_thread=False)
-    graph = build_graph(SqliteSaver(connection))
     shown = {"subgoals": -1}  # how many subgoal runs the last table showed
 
     def subgoals(values: dict[str, Any]) -> None:
@@ -427,7 +410,7 @@ def chat(
             shown["subgoals"] = -1
             drive({"request": text, "user": user})
     finally:
-        connection.close()
+        runtime.close()
         tracing.flush()
 
 
