@@ -50,6 +50,12 @@ class FileWriteError(Exception):
         self.errno = errno
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _fsync_dir(folder: Path) -> None:
     """Make a rename durable (a crash right after it must not bring the old file back)."""
     with contextlib.suppress(OSError):  # some filesystems cannot open a directory; the rename stands
@@ -79,6 +85,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise write_failure(path, exc) from None
     tmp = Path(tmp_name)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; the file gets the mode open() would give it
         yield tmp
         with tmp.open("rb+") as fh:
             os.fsync(fh.fileno())

@@ -141,6 +141,9 @@ def test_atomic_writes_refuse_nan_and_leave_nothing_half_written(tmp_path: Path)
     with pytest.raises(ValueError, match="metrics.json: not written"):
         atomic_write_json(target, {"SR": float("nan")})
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # the mode a plain write gives, not mkstemp's 0600
 
 
 def _can_mount_tmpfs(point: Path) -> bool:
