@@ -335,9 +335,10 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
                         {**grammar_decoding(ctx.chat(), grammar, kind="feedback"), "max_tokens": 32})
 
         reading = read_feedback(text, ask)
-        # The person's own words drive the replan; the model's summary of what is missing is shown.
+        # The person's own words drive the replan and are what the log shows: the 0.5B model's summary
+        # of what is missing copies its few-shot turns for a bare "no" ("the bread isn't toasted").
         feedback = "" if reading.satisfied else text
-        log = "feedback: satisfied" if reading.satisfied else f"feedback: not satisfied ({reading.missing})"
+        log = "feedback: satisfied" if reading.satisfied else f"feedback: not satisfied ({text})"
     return {"feedback": feedback, "feedback_rounds": rounds + 1, "log": [log]}
 
 
