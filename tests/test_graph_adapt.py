@@ -190,3 +190,16 @@ def test_feedback_without_an_edit_replans(memories: dict) -> None:
     after = steps.index("feedback")
     assert steps[after + 1:after + 5] == ["understand", "adapt", "replan", "validate"]
     assert "Cup" in out["program"]
+
+
+def test_the_usage_recorder_survives_a_merge_of_callback_managers() -> None:
+    """A bound chat model (grammar decoding) called in a span inside a graph node merges the node's
+    callback manager with the span's: every handler must be hashable."""
+    from langchain_core.callbacks import CallbackManager
+    from langchain_core.runnables.config import merge_configs
+
+    from helper_agent.llm import UsageRecorder
+
+    recorder = UsageRecorder()
+    merged = merge_configs({"callbacks": CallbackManager([recorder])}, {"callbacks": CallbackManager([recorder])})
+    assert merged["callbacks"].handlers == [recorder]
