@@ -38,3 +38,36 @@ def test_calibration_baselines(suite: P.PersonalizationSuite) -> None:
         "original": 1.0, "one": 1.0, "two": 1.0, "three": 1.0, "overall": 1.0}
     unmodified = P.table3(P.run_suite(P.routine_planner, suite=suite))
     assert unmodified == {"original": 1.0, "one": 0.0, "two": 0.0, "three": 0.0, "overall": 0.25}
+
+
+@pytest.mark.parametrize(("flag", "expected"), [("--routine-edits", True), ("--whole-program", False)])
+def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      flag: str, expected: bool) -> None:
+    """`helper eval personalization --whole-program` runs the earlier design (the before of a
+    before/after comparison); the switch reaches the agent's configuration and results.json."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from helper_agent.cli import app
+    from helper_agent.commands import eval as eval_cmd
+    from helper_agent.evals import agents
+
+    seen: list[bool] = []
+
+    class RecordingAgent:
+        def __init__(self, chat: object, memories: object, config: object) -> None:
+            seen.append(config.routine_edits)  # type: ignore[attr-defined]
+            self.gold = agents.ProgramAgent("gold", lambda setup: P.load_suite(CALIBRATION).request(setup.instance_id).program)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.gold, name)
+
+    monkeypatch.setattr(eval_cmd, "_chat_model", lambda llm: object())
+    monkeypatch.setattr(agents, "HelperAgent", RecordingAgent)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "personalization", "--suite", str(CALIBRATION), "--limit", "2",
+                                      "--out", str(out), flag], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert seen == [expected]
+    assert json.loads((out / "results.json").read_text())["routine_edits"] is expected

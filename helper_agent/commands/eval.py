@@ -301,6 +301,9 @@ def personalization(
     limit: int | None = typer.Option(None, help="Score the first N requests only."),
     fast_recall: bool = typer.Option(False, "--fast-recall", help="Reuse a routine without the LLM when the request is exactly its name or its original request (off: the LLM sees every request)."),
     write_seeds: bool = typer.Option(False, "--write-seeds", help="Maintenance: recompute and record every request's scene seed, then stop."),
+    routine_edits: bool = typer.Option(True, "--routine-edits/--whole-program",
+                                       help="Adapt a recalled routine by checked edits (default), or let the planner rewrite the whole "
+                                            "program from the routine (the earlier design, for before/after comparisons)."),
 ) -> None:
     """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
     import json
@@ -328,7 +331,7 @@ def personalization(
             if memories.routines.latest(routine.name, user=routine.user) is None:
                 memories.routines.teach(routine.name, routine.program, routine.request, user=routine.user)
         # No feedback: Table 3 scores the adapted program the request produces, acted out once.
-        config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_recall)
+        config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_recall, routine_edits=routine_edits)
         agent = HelperAgent(_chat_model(llm), memories, config)
     else:
         raise typer.BadParameter("--planner takes helper, gold or unmodified")
@@ -346,7 +349,7 @@ def personalization(
     seconds = sum(s.llm_seconds for s in result.scores) / max(len(result.scores), 1)
     table.add_row(*[f"{100 * v:.1f}" for v in rates.values()], f"{calls:.2f}", f"{seconds:.2f}")
     console.print(table)
-    (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "fast_recall": fast_recall, "table3": rates,
+    (out / "results.json").write_text(json.dumps({"planner": planner, "llm": llm, "fast_recall": fast_recall, "routine_edits": routine_edits, "table3": rates,
                                                    "suite": suite.source, "llm_calls_per_request": calls,
                                                    "llm_seconds_per_request": seconds,
                                                    "scores": [s.model_dump() for s in result.scores]}, indent=1, default=str))
