@@ -62,6 +62,13 @@ class Settings(BaseSettings):
     home: Path = Field(default=Path(".helper"), description="Folder for memories, checkpoints and outputs.")
     llm: str = Field(default="local", description="Chat model spec: local, local:1.5b, openai:gpt-4o, or a base URL.")
     llm_grammar: str = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
+    llm_tokenizer: str | None = Field(
+        default=None,
+        description="The GGUF file an OpenAI-compatible server serves (a path, or local / local:1.5b for ours). With it and "
+                    "HELPER_LLM_GRAMMAR set, programs are written line by line under grammars that know what the program "
+                    "has defined, as the in-process model writes them; the client reads the file's chat template and "
+                    "tokenizer (needs the llama-cpp-python extra). Unset: one request under the whole-program grammar.",
+    )
     temperature: float = 0.0
     llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
     llm_stream: bool = Field(

@@ -603,6 +603,8 @@ def openai_compatible_chat_class() -> type:
             run_manager: Any = None,
             **kwargs: Any,
         ) -> ChatResult:
+            if kwargs.pop("program_decoding", False):
+                return self._decode_program(messages, **kwargs)
             started = time.monotonic()
             try:
                 if self.streaming:
@@ -627,6 +629,34 @@ def openai_compatible_chat_class() -> type:
                                        "cancelled (its connection closed)") from exc
                 raise
             return _checked_reply(result, self.max_reply_chars, self.openai_api_base)
+
+        def _decode_program(self, messages: list[BaseMessage], **kwargs: Any) -> ChatResult:
+            """Write a program line by line, one completion request per line under that line's
+            grammar (`decoding.ServedLineClient`); one LLM call as far as callers can tell."""
+            from helper_agent.config import get_settings
+            from helper_agent.decoding import ProgramDecoder, ServedLineClient, format_chat
+
+            settings = get_settings()
+            vocab = served_vocabulary(settings.llm_tokenizer or "")
+            client = ServedLineClient(self.root_client.completions, self.model_name,
+                                      _GRAMMAR_FIELDS[settings.llm_grammar], vocab)
+            decoder = ProgramDecoder(client, max_lines=int(kwargs.get("max_lines", 40)),
+                                     agent_moves=bool(kwargs.get("agent_moves", False)))
+            try:
+                result = decoder.decode(format_chat(vocab, _chat_messages(messages)),
+                                        temperature=float(kwargs.get("temperature", self.temperature or 0.0)),
+                                        seed=int(kwargs.get("seed", self.seed or 0)))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise LLMBadResponse(f"the server at {self.openai_api_base} did not answer with a completion: "
+                                     f"{type(exc).__name__}: {_clip(str(exc))}") from exc
+            message = AIMessage(
+                content=result.text,
+                usage_metadata={"input_tokens": result.prompt_tokens, "output_tokens": result.completion_tokens,
+                                "total_tokens": result.prompt_tokens + result.completion_tokens},
+                response_metadata={"model": self.model_name, "finish_reason": "stop",
+                                   "line_calls": result.line_calls, "stopped_by": result.stopped_by},
+            )
+            return ChatResult(generations=[ChatGeneration(message=message)])
 
     _compatible_class = OpenAICompatibleChat
     return _compatible_class
@@ -874,6 +904,10 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
         return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
                 "temperature": temperature, "seed": seed, **(prompt_kind(chat, kind) if kind else {})}
 
+    if served_line_decoding(chat):
+        return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
+                "temperature": temperature, "seed": seed}
+
     def grammar() -> str:
         from helper_agent.program.grammar import program_grammar
 
@@ -913,7 +947,49 @@ def _served_grammar(chat: Any, grammar: Callable[[], str], temperature: float, s
     from helper_agent.config import get_settings
 
     kwargs: dict[str, Any] = {"temperature": temperature, "seed": seed}
-    field_name = {"llama.cpp": "grammar", "vllm": "guided_grammar"}.get(get_settings().llm_grammar)
+    field_name = _GRAMMAR_FIELDS.get(get_settings().llm_grammar)
     if field_name:
         kwargs["extra_body"] = {field_name: grammar()}
     return kwargs
+
+
+_GRAMMAR_FIELDS = {"llama.cpp": "grammar", "vllm": "guided_grammar"}
+
+
+def served_line_decoding(chat: Any) -> bool:
+    """Whether `chat` (an OpenAI-compatible server) writes programs line by line: the server takes
+    grammars (`HELPER_LLM_GRAMMAR`) and the client knows the served file's template and tokenizer
+    (`HELPER_LLM_TOKENIZER`)."""
+    from helper_agent.config import get_settings
+
+    settings = get_settings()
+    if not settings.llm_tokenizer or settings.llm_grammar not in _GRAMMAR_FIELDS:
+        return False
+    try:
+        from langchain_openai.chat_models.base import BaseChatOpenAI
+    except ImportError:
+        return False
+    return isinstance(chat, BaseChatOpenAI)
+
+
+@functools.lru_cache(maxsize=4)
+def served_vocabulary(spec: str) -> Any:
+    """A vocabulary-only `llama_cpp.Llama` (chat template and tokenizer, no weights in memory) of the
+    GGUF file a server serves: a path, or `local` / `local:SIZE` for the models this package ships."""
+    if spec == "local" or spec.startswith("local:"):
+        size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
+        if size not in LOCAL_MODELS:
+            raise LLMUnavailable(f"HELPER_LLM_TOKENIZER: unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
+        path = assemble_local_model(size)
+    else:
+        path = Path(spec).expanduser()
+        if not path.is_file():
+            raise LLMUnavailable(f"HELPER_LLM_TOKENIZER: {path} is not a file (give the GGUF file the server serves)")
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise LLMUnavailable("HELPER_LLM_TOKENIZER needs llama-cpp-python: pip install 'helper-agent[local]'") from None
+    try:
+        return Llama(model_path=str(path), vocab_only=True, verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise LLMUnavailable(f"HELPER_LLM_TOKENIZER: cannot read {path} as a GGUF model: {exc}") from None
