@@ -169,10 +169,12 @@ def test_budget_accounts_and_refuses_once_spent() -> None:
     chat = Slow(0.1)
     while not budget.exceeded:
         invoke_with_retry(chat, "hi", budget=budget)
-    assert chat.calls == 3 and budget.spent >= 0.25 and budget.remaining == 0.0
-    with pytest.raises(llm.LLMBudgetExceeded, match=r"budget of 0.25 s is spent \(0.3 s used\)") as caught:
+    # Each call takes 0.1 s or more (more on a busy machine): the budget is crossed after 3 calls or fewer.
+    calls = chat.calls
+    assert 1 <= calls <= 3 and budget.spent >= 0.25 and budget.remaining == 0.0
+    with pytest.raises(llm.LLMBudgetExceeded, match=r"budget of 0.25 s is spent \(\d+\.\d s used\)") as caught:
         invoke_with_retry(chat, "hi", budget=budget)
-    assert chat.calls == 3  # no call started
+    assert chat.calls == calls  # no call started
     assert isinstance(caught.value, llm.LLMError)
 
 
