@@ -119,8 +119,9 @@ def test_a_taught_routine_recalled_with_two_changes(memories: dict) -> None:
     assert out["program"] == ('cup = InteractionObject("Cup", attributes=["clean"])\ncup.clean()\ncup.put_down()\n'
                               'bowl = InteractionObject("Bowl", attributes=["clean"])\nbowl.clean()\nbowl.put_down()\n')
     assert out["outcome"] == "success" and goals_met("omar-two-2", env)
-    assert [line.split(":")[0] for line in out["log"]][-7:] == [
-        "retrieve", "understand", "adapt", "validate", "execute", "feedback", "memorize"]
+    assert [line.split(":")[0] for line in out["log"]][-9:] == [
+        "retrieve", "understand", "edit", "edit", "adapt", "validate", "execute", "feedback", "memorize"]
+    assert "edit: 'just one bowl' -> 'count Bowl 1' (applied)" in out["log"]
     # the trace: the recalled routine, the changes call, and each change with its edit call
     assert spans.children("understand") == [["routine", "changes"]]
     assert spans.children("changes") == [["read_changes"]]

@@ -542,6 +542,9 @@ class RequestScore(BaseModel):
     program: str = ""
     llm_calls: int = 0
     llm_seconds: float = 0.0
+    # The agent's own account (its log: the recalled routine, the changes it read, each edit and
+    # why one was rejected), so a failure can be read without re-running the model.
+    log: list[str] = Field(default_factory=list)
 
     @property
     def goal_condition_rate(self) -> float:
@@ -617,6 +620,7 @@ def score_agent(
         program=result.program,
         llm_calls=int(result.usage.get("llm_calls", 0)),
         llm_seconds=float(result.usage.get("llm_seconds", 0.0)),
+        log=list(result.log),
     )
 
 

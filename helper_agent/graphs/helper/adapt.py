@@ -135,11 +135,19 @@ def adapt(state: HelperState, runtime: Runtime[HelperContext], config: RunnableC
     adaptation["edits"] = edits
     adaptation["program"] = program
     adaptation["summary"] = describe_adaptation(adaptation)
+    lines = [_edit_line(e) for e in edits]
     update: dict[str, Any] = {"adaptation": adaptation, "program": program, "plan_attempts": 1, "plan_error": "",
-                              "log": [f"adapt: {adaptation['summary']}"]}
+                              "log": [*lines, f"adapt: {adaptation['summary']}"]}
     if _feedback_pass(state):  # like replan: the new program runs from a fresh start
         update.update({"resume_index": 0, "corrections": 0, "locate_attempts": 0})
     return update
+
+
+def _edit_line(record: dict[str, Any]) -> str:
+    """One change's edit in the log: what was applied, after which rejected tries and why."""
+    tried = "".join(f"; rejected '{r['edit']}': {r['reason']}" for r in record.get("rejected") or [])
+    state = "applied" if record.get("applied") else "no effect" if record.get("edit") != "none" else "none found"
+    return f"edit: '{record['change']}' -> '{record.get('edit', 'none')}' ({state}){tried}"
 
 
 def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState, program: str,
