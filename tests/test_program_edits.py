@@ -12,6 +12,7 @@ from helper_agent.program.edits import (
     append_program,
     apply_edit,
     edit_grammar,
+    in_form,
     parse_edit,
     program_classes,
 )
@@ -65,6 +66,18 @@ def test_replace_changes_the_class_and_the_variable() -> None:
     assert 'bowl = InteractionObject("Bowl", attributes=["clean"])' in out and "cup" not in out.lower()
     assert out.count("bowl.clean()") == 1 and "range(2)" in out
     assert program_classes(out) == ["Plate", "Bowl"]
+
+
+def test_a_new_class_keeps_the_form_of_the_object_it_stands_for() -> None:
+    """"Lettuce instead of tomato" in a routine that places tomato slices means lettuce slices."""
+    out = apply(SANDWICH, "replace TomatoSliced with Lettuce")
+    assert 'lettuce_slice = InteractionObject("LettuceSliced")' in out and "lettuce_slice.pickup_and_place(plate)" in out
+    assert in_form(parse_edit("replace TomatoSliced with Lettuce")).text() == "replace TomatoSliced with LettuceSliced"
+    assert in_form(parse_edit("add Potato like BreadSliced")).text() == "add PotatoSliced like BreadSliced"
+    assert in_form(parse_edit("replace Plate with BreadSliced")).text() == "replace Plate with Bread"  # a whole for a whole
+    assert in_form(parse_edit("replace Plate with Bowl")).text() == "replace Plate with Bowl"
+    assert in_form(parse_edit("replace TomatoSliced with Plate")).text() == "replace TomatoSliced with Plate"  # no PlateSliced
+    assert in_form(parse_edit("move TomatoSliced to Bowl")).text() == "move TomatoSliced to Bowl"
 
 
 def test_count_sets_unrolls_and_makes_loops() -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ __all__ = [
     "append_program",
     "apply_edit",
     "edit_grammar",
+    "in_form",
     "parse_edit",
     "program_classes",
 ]
@@ -315,10 +317,36 @@ def _render(tree: ast.Module) -> str:
 
 
 # ------------------------------------------------------------------------------------------ applying
+# Forms an object takes in a program (a slice of a tomato, a cracked egg): the catalog's classes
+# with these endings stand for a prepared piece of the class before them.
+_FORMS = ("Sliced", "Cracked")
+
+
+def in_form(edit: Edit) -> Edit:
+    """`edit` with its new class in the form of the object it stands for.
+
+    "Tomato instead of apple" in a routine that places apple slices means tomato slices: a model
+    writes `replace AppleSliced with Tomato`, the person's word, and the routine's steps (placing a
+    slice) only make sense for the same form. So for `replace` and `add ... like`, a whole class
+    standing for a prepared piece becomes its piece (Tomato -> TomatoSliced) and a piece standing
+    for a whole object becomes the whole, when the catalog has that class.
+    """
+    if edit.kind not in ("replace", "add_like"):
+        return edit
+    catalog = load_catalog()
+    for suffix in _FORMS:
+        if edit.target.endswith(suffix) and not edit.value.endswith(suffix) and edit.value + suffix in catalog:
+            return dataclasses.replace(edit, value=edit.value + suffix)
+        if edit.value.endswith(suffix) and not edit.target.endswith(suffix) and edit.value[: -len(suffix)] in catalog:
+            return dataclasses.replace(edit, value=edit.value[: -len(suffix)])
+    return edit
+
+
 def apply_edit(program: str, edit: Edit, *, check: bool = True) -> str:
-    """`program` with `edit` applied, compiled to check it (`EditError` with a reason when the edit
-    does not fit the program or would make an invalid one). "none", and an edit that changes
-    nothing, return `program` itself, byte for byte. "add task" is `append_program`'s job."""
+    """`program` with `edit` (`in_form`) applied, compiled to check it (`EditError` with a reason
+    when the edit does not fit the program or would make an invalid one). "none", and an edit that
+    changes nothing, return `program` itself, byte for byte. "add task" is `append_program`'s job."""
+    edit = in_form(edit)
     if edit.kind == "none":
         return program
     if edit.kind == "add_task":

@@ -47,6 +47,7 @@ from helper_agent.program.edits import (
     append_program,
     apply_edit,
     edit_grammar,
+    in_form,
     parse_edit,
     program_classes,
 )
@@ -161,7 +162,7 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
                                     seed=ctx.config.seed + attempt - 1, kind="edit")
         line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
         try:
-            edit = parse_edit(line)
+            edit = in_form(parse_edit(line))
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
             else:
