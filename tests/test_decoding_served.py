@@ -123,6 +123,7 @@ def test_the_served_chat_model_writes_a_program_line_by_line(served_settings: An
     from langchain_core.messages import HumanMessage, SystemMessage
 
     from helper_agent import llm
+    from helper_agent.llm import openai_compatible
 
     lines = list(LINES)
     seen: list[tuple[str, dict[str, Any]]] = []
@@ -136,9 +137,9 @@ def test_the_served_chat_model_writes_a_program_line_by_line(served_settings: An
                                          "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 
     served_settings(HELPER_LLM_GRAMMAR="llama.cpp", HELPER_LLM_TOKENIZER="/models/qwen.gguf")
-    monkeypatch.setattr(llm, "served_vocabulary", lambda spec: TemplateVocab())
-    chat = llm.openai_compatible_chat_class()(base_url="http://server/v1", model="qwen", api_key="x", max_retries=0,
-                                              http_client=httpx.Client(transport=httpx.MockTransport(serve)))
+    monkeypatch.setattr(openai_compatible, "served_vocabulary", lambda spec: TemplateVocab())
+    chat = openai_compatible.OpenAICompatibleChat(base_url="http://server/v1", model="qwen", api_key="x", max_retries=0,
+                                                  http_client=httpx.Client(transport=httpx.MockTransport(serve)))
     reply = chat.invoke([SystemMessage(content="Write programs."), HumanMessage(content="Pick up the plate.")],
                         **llm.program_decoding(chat, max_lines=10))
     assert reply.content == FENCE_OPEN + LINES[0] + LINES[1] + FENCE_CLOSE

@@ -19,6 +19,7 @@ from helper_agent.llm import (
     invoke_with_retry,
     make_chat_model,
 )
+from helper_agent.llm.retry import _transient
 
 
 def _fake_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: list[bytes], prefix: str) -> None:
@@ -115,13 +116,13 @@ def test_failures_are_classified_for_retry() -> None:
             super().__init__(f"HTTP {status}")
             self.status_code = status
 
-    assert llm._transient(ModelRateLimitError("429")) and llm._transient(ModelTimeoutError("slow"))
-    assert not llm._transient(ModelInvalidRequestError("400"))
-    assert [llm._transient(StatusError(s)) for s in (400, 401, 404, 408, 429, 500, 503)] == [
+    assert _transient(ModelRateLimitError("429")) and _transient(ModelTimeoutError("slow"))
+    assert not _transient(ModelInvalidRequestError("400"))
+    assert [_transient(StatusError(s)) for s in (400, 401, 404, 408, 429, 500, 503)] == [
         False, False, False, True, True, True, True,
     ]
-    assert llm._transient(TimeoutError("timed out")) and not llm._transient(ValueError("bad"))
-    assert not llm._transient(llm.LLMBadResponse("empty"))
+    assert _transient(TimeoutError("timed out")) and not _transient(ValueError("bad"))
+    assert not _transient(llm.LLMBadResponse("empty"))
 
 
 def test_the_default_attempts_come_from_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,10 +114,11 @@ def test_without_prefix_reuse_every_prompt_is_evaluated_whole(reuse_prefix: bool
 def test_the_local_model_follows_the_prefix_cache_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     from helper_agent import llm
     from helper_agent.config import get_settings
+    from helper_agent.llm import factory
 
-    monkeypatch.setattr(llm, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
+    monkeypatch.setattr(factory, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
     monkeypatch.setattr(llm.LlamaCppChatModel, "_new_context", lambda self: ResettableContext("loaded"))
-    monkeypatch.setattr(llm, "_local_models", {})
+    monkeypatch.setattr(factory, "_local_models", {})
     try:
         get_settings.cache_clear()
         warm = llm.make_chat_model("local")
@@ -131,3 +132,21 @@ def test_the_local_model_follows_the_prefix_cache_setting(monkeypatch: pytest.Mo
         get_settings.cache_clear()
     assert warm.reuse_prefix and not cold.reuse_prefix
     assert cold is not warm and again is warm
+
+
+def test_the_usage_recorder_keeps_langchains_totals_and_its_own_per_call_records() -> None:
+    """`UsageRecorder` is LangChain's `UsageMetadataCallbackHandler` (totals per model name, which
+    the in-process model now reports) plus the per-call records the run's figures come from."""
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+    from helper_agent.llm import UsageRecorder
+
+    model = LlamaCppChatModel(model_path="models/qwen.gguf", client=ScriptedContext("mine"))
+    recorder = UsageRecorder()
+    for name in ("plan", "locate"):
+        model.invoke([HumanMessage(content="hi")], config={"callbacks": [recorder], "run_name": name})
+    assert isinstance(recorder, UsageMetadataCallbackHandler)
+    totals = recorder.usage_metadata["qwen.gguf"]
+    assert (totals["input_tokens"], totals["output_tokens"], totals["total_tokens"]) == (6, 4, 10)
+    assert [(c.name, c.prompt_tokens, c.completion_tokens) for c in recorder.calls] == [("plan", 3, 2), ("locate", 3, 2)]
+    assert recorder.summary()["prompt_tokens"] == 6 and len({recorder}) == 1  # hashable (merged as a set)

@@ -48,7 +48,7 @@ KNOWN: dict[str, int] = {
     "helper_agent.world.catalog.UnknownObjectType": INPUT_ERROR,
     "helper_agent.evals.personalization.PersonalizationDataError": INPUT_ERROR,
     "helper_agent.memory.errors.MemoryStoreError": FAILURE,
-    "helper_agent.llm.LLMUnavailable": FAILURE,
+    "helper_agent.llm.errors.LLMUnavailable": FAILURE,
     "helper_agent.envs.thor.EnvironmentUnavailable": FAILURE,
     "helper_agent.evals.executors.ExecutorUnavailable": FAILURE,
     "helper_agent.perception.align.DiagnoserUnavailable": FAILURE,
@@ -59,7 +59,7 @@ KNOWN: dict[str, int] = {
 
 # What to add after the message, for failures whose own message does not say which setting to change.
 HINTS: dict[str, str] = {
-    "helper_agent.llm.LLMUnavailable": "choose another model with --llm or HELPER_LLM",
+    "helper_agent.llm.errors.LLMUnavailable": "choose another model with --llm or HELPER_LLM",
     "openai.OpenAIError": "set OPENAI_API_KEY, or choose another model with --llm or HELPER_LLM",
 }
 

@@ -1,0 +1,87 @@
+"""`make_chat_model(spec)`: a LangChain chat model from the one string a user gives (`--llm`,
+`HELPER_LLM`). See the package docstring for the specs it takes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain.chat_models import init_chat_model
+
+from helper_agent.config import get_settings
+from helper_agent.llm.errors import LLMUnavailable
+from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model
+from helper_agent.llm.llama import LlamaCppChatModel
+
+_SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
+"""`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
+`max_retries=0`, so that `invoke_with_retry` is the only retry layer. Others keep their defaults."""
+
+_local_models: dict[tuple[str, float, int, bool], LlamaCppChatModel] = {}
+
+
+def make_chat_model(
+    spec: str = "local",
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 384,
+    timeout: float | None = None,
+) -> Any:
+    """A chat model from a spec (see the package docstring). Raises `LLMUnavailable` with a reason.
+
+    `timeout` (default `HELPER_LLM_TIMEOUT`) bounds each request to a server; remote clients make
+    one attempt per call: retries are `invoke_with_retry`'s.
+    """
+    spec = spec.strip()
+    if spec == "local" or spec.startswith("local:"):
+        size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
+        if size not in LOCAL_MODELS:
+            raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
+        reuse_prefix = get_settings().llm_prefix_cache
+        key = (size, temperature, max_tokens, reuse_prefix)
+        if key not in _local_models:  # one in-process model per setting: loading takes seconds
+            path = assemble_local_model(size)
+            _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature,
+                                                   max_tokens=max_tokens, reuse_prefix=reuse_prefix)
+        return _local_models[key]
+    if timeout is None:
+        timeout = get_settings().llm_timeout
+    if spec.startswith(("http://", "https://")):
+        return _served_model(spec, temperature=temperature, max_tokens=max_tokens, timeout=timeout)
+    extra: dict[str, Any] = {}
+    if spec.partition(":")[0] in _SINGLE_ATTEMPT_PROVIDERS:
+        extra = {"max_retries": 0, "timeout": timeout}
+    try:
+        return init_chat_model(spec, temperature=temperature, max_tokens=max_tokens, **extra)
+    except (ImportError, ValueError) as exc:
+        raise LLMUnavailable(f"cannot make a chat model from {spec!r}: {exc}") from None
+
+
+def _served_model(spec: str, *, temperature: float, max_tokens: int, timeout: float) -> Any:
+    """The client of an OpenAI-compatible server at `URL[#model-name]`."""
+    try:
+        # Deferred: langchain-openai is the optional `openai` extra (and takes about a second to import).
+        from helper_agent.llm.openai_compatible import OpenAICompatibleChat, deadline_http_client
+    except ImportError:
+        raise LLMUnavailable("an OpenAI-compatible server needs langchain-openai: pip install 'helper-agent[openai]'") from None
+    base_url, _, model = spec.partition("#")
+    streamed: dict[str, Any] = {}
+    if get_settings().llm_stream:
+        streamed = {"streaming": True, "stream_usage": True, "http_client": deadline_http_client()}
+    return OpenAICompatibleChat(
+        base_url=base_url,
+        model=model or "default",
+        api_key=os.environ.get("OPENAI_API_KEY", "not-needed"),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_retries=0,
+        timeout=timeout,
+        **streamed,
+    )
+
+
+def is_openai_client(model: Any) -> bool:
+    """Whether `model` is langchain-openai's client (`BaseChatOpenAI` or a subclass: an
+    OpenAI-compatible server, `openai:...`), told by its class names so that asking does not
+    import the optional langchain-openai."""
+    return any(c.__name__ == "BaseChatOpenAI" for c in type(model).__mro__)
