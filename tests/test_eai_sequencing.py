@@ -165,14 +165,16 @@ def test_closed_loop_that_never_executes_hands_eai_the_step_it_tried(tmp_path):
     assert sum(trajectory["runtime_error"].values()) > 0
 
 
-def test_other_methods_are_refused_not_substituted():
-    with pytest.raises(ValueError, match="no EAI adapter"):
-        check_spec(EaiRunSpec(agent="prag"))
+def test_unknown_methods_and_modes_are_refused_not_substituted():
+    with pytest.raises(ValueError, match="--agent takes"):
+        check_spec(EaiRunSpec(agent="react"))
     with pytest.raises(ValueError, match="--mode"):
         check_spec(EaiRunSpec(mode="half-loop"))
+    with pytest.raises(ValueError, match="only --mode closed-loop"):
+        check_spec(EaiRunSpec(agent="prag"))
 
 
-def test_cli_runs_resumes_and_refuses_unadapted_methods(tmp_path, monkeypatch):
+def test_cli_runs_resumes_and_refuses_a_mode_a_method_lacks(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from helper_agent.cli import app
@@ -191,4 +193,4 @@ def test_cli_runs_resumes_and_refuses_unadapted_methods(tmp_path, monkeypatch):
     assert CliRunner().invoke(app, args).exit_code == 0  # resumed: nothing new
     assert len((out / "results.jsonl").read_text().splitlines()) == 2
     refused = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--out", str(tmp_path / "p")])
-    assert refused.exit_code == 2 and "no EAI adapter" in refused.output
+    assert refused.exit_code == 2 and "only --mode closed-loop" in refused.output

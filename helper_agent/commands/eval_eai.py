@@ -56,25 +56,33 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     from helper_agent.evals.eai.report import COLUMNS
 
     table = Table(title=title)
-    for column in ("row", "tasks", "kept", *COLUMNS, "LLM s/task", "prompt tok/task", "full-seq SR"):
+    extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
+              "seconds_per_step", "full_sequence_success")
+    heads = ("LLM calls/task", "prompt tok/task", "s/task", "prompt tok/step", "s/step", "full-seq SR")
+    for column in ("row", "tasks", "kept", *COLUMNS, *heads):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], str(r["tasks"]), str(r.get("kept")), *(f"{r[c]:.1f}" for c in COLUMNS), str(r.get("llm_seconds_per_task", "")),
-                      str(r.get("prompt_tokens_per_task", "")), str(r.get("full_sequence_success", "")))
+        table.add_row(r["name"], str(r["tasks"]), str(r.get("kept")), *(f"{r[c]:.1f}" for c in COLUMNS),
+                      *(str(r.get(e, "")) for e in extras))
     console.print(table)
 
 
 def eai(
     task: str = typer.Option("action-sequencing", help="EAI task (only action-sequencing)."),
-    agent: str = typer.Option("helper", help="Method: helper (llm-planner, prag, embodiedrag have no EAI adapter yet)."),
+    agent: str = typer.Option("helper", help="Method: helper, llm-planner (open and closed loop), prag, embodiedrag "
+                              "(closed loop: they act step by step)."),
+    agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="The method's switches, KEY=VALUE: "
+                                                  "prag retrieval=goal+scene|goal, k=N, database=PATH, max_steps=N; "
+                                                  "embodiedrag graph=subgraph|full, k=N, max_steps=N."),
     mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),
     out: Path = typer.Option(..., help="Run folder: results.jsonl (resumable), scores/, report.md."),
-    k: int = typer.Option(3, help="Retrieved examples (other tasks' gold sequences, leave-one-out); 0 = none."),
+    k: int = typer.Option(3, help="helper, llm-planner: retrieved examples (other tasks' gold sequences, "
+                          "leave-one-out); 0 = none."),
     n_ctx: int = typer.Option(8192, help="Context length for a local model (EAI prompts take ~2.4k tokens, examples more)."),
     max_tokens: int = typer.Option(640, help="Answer length bound (tokens)."),
-    max_replans: int = typer.Option(2, help="Closed loop: corrections after failed actions."),
+    max_replans: int = typer.Option(2, help="Closed loop (helper, llm-planner): corrections / re-plans after failed actions."),
     peers: bool = typer.Option(True, "--peers/--no-peers", help="Score the 15 packaged LLM outputs on the same tasks."),
     peers_only: bool = typer.Option(False, "--peers-only", help="Only the peers' table (no agent, no LLM)."),
     peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out); a cached "
@@ -85,8 +93,16 @@ def eai(
     from helper_agent.evals.eai.report import our_extras, row, write_report
     from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
     from helper_agent.evals.eai.tasks import EaiUnavailable, select_tasks
+    from helper_agent.evals.methods import parse_agent_options
 
-    spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=k, max_replans=max_replans, n_ctx=n_ctx, task=task)
+    try:
+        options = parse_agent_options(agent_option)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if "database" in options:
+        options["database"] = str(Path(options["database"]).resolve())
+    spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=k, max_replans=max_replans, n_ctx=n_ctx, task=task,
+                      agent_options=options)
     try:
         if not peers_only:
             check_spec(spec)
@@ -132,6 +148,26 @@ def eai(
     console.print(f"report: {write_report(rows, out, title)}")
 
 
+def eai_table(
+    runs: list[Path] = typer.Argument(..., help="Run folders of helper eval eai (or iter_<i>/run of an EAI progressive run)."),
+    out: Path = typer.Option(..., help="Where report.md, report.json and eai_table.png go (and the peers' scores)."),
+    peers: bool = typer.Option(True, "--peers/--no-peers", help="Add the 15 packaged LLMs on the same tasks."),
+    peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out)."),
+) -> None:
+    """One table: our EAI runs beside the 15 packaged LLMs, all scored by EAI's evaluator on the same tasks."""
+    from helper_agent.evals.eai.table import table
+    from helper_agent.evals.eai.tasks import EaiUnavailable
+
+    try:
+        rows, report = table(runs, out, peers=peers, peers_dir=peers_dir,
+                             progress=lambda name: console.print(f"scored {name}"))
+    except (FileNotFoundError, ValueError, EaiUnavailable) as exc:
+        fail(f"{exc}")
+    _table(rows, f"EAI VirtualHome action sequencing, % by EAI's evaluate_results ({len(runs)} runs of ours)")
+    console.print(f"report: {report}  plot: {out / 'eai_table.png'}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add `helper eval eai` to `helper eval`."""
+    """Add `helper eval eai` and `helper eval eai-table` to `helper eval`."""
     app.command("eai")(eai)
+    app.command("eai-table")(eai_table)

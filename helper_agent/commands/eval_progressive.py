@@ -22,7 +22,10 @@ console = table_console(160)
 
 
 def progressive(
-    data: Path = typer.Option(..., help="A TEACh-layout folder (the built-in benchmark or TEACh's download)."),
+    benchmark: str = typer.Option("teach", help="teach: TEACh-layout episodes (--data); eai: EAI's VirtualHome "
+                                  "action-sequencing tasks (self-iteration over the first --limit tasks)."),
+    data: Path | None = typer.Option(None, help="A TEACh-layout folder (the built-in benchmark or TEACh's download); "
+                                     "--benchmark teach only."),
     iterations: int = typer.Option(4, help="Passes: iteration 0 starts with an empty database."),
     train_split: str = typer.Option("self", help="train: build the database on --train-limit train episodes, then "
                                     "evaluate --split; self: iterate the evaluation split itself (self-iteration)."),
@@ -51,6 +54,15 @@ def progressive(
     from helper_agent.evals.methods import METHODS, parse_agent_options
     from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
 
+    if benchmark not in ("teach", "eai"):
+        raise typer.BadParameter("--benchmark takes teach or eai")
+    if benchmark == "eai":
+        if agent != "prag" or train_split != "self":
+            raise typer.BadParameter("--benchmark eai runs P-RAG's self-iteration (--agent prag --train-split self)")
+        _eai(iterations, limit, agent_option, llm, out, iteration0_from)
+        return
+    if data is None:
+        raise typer.BadParameter("--data is required with --benchmark teach")
     if agent not in METHODS:
         raise typer.BadParameter(f"--agent takes {', '.join(METHODS)}")
     if agent != "prag":
@@ -92,6 +104,50 @@ def progressive(
         e = r["eval"]
         table.add_row(str(r["iteration"]), str(r["database_records"]), f"{e['SR']:.2f}", f"{e['GC']:.2f}",
                       str(e["episodes"]), str(e["llm_calls"]), str(e["prompt_tokens"]), str(e["seconds"]))
+    console.print(table)
+    console.print(f"metrics: {out / 'metrics.json'}  report: {out / 'report.md'}  plot: {out / 'sr_by_iteration.png'}")
+
+
+def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
+         iteration0_from: Path | None) -> None:
+    """P-RAG's self-iteration on EAI's tasks (`evals/eai/progressive.py`)."""
+    from helper_agent.commands.eval_eai import _chat
+    from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive
+    from helper_agent.evals.eai.tasks import EaiUnavailable
+    from helper_agent.evals.methods import parse_agent_options
+
+    try:
+        spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
+                                  agent_options=parse_agent_options(agent_option))
+        spec.check()
+        from helper_agent.evals.eai.methods import check_options
+
+        check_options("prag", "closed-loop", spec.agent_options)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    chat = _chat(llm, spec.n_ctx, 640)
+    console.print(f"[bold]{spec.label()}[/bold]")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as bar:
+        jobs: dict[int, int] = {}
+
+        def report(i: int, finished: int, total: int) -> None:
+            if i not in jobs:
+                jobs[i] = bar.add_task(f"iteration {i}", total=total)
+            bar.update(jobs[i], completed=finished, total=total)
+
+        try:
+            metrics = run_eai_progressive(spec, chat, progress=report, iteration0_from=iteration0_from)
+        except (FileNotFoundError, ValueError, RuntimeError, EaiUnavailable) as exc:
+            fail(f"{exc}")
+    table = Table(title=f"{metrics['label']}: by iteration (%)")
+    for column in ("iteration", "database records", "done rate", "EAI task SR", "EAI exec SR", "gained", "lost",
+                   "LLM calls/task", "prompt tok/task", "s/task"):
+        table.add_column(column, overflow="fold")
+    for r in metrics["iterations"]:
+        table.add_row(str(r["iteration"]), str(r["database_records"]), str(r["done_rate"]), str(r["eai_task_success"]),
+                      str(r["eai_execution_success"]), " ".join(r["gained"]), " ".join(r["lost"]),
+                      str(r.get("llm_calls_per_task")), str(r.get("prompt_tokens_per_task")), str(r.get("seconds_per_task")))
     console.print(table)
     console.print(f"metrics: {out / 'metrics.json'}  report: {out / 'report.md'}  plot: {out / 'sr_by_iteration.png'}")
 

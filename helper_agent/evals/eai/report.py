@@ -15,6 +15,10 @@ from helper_agent.files import atomic_write_json, atomic_write_text
 
 COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg_number", "wrong_order",
            "missing_step", "affordance", "additional_step")
+#: Our rows' own columns (empty for the peers): LLM calls, prompt tokens and seconds per task, the
+#: step-wise methods' per-step costs, and the full-sequence success.
+EXTRAS = ("llm_calls_per_task", "prompt_tokens_per_task", "llm_seconds_per_task", "seconds_per_task", "steps_per_task",
+          "prompt_tokens_per_step", "seconds_per_step", "entities_shown_per_step", "full_sequence_success")
 
 
 def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
@@ -42,11 +46,30 @@ def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
         "max_prompt_tokens_per_call": max((u.get("prompt_tokens", 0) / max(u.get("llm_calls", 1), 1) for u in usage), default=0),
         "llm_calls_per_task": round(sum(u.get("llm_calls", 0) for u in usage) / n, 2),
         "full_sequence_success": round(100.0 * sum(bool(r.get("sequence_success")) for r in records) / n, 2),
+        "seconds_per_task": round(sum(float(r.get("seconds", 0.0)) for r in records) / n, 2),
+        **per_step(records),
     }
 
 
+def per_step(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The step-wise methods' cost per decision (`decisions`: plans or actions asked of the LLM):
+    prompt tokens and seconds per step, what EmbodiedRAG's subgraph-vs-full claim is about."""
+    decisions = sum(int(r.get("decisions", 0)) for r in records)
+    if not decisions:
+        return {}
+    usage = [r.get("usage", {}) for r in records]
+    out = {"steps_per_task": round(decisions / max(len(records), 1), 2),
+           "prompt_tokens_per_step": round(sum(u.get("prompt_tokens", 0) for u in usage) / decisions, 1),
+           "seconds_per_step": round(sum(float(r.get("seconds", 0.0)) for r in records) / decisions, 3),
+           "llm_seconds_per_step": round(sum(u.get("llm_seconds", 0.0) for u in usage) / decisions, 3)}
+    shown = [r["entities_shown_per_step"] for r in records if "entities_shown_per_step" in r]
+    if shown:
+        out["entities_shown_per_step"] = round(sum(shown) / len(shown), 1)
+    return out
+
+
 def markdown(rows: list[dict[str, Any]], title: str) -> str:
-    head = ["name", "tasks", "kept", *COLUMNS, "llm_seconds_per_task", "prompt_tokens_per_task", "full_sequence_success"]
+    head = ["name", "tasks", "kept", *COLUMNS, *EXTRAS]
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         lines.append("| " + " | ".join(str(r.get(h, "")) for h in head) + " |")

@@ -9,12 +9,14 @@ second figure shows what that costs (it is ours, not EAI's, and labelled so).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from helper_agent.evals.eai.grammar import Step
+from helper_agent.evals.eai.methods import check_options, run_method
 from helper_agent.evals.eai.tasks import EaiTask, select_tasks
 from helper_agent.evals.provenance import code_version
 from helper_agent.evals.store import append_line
@@ -27,7 +29,6 @@ from helper_agent.files import (
 )
 
 AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
-IMPLEMENTED = ("helper",)
 MODES = ("open-loop", "closed-loop")
 
 
@@ -44,11 +45,19 @@ class EaiRunSpec:
     max_replans: int = 2
     n_ctx: int = 8192
     task: str = "action-sequencing"
+    agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`eai/methods.py`)
 
     @property
     def row_name(self) -> str:
+        """`ours-<agent>-<mode>-<llm>[-k<k>][-<switches>]`: unique per row of a table."""
         llm = self.llm.replace("/", "-").replace(":", "-")
-        return f"ours-{self.agent}-{self.mode}-{llm}"
+        parts = [f"ours-{self.agent}-{self.mode}-{llm}"]
+        if self.agent in ("helper", "llm-planner"):
+            parts.append(f"k{self.k}")
+        parts += [f"{key}={value}" for key, value in sorted(self.agent_options.items()) if key != "database"]
+        if "database" in self.agent_options:
+            parts.append("db=" + Path(self.agent_options["database"]).parent.name)
+        return "-".join(parts).replace("/", "-").replace("+", "_")
 
 
 def check_spec(spec: EaiRunSpec) -> None:
@@ -58,9 +67,11 @@ def check_spec(spec: EaiRunSpec) -> None:
         raise ValueError(f"--mode takes {' or '.join(MODES)}")
     if spec.agent not in AGENTS:
         raise ValueError(f"--agent takes {', '.join(AGENTS)}")
-    if spec.agent not in IMPLEMENTED:
-        raise ValueError(f"agent {spec.agent!r} has no EAI adapter yet (only {', '.join(IMPLEMENTED)} runs its "
-                         "method on EAI); it is not substituted by another method")
+    if spec.agent == "helper":
+        if spec.agent_options:
+            raise ValueError("helper takes no --agent-option on EAI (its switches are --k and --max-replans)")
+    else:
+        check_options(spec.agent, spec.mode, spec.agent_options)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
@@ -95,7 +106,8 @@ def sequence_success(task_id: str, steps: list[Step]) -> bool:
 
 
 def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask] | None = None,
-              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None,
+              embedder: Any = None) -> list[dict[str, Any]]:
     """Run (or resume) `spec` into `run_dir/results.jsonl`; returns all records in task order."""
     from helper_agent.evals.eai.closed_loop import HelperActor
     from helper_agent.evals.eai.memory import GoldMemory
@@ -105,13 +117,13 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     run_dir.mkdir(parents=True, exist_ok=True)
     spec_path = run_dir / "spec.json"
     if spec_path.exists():
-        old = read_json_object(spec_path)
+        old = {**asdict(EaiRunSpec()), **read_json_object(spec_path)}  # a field added since has its default
         if {k: v for k, v in old.items() if k != "limit"} != {k: v for k, v in asdict(spec).items() if k != "limit"}:
             raise ValueError(f"{run_dir} holds a run with other settings ({old}); choose another --out")
     atomic_write_json(spec_path, asdict(spec))
     tasks = tasks if tasks is not None else select_tasks(spec.limit)
     done = {r["identifier"] for r in load_results(run_dir)}
-    if memory is None and spec.k > 0:
+    if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):
         memory = GoldMemory()
     sequencer = HelperSequencer(chat, memory, k=spec.k, max_steps=spec.max_steps)
     results_path = run_dir / "results.jsonl"
@@ -120,7 +132,12 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
             continue
         record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
                                   "code": code_version()}
-        if spec.mode == "open-loop":
+        if spec.agent != "helper":
+            began = time.perf_counter()
+            record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, k=spec.k,
+                                     max_replans=spec.max_replans, memory=memory, run_dir=run_dir, embedder=embedder))
+            record["seconds"] = round(time.perf_counter() - began, 3)
+        elif spec.mode == "open-loop":
             answer = sequencer.write(task)
             record.update(llm_output=answer.text, steps=answer.steps, attempts=answer.attempts,
                           problems=answer.problems, usage=answer.usage, seconds=answer.seconds,

@@ -1,0 +1,248 @@
+"""LLM-Planner, P-RAG and EmbodiedRAG on EAI with scripted chat models: each acts through the
+VirtualHome environment and is scored by EAI's evaluator; P-RAG's database holds only its own
+trajectories; a task's own gold sequence never reaches a prompt."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+pytest.importorskip("virtualhome_eval")
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+
+from helper_agent.evals.eai.grammar import render  # noqa: E402
+from helper_agent.evals.eai.memory import GoldMemory  # noqa: E402
+from helper_agent.evals.eai.oracle import gold_replies  # noqa: E402
+from helper_agent.evals.eai.peers import score_outputs  # noqa: E402
+from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive  # noqa: E402
+from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, load_results, responses, run_tasks  # noqa: E402
+from helper_agent.evals.eai.scene import compact_scene, graph_entities  # noqa: E402
+from helper_agent.evals.eai.steps import (  # noqa: E402
+    meanings,
+    parse_plan,
+    parse_react_answer,
+    parse_step_answer,
+    plan_rules,
+    plan_text,
+    react_rules,
+    step_rules,
+    step_text,
+    vocabulary_text,
+)
+from helper_agent.evals.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
+from helper_agent.memory.experience import ExperienceMemory  # noqa: E402
+from helper_agent.program.cfg_sample import Sampler  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+# Tasks EAI's evaluator keeps that together have node, edge and action goals (its rates divide by each).
+IDS = ["11_1", "478_1", "1027_2"]
+
+
+class RecordingChat(FakeListChatModel):
+    """Scripted answers, and every prompt it was sent (all messages, joined)."""
+
+    prompts: list[str] = []
+
+    def _call(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
+        self.prompts.append("\n".join(str(m.content) for m in messages))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+
+def _tasks():
+    return select_tasks(ids=IDS)
+
+
+def _gold(task):
+    return gold_steps(task.identifier)
+
+
+@pytest.mark.parametrize(("agent", "mode", "options"), [
+    ("llm-planner", "open-loop", {}),
+    ("llm-planner", "closed-loop", {}),
+    ("prag", "closed-loop", {}),
+    ("embodiedrag", "closed-loop", {"graph": "subgraph"}),
+    ("embodiedrag", "closed-loop", {"graph": "full"}),
+])
+def test_each_adapter_acts_and_is_scored_by_eais_evaluator(tmp_path, agent, mode, options):
+    tasks = _tasks()
+    chat = RecordingChat(responses=gold_replies(agent, tasks, graph=options.get("graph", "subgraph")))
+    spec = EaiRunSpec(agent=agent, mode=mode, k=0, agent_options=options)
+    check_spec(spec)
+    records = run_tasks(spec, chat, tmp_path, tasks=tasks, embedder=HashEmbedder())
+    assert [r["identifier"] for r in records] == IDS
+    for record, task in zip(records, tasks, strict=True):
+        assert record["sequence_success"], (agent, task.identifier, record["failures"])
+        assert json.loads(record["llm_output"]) == json.loads(render(_gold(task)))
+        assert record["usage"]["llm_calls"] >= 1 and record["decisions"] >= 1
+    score = score_outputs(spec.row_name, responses(records), tmp_path)
+    assert score["summary"]["goal_evaluation"]["task_success_rate"] == 100.0
+    if agent == "embodiedrag":
+        shown = [r["entities_shown_per_step"] for r in records]
+        if options["graph"] == "full":
+            assert min(shown) > 250  # the whole scene graph of scene 1
+        else:
+            assert max(shown) < 60  # the retrieved subgraph
+
+
+def test_a_failed_action_is_observed_and_the_step_wise_agent_goes_on(tmp_path):
+    task = _tasks()[0]
+    gold = _gold(task)
+    wrong = gold[-1]  # SWITCHON floor_lamp before walking there: a missing step
+    replies = [f"Action: {step_text(wrong)}", *(f"Action: {step_text(s)}" for s in gold), "Action: done()"]
+    chat = RecordingChat(responses=replies)
+    record = run_tasks(EaiRunSpec(agent="prag", mode="closed-loop"), chat, tmp_path, tasks=[task])[0]
+    assert record["failures"] and record["failures"][0].startswith(step_text(wrong))
+    assert record["trajectory"][0]["observation"].startswith("failed: missing_step")
+    assert "(65)" not in record["trajectory"][0]["observation"]  # ids dropped
+    assert record["sequence_success"] and record["decisions"] == len(gold) + 2
+    assert "failed: missing_step" in chat.prompts[1]  # the next step's prompt shows the failure
+
+
+def test_llm_planner_replans_from_what_is_completed_and_visible(tmp_path):
+    task = _tasks()[0]
+    gold = _gold(task)
+    broken = [gold[0], gold[-1]]  # WALK bedroom, SWITCHON floor_lamp: not close to it yet
+    chat = RecordingChat(responses=[plan_text(broken), plan_text(gold[1:])])
+    record = run_tasks(EaiRunSpec(agent="llm-planner", mode="closed-loop", k=0), chat, tmp_path, tasks=[task])[0]
+    assert record["replans"] == 1 and record["sequence_success"]
+    replan_prompt = chat.prompts[1]
+    assert f"Completed plans: {plan_text(gold[:1])}" in replan_prompt and "Visible objects are" in replan_prompt
+
+
+def test_a_tasks_own_gold_sequence_never_reaches_a_prompt(tmp_path):
+    """Checked on every prompt of every method. Other tasks' gold plans are LLM-Planner's examples (its
+    k nearest): one may begin with the task's whole sequence (478_1's is the start of 430_2's), and
+    one may be the same sequence, which then appears as that example's answer."""
+    tasks = _tasks()
+    pool = GoldMemory(embedder=HashEmbedder())
+    for agent, options in (("llm-planner", {}), ("prag", {}), ("embodiedrag", {"graph": "full"})):
+        spec = EaiRunSpec(agent=agent, mode="closed-loop", k=3, agent_options=options)
+        for task in tasks:
+            chat = RecordingChat(responses=gold_replies(agent, [task], graph="full"))
+            record = run_tasks(spec, chat, tmp_path / agent, tasks=[task], memory=pool, embedder=HashEmbedder())[0]
+            assert chat.prompts and task.identifier not in record["examples"]
+            gold = _gold(task)
+            same = [e for e in record["examples"] if gold_steps(e) == gold]
+            for prompt in chat.prompts:
+                assert task.identifier not in prompt
+                if not same:  # neither as a whole plan (an example's answer is a line) nor as EAI's JSON
+                    assert plan_text(gold) not in prompt.splitlines() and render(gold) not in prompt, (agent, task.identifier)
+    examples = pool.retrieve(tasks[0], 3)
+    assert len(examples) == 3 and all(e.task.identifier != tasks[0].identifier for e in examples)
+
+
+def test_prag_database_holds_only_its_own_trajectories(tmp_path):
+    tasks = _tasks()
+    # Not the gold: each task's sequence without its last step (some fail), then done().
+    replies = []
+    for task in tasks:
+        replies += [f"Action: {step_text(s)}" for s in _gold(task)[:-1]] + ["Action: done()"]
+    chat = RecordingChat(responses=replies)
+    spec = EaiProgressiveSpec(out=str(tmp_path / "prog"), iterations=2, agent_options={"max_steps": "12"})
+    metrics = run_eai_progressive(spec, chat, tasks=tasks, embedder=HashEmbedder())
+    assert [r["iteration"] for r in metrics["iterations"]] == [0, 1]
+    assert metrics["iterations"][1]["database_records"] == len(tasks)
+    own = {r["identifier"]: r for r in load_results(tmp_path / "prog" / "iter_0" / "run")}
+    database = ExperienceMemory(path=str(tmp_path / "prog" / "iter_1" / "database"), embedder=HashEmbedder())
+    stored = database.list()
+    assert sorted(r.id for r in stored) == sorted(f"r0:{t.identifier}" for t in tasks)
+    for record in stored:
+        mine = own[record.info["task"]]
+        assert [s.action for s in record.steps] == [s["action"] for s in mine["trajectory"]]
+        assert [s.scene_graph for s in record.steps] == [s["scene_graph"] for s in mine["trajectory"]]
+        assert record.done == mine["sequence_success"]
+        assert record.goal == next(t.goal_text for t in tasks if t.identifier == record.info["task"])
+        gold_last = step_text(_gold(next(t for t in tasks if t.identifier == record.info["task"]))[-1])
+        assert gold_last not in [s.action for s in record.steps]  # what it never did is not there
+    # Iteration 1's prompts show iteration 0's episodes, with the environment's done flag.
+    later = chat.prompts[-1]
+    assert "Past episodes:" in later and "(none yet)" not in later
+    assert (tmp_path / "prog" / "sr_by_iteration.png").exists() and (tmp_path / "prog" / "report.md").exists()
+
+
+def test_the_vocabulary_is_grouped_and_not_in_eais_list_order():
+    text = vocabulary_text()
+    one = next(line for line in text.splitlines() if line.startswith("- with one object"))
+    names = [part.split(" (")[0] for part in one.removeprefix("- with one object: ").split("; ")]
+    assert names == sorted(names) and "WALK" in names and "PUTBACK" not in names
+    eai_order = list(meanings())
+    assert eai_order[:4] == ["CLOSE", "DRINK", "FIND", "WALK"]  # EAI's own list, which the 0.5B copied
+    assert names[:4] != eai_order[:4] and names.index("WALK") > names.index("GRAB")
+    assert "Supported Actions List" not in text and ": (1, [[" not in text
+
+
+def test_every_answer_the_grammars_derive_parses():
+    task = _tasks()[0]
+    objects = list(task.arguments)
+    rng = random.Random(0)
+    for rules, parse in ((plan_rules(objects, 6), lambda t: parse_plan(t, objects)),
+                         (step_rules(objects), lambda t: parse_step_answer(t, objects)),
+                         (react_rules(objects), lambda t: parse_react_answer(t, objects))):
+        sampler = Sampler(rules, rng)
+        for _ in range(80):
+            parse(sampler.sample())
+    with pytest.raises(ValueError, match="not an object"):
+        parse_step_answer("Action: WALK(unicorn)", objects)
+    with pytest.raises(ValueError, match="takes 2"):
+        parse_plan("PUTBACK soap", objects)
+
+
+def test_scene_views_come_from_the_live_graph():
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    task = load_tasks()[0]
+    env = VirtualHomeEnv(task.identifier)
+    text = compact_scene(env)
+    assert "washing_machine: clean, closed, off, plugged_in" in text and text.endswith("You are in bathroom")
+    env.step("WALK", "soap")
+    assert "close to soap" in compact_scene(env)
+    entities, edges = graph_entities(env)
+    assert len(entities) > 250 and any(e["id"] == "washing_machine" for e in entities)
+    assert ("clothes_jacket", "inside", "washing_machine") in edges
+
+
+def test_modes_and_switches_are_checked():
+    with pytest.raises(ValueError, match="only --mode closed-loop"):
+        check_spec(EaiRunSpec(agent="prag", mode="open-loop"))
+    with pytest.raises(ValueError, match="not a switch of embodiedrag"):
+        check_spec(EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"retrieval": "goal"}))
+    with pytest.raises(ValueError, match="choose subgraph or full"):
+        check_spec(EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"graph": "half"}))
+    assert EaiRunSpec(agent="prag", mode="closed-loop", agent_options={"retrieval": "goal"}).row_name == \
+        "ours-prag-closed-loop-local-retrieval=goal"
+
+
+def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from helper_agent.cli import app
+    from helper_agent.commands import eval_eai
+
+    tasks = _tasks()
+    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
+    monkeypatch.setattr("helper_agent.evals.eai.tasks.select_tasks", lambda limit=None, ids=None: tasks)
+    run = tmp_path / "prag"
+    result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
+                                      "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    assert len(load_results(run)) == len(tasks)
+    refused = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--out", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "only --mode closed-loop" in refused.output
+    # The peers' scoring is `test_eai_sequencing`'s; here the table of our runs (two: another --out
+    # over the same tasks), and a run over other tasks refused.
+    other = tmp_path / "prag-goal"
+    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
+    assert CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
+                                    "-o", "retrieval=goal", "--out", str(other)]).exit_code == 0
+    table = CliRunner().invoke(app, ["eval", "eai-table", str(run), str(other), "--no-peers", "--out", str(tmp_path / "table")])
+    assert table.exit_code == 0, table.output
+    rows = json.loads((tmp_path / "table" / "report.json").read_text())
+    assert sorted(r["name"] for r in rows) == ["ours-prag-closed-loop-local", "ours-prag-closed-loop-local-retrieval=goal"]
+    assert all(r["task_success"] == 100.0 and r["prompt_tokens_per_step"] >= 0 for r in rows)
+    assert (tmp_path / "table" / "eai_table.png").stat().st_size > 1000
