@@ -19,9 +19,11 @@ from helper_agent.evals.eai.memory import GoldMemory  # noqa: E402
 from helper_agent.evals.eai.oracle import gold_replies  # noqa: E402
 from helper_agent.evals.eai.peers import score_outputs  # noqa: E402
 from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive  # noqa: E402
+from helper_agent.evals.eai.report import our_extras  # noqa: E402
 from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, load_results, responses, run_tasks  # noqa: E402
 from helper_agent.evals.eai.scene import compact_scene, graph_entities  # noqa: E402
 from helper_agent.evals.eai.steps import (  # noqa: E402
+    copies_a_list,
     meanings,
     parse_plan,
     parse_react_answer,
@@ -175,6 +177,11 @@ def test_the_vocabulary_is_grouped_and_not_in_eais_list_order():
     assert eai_order[:4] == ["CLOSE", "DRINK", "FIND", "WALK"]  # EAI's own list, which the 0.5B copied
     assert names[:4] != eai_order[:4] and names.index("WALK") > names.index("GRAB")
     assert "Supported Actions List" not in text and ": (1, [[" not in text
+    # The report counts answers that begin with a listed order (the copying failure), not plans.
+    assert copies_a_list(["CLOSE", "DRINK", "FIND", "WALK", "GRAB"]) and copies_a_list(["SLEEP", "STANDUP", "WAKEUP", "CLOSE"])
+    assert not any(copies_a_list([a for a, _ in gold_steps(t.identifier)]) for t in load_tasks())
+    assert our_extras([{"steps": [["CLOSE", ["x"]], ["DRINK", ["x"]], ["FIND", ["x"]], ["WALK", ["x"]]]},
+                       {"steps": [["WALK", ["x"]]]}])["copied_list_order"] == 50.0
 
 
 def test_every_answer_the_grammars_derive_parses():

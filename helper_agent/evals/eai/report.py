@@ -2,8 +2,10 @@
 
 Columns are EAI's summary fields, percentages of the `kept` tasks (its evaluator drops a task whose
 own gold final state fails its goal check): task success, execution success, and its error
-breakdown. Our rows add LLM seconds and prompt tokens per task, and the share of tasks whose full
-sequence (repeated action names kept) satisfies EAI's goal check in the simulator.
+breakdown. Our rows add LLM calls, prompt tokens and seconds per task (and per step for the methods
+that decide step by step), the share of answers that begin with a listed action order
+(`steps.copies_a_list`), and the share of tasks whose full sequence (repeated action names kept)
+satisfies EAI's goal check in the simulator.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.eai.steps import copies_a_list
 from helper_agent.files import atomic_write_json, atomic_write_text
 
 COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg_number", "wrong_order",
@@ -18,7 +21,8 @@ COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg
 #: Our rows' own columns (empty for the peers): LLM calls, prompt tokens and seconds per task, the
 #: step-wise methods' per-step costs, and the full-sequence success.
 EXTRAS = ("llm_calls_per_task", "prompt_tokens_per_task", "llm_seconds_per_task", "seconds_per_task", "steps_per_task",
-          "prompt_tokens_per_step", "seconds_per_step", "entities_shown_per_step", "full_sequence_success")
+          "prompt_tokens_per_step", "seconds_per_step", "entities_shown_per_step", "copied_list_order",
+          "full_sequence_success")
 
 
 def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
@@ -47,6 +51,7 @@ def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
         "llm_calls_per_task": round(sum(u.get("llm_calls", 0) for u in usage) / n, 2),
         "full_sequence_success": round(100.0 * sum(bool(r.get("sequence_success")) for r in records) / n, 2),
         "seconds_per_task": round(sum(float(r.get("seconds", 0.0)) for r in records) / n, 2),
+        "copied_list_order": round(100.0 * sum(copies_a_list([s[0] for s in r.get("steps") or []]) for r in records) / n, 2),
         **per_step(records),
     }
 

@@ -135,7 +135,7 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
         if spec.agent != "helper":
             began = time.perf_counter()
             record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, k=spec.k,
-                                     max_replans=spec.max_replans, memory=memory, run_dir=run_dir, embedder=embedder))
+                                     max_replans=spec.max_replans, memory=memory, embedder=embedder))
             record["seconds"] = round(time.perf_counter() - began, 3)
         elif spec.mode == "open-loop":
             answer = sequencer.write(task)

@@ -57,6 +57,19 @@ def vocabulary_text() -> str:
     return "\n".join(lines)
 
 
+def listed_orders() -> dict[str, list[str]]:
+    """The two orders an answer could copy: EAI's prompt list, and `vocabulary_text`'s."""
+    by_arity = _by_arity()
+    return {"eai": list(meanings()), "vocabulary": [a for n in (0, 1, 2) for a in by_arity[n]]}
+
+
+def copies_a_list(actions: Sequence[str], at_least: int = 4) -> bool:
+    """Whether the answer's actions begin with `at_least` actions of a listed order, in that order
+    (CLOSE, DRINK, FIND, WALK, ... is EAI's list, not a plan): the failure the 0.5B showed."""
+    return any(len(actions) >= at_least and list(actions[:at_least]) == order[:at_least]
+               for order in listed_orders().values())
+
+
 def check_names(names: Sequence[str]) -> list[str]:
     """The object names, checked: each must be one token an answer can spell (`[a-z0-9_-]+`)."""
     bad = [n for n in names if not _NAME.match(n)]
