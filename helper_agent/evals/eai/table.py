@@ -39,6 +39,8 @@ def our_rows(run_dirs: Sequence[Path], progress: Callable[[str], None] | None = 
             raise ValueError(f"{folder}: its {len(these)} tasks are not the first run's {len(ids)} tasks "
                              "(finish it, or compare runs over the same --limit)")
         name = run_name(folder)
+        if any(r["name"] == name for r in rows):  # the same settings twice (two progressive runs' iteration 0)
+            name += "@" + ("/".join(folder.parts[-3:-1]) if folder.name == "run" else folder.name)
         rows.append({**row(name, score_outputs(name, responses(records), folder)), **our_extras(records),
                      "folder": str(folder)})
         if progress:
