@@ -44,6 +44,7 @@ from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.edits import (
     Edit,
     EditError,
+    Grounding,
     append_program,
     apply_edit,
     edit_grammar,
@@ -156,13 +157,15 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
     """Ask for this change's edit (again with the reason when it is rejected) and apply it."""
     rejected: list[tuple[str, str]] = []
     record: dict[str, Any] = {"change": change, "edit": "none", "applied": False, "rejected": []}
+    grounding = Grounding.of(change, program)
     for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
-        grammar = edit_grammar(program_classes(program))
+        grammar = edit_grammar(program_classes(program), grounding=grounding)
         decoding = grammar_decoding(ctx.chat(), grammar, temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1, kind="edit")
         line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
         try:
             edit = in_form(parse_edit(line))
+            grounding.check(edit)
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
             else:
