@@ -9,6 +9,7 @@ from helper_agent.program import compile_program
 from helper_agent.program.edits import (
     Edit,
     EditError,
+    Grounding,
     append_program,
     apply_edit,
     edit_grammar,
@@ -163,3 +164,42 @@ def test_the_grammar_admits_only_the_programs_classes_as_targets() -> None:
     assert 'old ::= "Cup" | "Plate"\n' in grammar
     assert 'new ::= "Bowl" | "Cup" | "Mug" | "Plate"\n' in grammar
     assert '"add task"' in grammar and '"none"' in grammar
+
+
+def test_an_edit_brings_in_only_what_the_change_names() -> None:
+    """A named object the routine lacks must come in; an edit brings in nothing nobody named."""
+    vase = Grounding.of("and put the vase on the side table", TIDY)
+    assert vase.named == ("Vase", "SideTable") and vase.must_bring and set(vase.new_classes) == {"Vase", "SideTable"}
+    vase.check(parse_edit("add Vase like RemoteControl"))
+    for wrong, why in [("move RemoteControl to Sofa", "may only bring in"), ("remove RemoteControl", "does not have"),
+                       ("none", "does not have")]:
+        with pytest.raises(EditError, match=why):
+            vase.check(parse_edit(wrong))
+    coffee = Grounding.of("make me a coffee", TIDY)  # names no object: nothing may be brought in
+    assert coffee.named == () and not coffee.must_bring
+    coffee.check(parse_edit("add task"))
+    with pytest.raises(EditError, match="names no object"):
+        coffee.check(parse_edit("move RemoteControl to Box"))
+    grammar = edit_grammar(program_classes(TIDY), grounding=coffee)
+    assert '"move "' not in grammar and '"add task"' in grammar and "new ::=" not in grammar
+    grammar = edit_grammar(program_classes(TIDY), grounding=vase)
+    assert '"none"' not in grammar and '"remove "' not in grammar and 'new ::= "SideTable" | "Vase"' in grammar
+    # a slice named by its fruit: both forms may come in (in_form picks the routine's)
+    assert set(Grounding.of("tomato instead of the lettuce", SANDWICH.replace("Tomato", "Lettuce").replace("tomato", "lettuce")).new_classes) == {"Tomato", "TomatoSliced"}
+    # both objects already in the routine: an edit between them is fine
+    sofa = Grounding.of("the remote on the sofa", TIDY)
+    assert not sofa.must_bring
+    sofa.check(parse_edit("move RemoteControl to Sofa"))
+
+
+def test_add_like_needs_an_object_with_steps() -> None:
+    with pytest.raises(EditError, match="the Sofa has no steps of its own to copy.*RemoteControl"):
+        apply(TIDY, "add Vase like Sofa")
+
+
+def test_the_worked_edit_examples_keep_the_grounding_rule() -> None:
+    """The prompt's examples must not show an edit the grammar would refuse."""
+    from helper_agent.graphs.helper.adaptation import _edit_shots
+
+    for program, change, line in _edit_shots():
+        Grounding.of(change, program).check(in_form(parse_edit(line)))
