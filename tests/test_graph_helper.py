@@ -189,6 +189,21 @@ def test_replans_stop_repeating_within_the_attempt_budget(memories: dict) -> Non
                                "finish: repeated_program"]
 
 
+def test_a_repeated_replan_asks_again_while_rounds_remain(memories: dict) -> None:
+    """A bare "no" gives the replan nothing to change: the repeat is not run, the person is asked
+    again, and the replan from the next answer runs."""
+    partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
+    chat = ScriptedChat(responses=[fence(partial)] * 4 + [fence(COFFEE)])  # plan, three repeats, then a new program
+    context = eval_context(chat, memories, feedback_rounds=2)
+    out = run(build_graph(), kitchen(), "make me a coffee", context)
+    labels = [line.split(":")[0] for line in out["log"]]
+    assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "replan", "replan", "replan",
+                      "replan", "feedback", "replan", "validate", "execute", "feedback", "memorize"]
+    assert out["log"][9] == "replan: every attempt repeated the failed program; it is not run again; asking what is missing"
+    assert labels.count("execute") == 2  # the repeat never ran
+    assert out["outcome"] == "success" and coffee_done(out["_env"])
+
+
 def test_no_feedback_rounds_means_no_replan(memories: dict) -> None:
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial)])

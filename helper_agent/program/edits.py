@@ -53,6 +53,7 @@ __all__ = [
     "named_classes",
     "parse_edit",
     "program_classes",
+    "program_roles",
 ]
 
 EDIT_KINDS = ("none", "replace", "count", "remove", "move", "add_like", "add_task", "step", "skip")
@@ -157,25 +158,33 @@ def _alternatives(names: Iterable[str]) -> str:
 
 
 def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, allow_task: bool = True,
-                 grounding: Grounding | None = None) -> str:
+                 grounding: Grounding | None = None, movers: Sequence[str] | None = None,
+                 doers: Sequence[str] | None = None) -> str:
     """GBNF for one edit over a program whose object classes are `classes` (where the routine's
-    object is meant, only those are admitted); a new class is any of `known` (default: the catalog),
-    or with `grounding` only a class the change names (`Grounding.new_classes`)."""
+    object is meant, only those are admitted; `move` only what is put somewhere, `movers`, and
+    `add ... like` only what has steps, `doers`: see `program_roles`); a new class is any of `known`
+    (default: the catalog), or with `grounding` only a class the change names, and the routine's
+    object one the change names where it names one (`Grounding.about`)."""
     if not classes:
         raise EditError("the program makes no objects to edit")
     known = list(known) if known is not None else load_catalog().names()
-    with_new = ['"replace " old " with " new', '"move " old " to " new', '"add " new " like " old']
-    without = ['"none"', '"count " old " " num', '"remove " old', '"step " old " " method', '"skip " old " " method']
+    old, movers, doers = list(classes), list(movers if movers is not None else classes), list(doers if doers is not None else classes)
     if grounding is not None:
         known = [k for k in known if k in grounding.new_classes]
-        if grounding.must_bring:
-            without = []
+        old, movers, doers = (grounding.about(c) for c in (old, movers, doers))
+    with_new = ['"replace " old " with " new', *(['"move " mover " to " new'] if movers else []),
+                *(['"add " new " like " doer'] if doers else [])]
+    without = ['"none"', '"count " old " " num', '"remove " old', '"step " old " " method', '"skip " old " " method']
+    if grounding is not None and grounding.must_bring:
+        without = []
     forms = [*without, *(with_new if known else [])]
     if allow_task:
         forms.append('"add task"')
     return "\n".join([
         f"root ::= {' | '.join(forms)}",
-        f"old ::= {_alternatives(sorted(set(classes)))}",
+        f"old ::= {_alternatives(sorted(set(old)))}",
+        *([f"mover ::= {_alternatives(sorted(set(movers)))}"] if movers else []),
+        *([f"doer ::= {_alternatives(sorted(set(doers)))}"] if doers else []),
         *([f"new ::= {_alternatives(sorted(set(known)))}"] if known else []),
         'num ::= [0-9] | "1" [0-9] | "20"',
         f"method ::= {_alternatives(STEP_METHODS)}",
@@ -239,8 +248,21 @@ class Grounding:
         forms = [f for c in pool for f in (c, _base(c), *(_base(c) + x for x in _FORMS)) if f in catalog]
         return cls(tuple(named), tuple(dict.fromkeys(forms)), bool(missing))
 
-    def check(self, edit: Edit) -> None:
+    def about(self, classes: Sequence[str]) -> list[str]:
+        """Of the routine's `classes` an edit could be about, the ones the change names (in either
+        form), or all of them when it names none: "the laptop instead of the phone" is about the
+        CellPhone, not the Desk."""
+        named = {_base(c) for c in self.named}
+        return [c for c in classes if _base(c) in named] or list(classes)
+
+    def check(self, edit: Edit, program: str | None = None) -> None:
         """`EditError` for an edit the grammar would not have admitted (for models without one)."""
+        if program is not None and edit.kind not in ("none", "add_task"):
+            movers, doers = program_roles(program)
+            pool = {"move": movers, "add_like": doers}.get(edit.kind, program_classes(program))
+            allowed = self.about(pool)
+            if pool and edit.target not in allowed:
+                raise EditError(f"the change is about {', '.join(allowed)}, not the {edit.target}")
         brings = edit.kind in ("replace", "move", "add_like")
         if brings and edit.value not in self.new_classes:
             named = ", ".join(self.new_classes) or "no object"
@@ -366,6 +388,20 @@ def _loop_var(body: list[ast.stmt]) -> str:
     """A loop counter the loop's own steps do not use ("i" unless taken there)."""
     taken = _names(ast.Module(body=body, type_ignores=[]))
     return next(v for v in ("i", "n", "k", "j") if v not in taken)
+
+
+def program_roles(program: str) -> tuple[list[str], list[str]]:
+    """(movers, doers): the classes of the program that are put somewhere (what `move` can move),
+    and the classes that have steps of their own (what `add ... like` can copy)."""
+    movers: list[str] = []
+    doers: list[str] = []
+    for d in _decls(_parse(program)):
+        steps = [hit[1] for hit in (_receiver(stmt) for stmt in _group(d)[1:]) if hit]
+        if steps and d.cls not in doers:
+            doers.append(d.cls)
+        if any(m in (*_PLACING, "put_down") for m in steps) and d.cls not in movers:
+            movers.append(d.cls)
+    return movers, doers
 
 
 def program_classes(program: str) -> list[str]:

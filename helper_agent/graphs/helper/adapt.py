@@ -51,6 +51,7 @@ from helper_agent.program.edits import (
     in_form,
     parse_edit,
     program_classes,
+    program_roles,
 )
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
@@ -159,13 +160,14 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
     record: dict[str, Any] = {"change": change, "edit": "none", "applied": False, "rejected": []}
     grounding = Grounding.of(change, program)
     for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
-        grammar = edit_grammar(program_classes(program), grounding=grounding)
+        movers, doers = program_roles(program)
+        grammar = edit_grammar(program_classes(program), grounding=grounding, movers=movers, doers=doers)
         decoding = grammar_decoding(ctx.chat(), grammar, temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1, kind="edit")
         line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
         try:
             edit = in_form(parse_edit(line))
-            grounding.check(edit)
+            grounding.check(edit, program)
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
             else:

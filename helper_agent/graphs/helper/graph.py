@@ -53,7 +53,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_conditional_edges("locate", nodes.after_locate, ["execute", "finish"])
     builder.add_edge("correct", "execute")
     builder.add_conditional_edges("ask_feedback", nodes.after_feedback, ["memorize", "understand", "replan", "finish"])
-    builder.add_conditional_edges("replan", nodes.after_replan, ["validate", "finish"])
+    builder.add_conditional_edges("replan", nodes.after_replan, ["validate", "ask_feedback", "finish"])
     builder.add_edge("memorize", END)
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer, name="helper")

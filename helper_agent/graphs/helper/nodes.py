@@ -381,7 +381,9 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
                  f"says is missing: {feedback}")
         log.append(f"replan: attempt {attempt} repeated the failed program")
     if repeated:
-        log.append("replan: every attempt repeated the failed program; it is not run again")
+        again = int(state.get("feedback_rounds", 0)) < ctx.config.feedback_rounds
+        log.append("replan: every attempt repeated the failed program; it is not run again"
+                   + ("; asking what is missing" if again else ""))
     return {"program": failed if repeated else text, "plan_attempts": 0, "plan_error": "", "resume_index": 0,
             "corrections": 0, "locate_attempts": 0, "repeated": repeated, "log": log}
 
@@ -448,9 +450,13 @@ def after_locate(state: HelperState) -> str:
     return "finish" if state["execution"]["status"] in LIMITS else "execute"
 
 
-def after_replan(state: HelperState) -> str:
-    """A replan that only repeated the failed program is not run again."""
-    return "finish" if state.get("repeated") else "validate"
+def after_replan(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    """A replan that only repeated the failed program is not run again: the person is asked again
+    while feedback rounds remain (a bare "no" gives the replan nothing to change; what they say next
+    may), else the request ends."""
+    if not state.get("repeated"):
+        return "validate"
+    return "ask_feedback" if int(state.get("feedback_rounds", 0)) < _ctx(runtime).config.feedback_rounds else "finish"
 
 
 def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:
