@@ -203,3 +203,19 @@ def test_the_worked_edit_examples_keep_the_grounding_rule() -> None:
 
     for program, change, line in _edit_shots():
         Grounding.of(change, program).check(in_form(parse_edit(line)))
+
+
+def test_roles_limit_what_move_and_add_like_can_name() -> None:
+    """`move` names what the routine puts somewhere, `add ... like` what has steps, and where the
+    change names one of the routine's objects, the edit is about that one."""
+    from helper_agent.program.edits import program_roles
+
+    assert program_roles(TIDY) == (["RemoteControl"], ["RemoteControl"])
+    assert program_roles(SANDWICH) == (["Plate", "BreadSliced", "TomatoSliced"], ["Plate", "BreadSliced", "TomatoSliced"])
+    movers, doers = program_roles(TIDY)
+    grammar = edit_grammar(program_classes(TIDY), movers=movers, doers=doers)
+    assert 'mover ::= "RemoteControl"' in grammar and 'doer ::= "RemoteControl"' in grammar
+    about = Grounding.of("toast the tomato instead of the bread", SANDWICH)
+    assert about.about(program_classes(SANDWICH)) == ["BreadSliced", "TomatoSliced"]
+    with pytest.raises(EditError, match="the change is about BreadSliced, TomatoSliced, not the Plate"):
+        Grounding.of("no bread, more tomato", SANDWICH).check(parse_edit("remove Plate"), SANDWICH)
