@@ -30,6 +30,7 @@ from typing import Any
 
 from helper_agent.program import api
 from helper_agent.program.classes import LexicalClassMapper
+from helper_agent.program.grammar import default_class_names
 from helper_agent.program.semantics import accepts, affords
 from helper_agent.world.catalog import load_catalog
 
@@ -222,8 +223,6 @@ def decl_tail_grammar(cls: str) -> str:
 def _declaration_rules() -> dict[str, str]:
     """GBNF rules of a whole declaration line: the catalog's classes grouped by the attributes
     they take, each group followed by an optional landmark and only its own attributes."""
-    from helper_agent.program.grammar import default_class_names
-
     groups: dict[tuple[str, ...], list[str]] = {}
     for cls in default_class_names():
         groups.setdefault(_attributes_of(cls), []).append(cls)
@@ -360,8 +359,6 @@ def _compiled(rules: str) -> Any:
 def _class_names() -> str:
     """The catalog's object classes as one GBNF alternation: a class is a name the world knows, not
     any capitalised word (the 0.5B model wrote "PotatoSlicedSlicedSliced..." to the length cap)."""
-    from helper_agent.program.grammar import default_class_names
-
     return _trie(default_class_names())
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from helper_agent.program import api
+from helper_agent.world.catalog import load_catalog
 
 ClassMapper = Callable[[str], tuple[str, float]]
 """`name -> (catalog class, score in [0, 1])`; a mapper may set `min_score`, the score under which its
@@ -300,9 +301,6 @@ class CatalogView:
 
 
 def default_catalog() -> CatalogView | None:
-    """The packaged object catalog, or None if the world layer's catalog is not available."""
-    try:
-        from helper_agent.world.catalog import load_catalog
-    except ImportError:  # pragma: no cover - only while the world layer is absent
-        return None
+    """The packaged object catalog (None is kept in the type for callers written when the world
+    layer could be absent)."""
     return CatalogView(load_catalog())

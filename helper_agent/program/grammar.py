@@ -54,6 +54,7 @@ from collections.abc import Iterable, Sequence
 from helper_agent.program import api
 from helper_agent.program.cfg import Chars, Expr, Grammar, Lit, Ref, Repeat, alt, chars, opt, seq
 from helper_agent.program.cfg_match import Matcher
+from helper_agent.program.classes import default_catalog
 from helper_agent.program.interpreter import CLASS_NAME
 
 DEFAULT_MAX_STATEMENTS = 40
@@ -122,8 +123,6 @@ def _check_classes(classes: Sequence[str]) -> tuple[str, ...]:
 
 
 def _default_classes() -> tuple[str, ...]:
-    from helper_agent.program.classes import default_catalog
-
     view = default_catalog()
     if view is None:  # pragma: no cover - only while the world layer is absent
         raise ValueError("the object catalog is not available: pass classes=[...]")

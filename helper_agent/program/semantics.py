@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from helper_agent.program import api
-from helper_agent.program.classes import CatalogView
+from helper_agent.program.classes import CatalogView, default_catalog
 from helper_agent.program.errors import SemanticError, clip
 from helper_agent.program.parsed import Action, ObjectDecl, ParsedProgram
 
@@ -282,8 +282,6 @@ def _raise(reason: str, line: int, col: int, parsed: ParsedProgram) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _default_checker() -> _Checker | None:
-    from helper_agent.program.classes import default_catalog
-
     view = default_catalog()
     return _Checker(view) if view is not None else None
 
