@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.episodes import prepare
-from helper_agent.evals.families import FAMILIES
+from helper_agent.evals.benchmark.episodes import prepare
+from helper_agent.evals.benchmark.families import FAMILIES
 from helper_agent.program import compile_program
 from helper_agent.tools.executor import Executor
 

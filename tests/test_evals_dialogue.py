@@ -10,7 +10,7 @@ from importlib import resources
 
 import pytest
 
-from helper_agent.evals.dialogue import (
+from helper_agent.evals.benchmark.dialogue import (
     PHRASINGS,
     indefinite,
     instruction_text,
@@ -21,7 +21,7 @@ from helper_agent.evals.dialogue import (
     unit,
     write_dialogue,
 )
-from helper_agent.evals.families import FAMILIES, FamilyInstance
+from helper_agent.evals.benchmark.families import FAMILIES, FamilyInstance
 from helper_agent.world.catalog import load_catalog
 
 SEEDS = range(24)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from helper_agent.evals.episodes import prepared_scenes, run_program
-from helper_agent.evals.families import FAMILIES
+from helper_agent.evals.benchmark.episodes import prepared_scenes, run_program
+from helper_agent.evals.benchmark.families import FAMILIES
 
 EPISODES_PER_FAMILY = 12
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from helper_agent.evals.families import FAMILIES, rooms_for
+from helper_agent.evals.benchmark.families import FAMILIES, rooms_for
 from helper_agent.memory.corrections import load_seed_corrections
 from helper_agent.memory.examples import load_seed_examples
 from helper_agent.program import ProgramError, SemanticError, compile_program

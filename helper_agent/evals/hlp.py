@@ -50,6 +50,7 @@ from helper_agent.graphs.llm_planner.prompts import (
     fit_examples,
     planner_messages,
 )
+from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
 
 MODES = ("goal", "goal+step")
@@ -97,8 +98,6 @@ def query_of(example: PlanExample, mode: str, visible: bool) -> PlanQuery:
 def plan_one(chat: Any, example: PlanExample, shots: Sequence[PlanExample], vocabulary: PlanVocabulary,
              mode: str, options: HLPOptions, callbacks: list[Any]) -> dict[str, Any]:
     """Plan one example; the record of its result (parse failures count as wrong)."""
-    from helper_agent.llm import grammar_decoding, invoke_with_retry
-
     query = query_of(example, mode, options.visible)
     examples = fit_examples(list(vocabulary.actions), [query_of(s, mode, options.visible) for s in shots], query,
                             options.max_prompt_chars)
@@ -165,8 +164,6 @@ def run_hlp(pool: Sequence[PlanExample], chat: Any, out: str | Path, options: HL
             memory: FewShotMemory | None = None,
             progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run (or resume) the leave-one-out evaluation; returns the metrics written to `<out>/metrics.json`."""
-    from helper_agent.llm import UsageRecorder
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     spec_file = out / "spec.json"

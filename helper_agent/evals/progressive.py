@@ -34,19 +34,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from helper_agent.evals.executors import Executor
-from helper_agent.evals.provenance import code_note
-from helper_agent.evals.runfiles import read_spec, write_spec
+from helper_agent.evals.provenance import code_counts, code_note, code_version
+from helper_agent.evals.runfiles import SPEC_FILE, read_progressive_spec, read_spec, write_spec
 from helper_agent.evals.runner import EvalSpec, instance_paths, run_eval
 from helper_agent.evals.store import ResultStore
 from helper_agent.files import (
     atomic_path,
     atomic_write_json,
     atomic_write_text,
-    parse_json_text,
-    read_bounded,
     read_json_model,
 )
-from helper_agent.teach.instances import instance_id_of
+from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
+from helper_agent.teach.instances import instance_id_of, load_instance
 
 
 class DatabaseMarker(BaseModel):
@@ -139,14 +138,10 @@ def experience_records(run: EvalSpec, iteration: int) -> list[Any]:
     the agent's own (`[action, observation, scene graph]` per step, as `PRAGAgent` reports it);
     `done` is the harness's success. Nothing else of the instance is read.
     """
-    from helper_agent.evals.runner import _instance_id
-    from helper_agent.memory.experience import Experience, ExperienceStep
-    from helper_agent.teach.instances import load_instance
-
     records = ResultStore(Path(run.out) / "results.jsonl").records()
     out = []
     for path in instance_paths(run):
-        iid = _instance_id(path)
+        iid = instance_id_of(path)
         record = records.get(iid)
         if record is None:
             raise RuntimeError(f"{run.out}: episode {iid} has no result yet (the pass is not finished)")
@@ -164,8 +159,6 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
     A marked database is reused only if it still holds the marked number of records: a run folder
     copied or kept without its `database/` (it is derived data, rebuilt from the passes' results)
     gets it rebuilt instead of an empty database passed off as Di."""
-    from helper_agent.memory.experience import ExperienceMemory
-
     folder = _iter_dir(spec, i)
     marker = folder / "database.json"
     if marker.exists():
@@ -185,21 +178,6 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
     if progress:
         progress(i, "database", i, i)
     return count
-
-
-SPEC_FILE = "progressive.json"  # in a progressive run's --out: what it was run with
-
-
-def read_progressive_spec(folder: Path) -> dict[str, Any] | None:
-    """The spec a `helper eval progressive` folder was run with (its `progressive.json`), or None when
-    the folder holds none. Read when a run resumes, adopts another's iteration 0, or is compared."""
-    path = folder / SPEC_FILE
-    if not path.exists():
-        return None
-    spec = parse_json_text(read_bounded(path), str(path))
-    if not isinstance(spec, dict):
-        raise ValueError(f"{path}: not a progressive run's spec (not a JSON object)")
-    return spec
 
 
 # ------------------------------------------------------------------------------ iteration 0
@@ -227,8 +205,6 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     label. `adopt_other_code` adopts them anyway, for a change its author knows leaves the agent as
     it was; `adopted_from.json` then counts them by code.
     """
-    from helper_agent.evals.provenance import code_counts, code_version
-
     source = Path(str(spec.iteration0_from))
     theirs = read_progressive_spec(source)
     if theirs is None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from helper_agent.evals.provenance import code_counts, code_note
-from helper_agent.evals.runfiles import read_metrics, read_metrics_or_summary
+from helper_agent.evals.runfiles import read_metrics, read_metrics_or_summary, read_progressive_spec
 from helper_agent.evals.store import errored, read_records
 from helper_agent.files import atomic_path, atomic_write_json, atomic_write_text
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
@@ -305,8 +305,6 @@ def best_iteration(run_dir: str | Path) -> dict[str, Any]:
 def _iterations_asked(run_dir: Path) -> int | None:
     """How many iterations a `helper eval progressive` folder was asked for, or None for any other
     folder or a spec that does not say."""
-    from helper_agent.evals.progressive import read_progressive_spec
-
     asked = (read_progressive_spec(run_dir) or {}).get("iterations")
     return asked if isinstance(asked, int) else None
 

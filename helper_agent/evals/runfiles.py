@@ -1,4 +1,6 @@
-"""The files of a run folder, as typed models: `spec.json`, `metrics.json` and a `results.jsonl` line.
+"""The files of a run folder, as typed models: `spec.json`, `metrics.json` and a `results.jsonl` line;
+and a progressive run's `progressive.json`, which the report reads to say whether its best
+iteration so far is final (here, so that the report needs nothing of the progressive study).
 
 Each is read through `helper_agent.files.read_json_model` (bounded size and nesting, UTF-8, one
 line naming the file and the field on any damage) and written atomically (temporary file, fsync,
@@ -124,3 +126,16 @@ def result_line(data: Any, source: str) -> dict[str, Any]:
         raise FileFormatError(f"{source}: expected a JSON object, got {type(data).__name__}")
     validate_model(data, ResultLine, source)
     return data
+SPEC_FILE = "progressive.json"  # in a progressive run's --out: what it was run with
+
+
+def read_progressive_spec(folder: Path) -> dict[str, Any] | None:
+    """The spec a `helper eval progressive` folder was run with (its `progressive.json`), or None when
+    the folder holds none. Read when a run resumes, adopts another's iteration 0, or is compared."""
+    path = folder / SPEC_FILE
+    if not path.exists():
+        return None
+    spec = parse_json_text(read_bounded(path), str(path))
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: not a progressive run's spec (not a JSON object)")
+    return spec

@@ -29,9 +29,9 @@ from typing import Any
 
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.dialogue import instruction_text, write_dialogue
-from helper_agent.evals.episodes import SceneTask, prepare, run_program
-from helper_agent.evals.families import FAMILIES
+from helper_agent.evals.benchmark.dialogue import instruction_text, write_dialogue
+from helper_agent.evals.benchmark.episodes import SceneTask, prepare, run_program
+from helper_agent.evals.benchmark.families import FAMILIES
 from helper_agent.program import compile_program
 from helper_agent.teach import check_task, default_registry
 from helper_agent.teach.actions import COMMANDER_ID, DRIVER_ID, action_by_name, default_definitions

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.families import FAMILIES, FamilyInstance, rooms_for
+from helper_agent.evals.benchmark.families import FAMILIES, FamilyInstance, rooms_for
 from helper_agent.program import compile_program
 from helper_agent.teach import TaskProgress, check_task, default_registry
 from helper_agent.tools.executor import ExecutionResult, Executor, ExecutorConfig

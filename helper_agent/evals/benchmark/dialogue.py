@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from helper_agent.evals.families import FamilyInstance
+from helper_agent.evals.benchmark.families import FamilyInstance
 from helper_agent.teach.instances import instruction_text
 
 __all__ = [
