@@ -25,8 +25,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from helper_agent import tracing
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.agents import Memories
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.graphs.helper.agent import Memories
 from helper_agent.graphs.helper.facts import request_facts
 from helper_agent.llm import LLMBudget
 

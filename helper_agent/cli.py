@@ -44,6 +44,7 @@ _GROUPS = (
     ("routines", "routines", "A user's taught routines: add, list, show, remove, export, import."),
     ("bench", "bench", "The built-in TEACh-format benchmark."),
     ("eval", "eval", "TfD/EDH evaluations."),
+    ("methods", "methods", "The registered methods (built-in and plug-ins); langgraph.json from them."),
 )
 
 for module_name, group, help_text in _GROUPS:

@@ -100,7 +100,7 @@ def served_chat_model(spec: str) -> Any:
 
 def _memories() -> Any:
     """The shared memories (the settings' folder or Chroma server), opened once per process."""
-    from helper_agent.evals.agents import Memories
+    from helper_agent.graphs.helper.agent import Memories
 
     with _LOCK:
         if "memories" not in _SHARED:

@@ -1,4 +1,5 @@
-"""Served graphs for LLM-Planner, P-RAG and EmbodiedRAG (`langgraph.json`), beside HELPER's.
+"""Served graphs for every registered method without a served graph of its own (`langgraph.json`):
+LLM-Planner, P-RAG, EmbodiedRAG and any plug-in method; HELPER's is `helper_agent.serving`.
 
 Each method's graph acts on an environment handed to it and never builds one, so, as for HELPER
 (`helper_agent.serving`), the server runs an outer graph: its one node builds the household from the
@@ -11,12 +12,19 @@ in `helper run --instance`.
 
     input   {"request": "make me a coffee", "room": "Kitchen", "seed": 7}
     context {"llm": "local:1.5b", "options": ["replan=off", "k=9"]}
+
+The graphs come from the method registry (`graphs/registry.py`): this module holds one served graph
+per such method as the attribute `graph_attribute(name)` (`llm-planner` -> `llm_planner`), and
+`langgraph_config()` is `langgraph.json` as the registry says it (`helper methods langgraph-json`
+writes it; a test checks the committed file against it).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -24,10 +32,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic builds JSON schemas only from this one on Python < 3.12
 
+from helper_agent.evals.harness import run_instance
+from helper_agent.graphs.base import EpisodeSetup
+from helper_agent.graphs.options import parse_agent_options
+from helper_agent.graphs.registry import BuildRequest, build_agent, get_method, method_names
 from helper_agent.serving import served_chat_model, served_household
 
-#: The methods served here (HELPER has its own graph, with the feedback interrupt and routines).
-SERVED_METHODS = ("llm-planner", "prag", "embodiedrag")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class MethodInput(TypedDict, total=False):
@@ -66,34 +77,37 @@ class MethodContext:
 
 
 _LOCK = threading.Lock()
-_AGENTS: dict[tuple[str, str, tuple[str, ...], str, bool], Any] = {}
+_AGENTS: dict[tuple[str, str, tuple[str, ...], bool], Any] = {}
 
 
-def _agent(method: str, llm: str, options: list[str], mode: str, task_known: bool) -> Any:
-    """One agent per (method, model, switches, mode, task known) per server process: its memories
-    and model load once. The last two are in the key because a method may build on them
+def served_method_names() -> list[str]:
+    """The registered methods served by this module's graph (those without a served graph of their own)."""
+    return [name for name in method_names() if get_method(name).served_graph is None]
+
+
+def graph_attribute(name: str) -> str:
+    """The attribute of this module that holds method `name`'s served graph."""
+    return name.replace("-", "_").replace(".", "_")
+
+
+def _agent(method: str, llm: str, options: list[str], task_known: bool) -> Any:
+    """One agent per (method, model, switches, task known) per server process: its memories and
+    model load once. Whether the task is known is in the key because a method may build on it
     (EmbodiedRAG's feedback)."""
-    from helper_agent.evals.methods import build_agent, parse_agent_options
-    from helper_agent.evals.runner import EvalSpec
-
-    key = (method, llm, tuple(sorted(options)), mode, task_known)
+    key = (method, llm, tuple(sorted(options)), task_known)
     with _LOCK:
         if key not in _AGENTS:
-            spec = EvalSpec.for_request(method, llm, parse_agent_options(options), mode=mode, task_known=task_known,
-                                        out="out/serve")
-            _AGENTS[key] = build_agent(spec, served_chat_model(llm))
+            request = BuildRequest.interactive(served_chat_model(llm), parse_agent_options(options), task_known=task_known)
+            _AGENTS[key] = build_agent(method, request)
         return _AGENTS[key]
 
 
 def _episode_node(method: str) -> Any:
     def episode(state: MethodState, runtime: Runtime[MethodContext], config: RunnableConfig) -> dict[str, Any]:
         """Build the household, let the method act on it, and (with an instance) score it."""
-        from helper_agent.evals.agents import EpisodeSetup
-        from helper_agent.evals.harness import run_instance
-
         ctx = runtime.context if isinstance(runtime.context, MethodContext) else MethodContext(**(runtime.context or {}))
         env, loaded, request = served_household(state)
-        agent = _agent(method, ctx.llm, list(ctx.options), loaded.mode if loaded else "tfd", loaded is not None)
+        agent = _agent(method, ctx.llm, list(ctx.options), loaded is not None)
         checker = None
         if loaded is not None:
             record, result = run_instance(loaded, agent, env, tags=["serve"])
@@ -109,9 +123,9 @@ def _episode_node(method: str) -> Any:
 
 
 def build_method_graph(method: str, checkpointer: Any = None) -> Any:
-    """The served graph of one method (`llm-planner`, `prag` or `embodiedrag`)."""
-    if method not in SERVED_METHODS:
-        raise ValueError(f"served methods: {', '.join(SERVED_METHODS)} (HELPER: helper_agent.serving)")
+    """The served graph of one registered method (`llm-planner`, `prag`, `embodiedrag`, a plug-in's)."""
+    if method not in served_method_names():
+        raise ValueError(f"served methods: {', '.join(served_method_names())} (HELPER: helper_agent.serving)")
     builder = StateGraph(MethodState, input_schema=MethodInput, output_schema=MethodOutput, context_schema=MethodContext)
     builder.add_node("episode", _episode_node(method))
     builder.add_edge(START, "episode")
@@ -119,6 +133,27 @@ def build_method_graph(method: str, checkpointer: Any = None) -> Any:
     return builder.compile(checkpointer=checkpointer, name=method)
 
 
-llm_planner = build_method_graph("llm-planner")
-prag = build_method_graph("prag")
-embodiedrag = build_method_graph("embodiedrag")
+def _graph_path(served_graph: str) -> str:
+    """`module:attribute` as `langgraph.json` names a graph: a file path, relative to the repository
+    when the module is in it."""
+    module, _, attribute = served_graph.partition(":")
+    spec = find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ValueError(f"served graph {served_graph!r}: no module {module!r}")
+    origin = Path(spec.origin).resolve()
+    path = f"./{origin.relative_to(ROOT).as_posix()}" if origin.is_relative_to(ROOT) else str(origin)
+    return f"{path}:{attribute}"
+
+
+def langgraph_config() -> dict[str, Any]:
+    """`langgraph.json` for every registered method: its own served graph, or this module's."""
+    graphs = {}
+    for name in method_names():
+        own = get_method(name).served_graph
+        graphs[name] = _graph_path(own or f"{__name__}:{graph_attribute(name)}")
+    return {"dependencies": ["."], "graphs": graphs}
+
+
+# One served graph per method, as module attributes: `langgraph.json` names them, and LangGraph's
+# server reads a graph from the module's namespace.
+globals().update({graph_attribute(name): build_method_graph(name) for name in served_method_names()})

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.evals.agents import server_namespace
 from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.memory.folders import server_namespace
 
 CHROMA = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.methods import build_agent
-from helper_agent.evals.methods.embodiedrag import config_from_options
 from helper_agent.evals.runner import EvalSpec, run_episode
 from helper_agent.graphs.embodiedrag.actions import (
     ACTIONS,
@@ -28,7 +26,9 @@ from helper_agent.graphs.embodiedrag.actions import (
     react_grammar,
     self_query_cfg,
 )
+from helper_agent.graphs.embodiedrag.agent import config_from_options
 from helper_agent.graphs.embodiedrag.nodes import SELF_QUERY_ATTRIBUTES, _needs
+from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.program.cfg_match import Matcher
 from helper_agent.program.cfg_sample import Sampler
 from helper_agent.world.catalog import load_catalog
@@ -188,8 +188,7 @@ def test_options_are_checked() -> None:
 
 
 def test_the_registry_builds_the_agent(tmp_path: Path) -> None:
-    agent = build_agent(EvalSpec(mode="tfd", data=".", out=str(tmp_path), planner="embodiedrag",
-                                 agent_options={"graph": "full"}), _chat())
+    agent = build_agent("embodiedrag", BuildRequest(_chat(), {"graph": "full"}, memory_dir=str(tmp_path)))
     assert agent.name == "embodiedrag" and agent.config.graph == "full" and not agent.oracle
 
 
@@ -215,9 +214,9 @@ def test_a_planner_that_does_nothing_fails(benches: dict[int, Path], tmp_path: P
 
 def test_the_memory_holds_only_what_was_seen(benches: dict[int, Path], tmp_path: Path) -> None:
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import EpisodeSetup
-    from helper_agent.evals.methods.embodiedrag import EmbodiedRAGAgent
+    from helper_agent.graphs.base import EpisodeSetup
     from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
+    from helper_agent.graphs.embodiedrag.agent import EmbodiedRAGAgent
     from helper_agent.teach.instances import load_instance
 
     loaded = load_instance(str(_coffee(benches[1000])), "tfd")

@@ -392,8 +392,8 @@ def test_a_huge_dialogue_is_clipped_for_the_prompts_and_the_record_says_so(bench
     import dataclasses
 
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import AgentResult, EpisodeSetup
     from helper_agent.evals.harness import run_instance
+    from helper_agent.graphs.base import AgentResult, EpisodeSetup
     from helper_agent.teach.instances import load_instance
 
     loaded = load_instance(sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json"))[0])

@@ -14,9 +14,9 @@ from pathlib import Path
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
-from helper_agent.evals.agents import HelperAgent, Memories
 from helper_agent.evals.personalization import load_suite, run_suite
 from helper_agent.graphs.helper import HelperConfig
+from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.helper.prompts import load_adaptation_examples
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder

@@ -16,10 +16,12 @@ from test_envs_thor import MUG, TABLE, FakeController
 from helper_agent.envs.base import can_snapshot
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.envs.thor import ThorEnv
-from helper_agent.evals.agents import EpisodeSetup, GoldAgent, HelperAgent, Memories, OracleGraphAgent
+from helper_agent.evals.agents import GoldAgent, OracleGraphAgent
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.harness import run_instance
+from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.helper import HelperConfig
+from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
@@ -91,7 +93,7 @@ def test_the_harness_scores_and_the_agent_does_not(bench: Path, memories: Memori
         name, oracle = "boaster", False
 
         def run(self, setup: EpisodeSetup):  # noqa: ANN201
-            from helper_agent.evals.agents import AgentResult
+            from helper_agent.graphs.base import AgentResult
 
             assert setup.reference is None  # non-oracles never see the gold program
             return AgentResult(outcome="success")

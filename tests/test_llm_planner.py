@@ -13,23 +13,26 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.agents import EpisodeSetup
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.methods.llm_planner import (
+from helper_agent.evals.methods import training_episodes
+from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.graphs.base import EpisodeSetup
+from helper_agent.graphs.llm_planner import LLMPlannerConfig
+from helper_agent.graphs.llm_planner.agent import (
     LLMPlannerAgent,
     config_from,
+    plan_examples,
+    pool_memory,
     stratified,
-    train_examples,
     vocabulary_for,
 )
-from helper_agent.evals.runner import EvalSpec, run_eval
-from helper_agent.graphs.llm_planner import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.plans import (
     ALFRED_ACTIONS,
     PlanVocabulary,
     plan_from_actions,
 )
 from helper_agent.graphs.llm_planner.prompts import PlanQuery, planner_messages
+from helper_agent.graphs.registry import BuildRequest
 from helper_agent.memory.embeddings import HashEmbedder
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
 from helper_agent.memory.store import VectorStore
@@ -185,7 +188,7 @@ def test_plans_from_reference_actions() -> None:
 
 
 def test_train_pool_is_stratified_and_from_train_only(bench: Path) -> None:
-    examples = train_examples(str(bench), "train")
+    examples = plan_examples(training_episodes(str(bench), "train"))
     assert len(examples) == 17 and all(e.id.startswith("train:") for e in examples)
     chosen = stratified(examples, 10, seed=0)
     assert len({e.task_type for e in chosen}) == 10  # 17 episodes over >= 10 families: one each
@@ -212,19 +215,17 @@ def test_eval_tfd_runs_end_to_end_with_a_scripted_model(bench: Path, tmp_path: P
     # the prompt's examples come from the train split, and k of them
     human = [m for m in chat.calls[0]["messages"] if m.type == "human"]
     assert len(human) == 4
-    pool_ids = {e.id for e in train_examples(str(bench))}
+    pool_ids = {e.id for e in plan_examples(training_episodes(str(bench)))}
     assert pool_ids and all(i.startswith("train:") for i in pool_ids)
     assert "k=3" in metrics["label"]
 
 
 def test_pool_from_a_users_knn_file(bench: Path, tmp_path: Path) -> None:
-    from helper_agent.evals.methods.llm_planner import pool_memory
-
     path = tmp_path / "knn.json"
     path.write_text(json.dumps([{"task": f"pick_and_place_simple-Apple-None-Fridge-1/t{i}", "task_instr": f"Put apple {i} in the fridge.",
                                  "gold_traj": [["('Navigation','Apple')"], ["('PickupObject','Apple')"]]} for i in range(3)]))
-    spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "run"))
-    memory = pool_memory(spec, str(path), 100)
+    request = BuildRequest(ScriptedChat(reply=lambda m: "", calls=[]), data=str(bench), memory_dir=str(tmp_path / "run" / "memory"))
+    memory = pool_memory(request, str(path), 100)
     assert memory.count() == 3
     vocabulary = vocabulary_for(memory)
     assert vocabulary.actions == ALFRED_ACTIONS and "apple" in vocabulary.objects

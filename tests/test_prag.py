@@ -16,10 +16,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.methods import build_agent
-from helper_agent.evals.methods.prag import config_from_options
 from helper_agent.evals.runner import EvalSpec, run_episode
 from helper_agent.graphs.prag.actions import ACTIONS, StepParseError, parse_step, step_cfg, step_grammar
+from helper_agent.graphs.prag.agent import config_from_options
+from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.program.cfg_match import Matcher
 from helper_agent.program.cfg_sample import Sampler
 
@@ -155,8 +155,7 @@ def test_options_are_checked() -> None:
 
 
 def test_the_registry_builds_the_agent(tmp_path: Path) -> None:
-    agent = build_agent(EvalSpec(mode="tfd", data=".", out=str(tmp_path), planner="prag",
-                                 agent_options={"retrieval": "goal", "database": str(tmp_path / "db")}), ScriptedStep())
+    agent = build_agent("prag", BuildRequest(ScriptedStep(), {"retrieval": "goal", "database": str(tmp_path / "db")}))
     assert agent.name == "prag" and agent.config.retrieval == "goal" and not agent.oracle
     assert agent.database is not None and agent.database.count() == 0
 

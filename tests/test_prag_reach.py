@@ -18,12 +18,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.agents import EpisodeSetup
 from helper_agent.evals.benchmark.episodes import SceneTask, prepared_scenes, run_program
 from helper_agent.evals.benchmark.families import FAMILIES
-from helper_agent.evals.methods.prag import PRAGAgent, config_from_options
+from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.prag import scene as prag_scene
 from helper_agent.graphs.prag.actions import out_of_view, parse_step, step_cfg
+from helper_agent.graphs.prag.agent import PRAGAgent, config_from_options
 from helper_agent.graphs.prag.prompts import render_remembered
 from helper_agent.program.cfg_match import Matcher
 from helper_agent.teach import check_task, default_registry

@@ -18,8 +18,8 @@ from langgraph.types import Command
 
 import helper_agent.llm as llm
 from helper_agent import serving
-from helper_agent.evals.agents import Memories
 from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.graphs.helper.agent import Memories
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory

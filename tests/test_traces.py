@@ -143,7 +143,7 @@ SCRIPT = textwrap.dedent(
     import json, sys
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import Memories
+    from helper_agent.graphs.helper.agent import Memories
     from helper_agent import tracing
 
     mode, arg = sys.argv[1], sys.argv[2]

@@ -34,9 +34,8 @@ from helper_agent.chat_runtime import (
     pending_question,
 )
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.agents import AgentResult, EpisodeSetup
-from helper_agent.evals.methods import build_agent
-from helper_agent.evals.runner import EvalSpec
+from helper_agent.graphs.base import AgentResult, EpisodeSetup
+from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.llm import LLMUnavailable
 
 Message = dict[str, str]
@@ -195,12 +194,11 @@ class Session:
         self.messages.append({"role": "user", "content": f"[{method}] {request}"})
         self.subgoals = []
         before = self.env.objects_metadata()
-        spec = EvalSpec.for_request(method, llm, {}, out=str(self.files / "runs"))
         done: queue.Queue[AgentResult | BaseException] = queue.Queue()
 
         def work() -> None:
             try:
-                agent = build_agent(spec, self.chat_model)
+                agent = build_agent(method, BuildRequest.interactive(self.chat_model))
                 done.put(agent.run(EpisodeSetup(env=self.env, request=request, user=self.user, tags=["app", method])))
             except Exception as exc:  # noqa: BLE001 - shown in the page
                 done.put(exc)

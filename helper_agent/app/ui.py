@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from helper_agent.app.session import RESUME, SUBGOAL_COLUMNS, Progress, Session, explain_error
 from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
 from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user, is_users_thread
-from helper_agent.evals.methods import METHODS
+from helper_agent.graphs.registry import method_names
 from helper_agent.memory.errors import MemoryStoreError
 from helper_agent.teach.errors import TeachFormatError
 from helper_agent.teach.instances import load_instance
@@ -76,7 +76,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                         chatbot = gr.Chatbot(label="conversation", elem_id="chatbot", height=460)
                         status = gr.Markdown("", elem_id="status")
                         with gr.Row():
-                            method = gr.Dropdown(list(METHODS), value="helper", label="method", elem_id="method",
+                            method = gr.Dropdown(method_names(), value="helper", label="method", elem_id="method",
                                                  scale=1, info="helper: the chat; others: one episode")
                             request = gr.Textbox(label="request", placeholder="make me a coffee", elem_id="request",
                                                  scale=5, lines=1)

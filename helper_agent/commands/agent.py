@@ -17,6 +17,9 @@ from rich.table import Table
 
 from helper_agent.commands import program_syntax
 from helper_agent.commands.errors import fail
+from helper_agent.graphs.base import EpisodeSetup
+from helper_agent.graphs.options import parse_agent_options
+from helper_agent.graphs.registry import BuildRequest, build_agent, method_names
 
 console = Console()
 
@@ -57,16 +60,13 @@ def run(
     instance: Path | None = typer.Option(None, help="A TfD/EDH instance file (its game is read from the dataset layout)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model spec (local, local:1.5b, openai:gpt-4o, or a base URL)."),
     out: Path = typer.Option(Path("out/run"), help="Folder for the top-down pictures."),
-    agent_name: str = typer.Option("helper", "--agent", help="The method: helper, llm-planner, prag or embodiedrag."),
+    agent_name: str = typer.Option("helper", "--agent", help=f"The method: {', '.join(method_names())}."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="A method's switch as KEY=VALUE (repeatable)."),
     user: str | None = typer.Option(None, help="Who asks: HELPER recalls their routines and adapts one the request names."),
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.agents import EpisodeSetup
     from helper_agent.evals.harness import run_instance
-    from helper_agent.evals.methods import METHODS, build_agent, parse_agent_options
-    from helper_agent.evals.runner import EvalSpec
     from helper_agent.teach.errors import TeachFormatError
     from helper_agent.teach.instances import load_instance
 
@@ -84,16 +84,15 @@ def run(
         raise typer.BadParameter("give a request, or --instance FILE")
     else:
         env.reset(scene, room_type=room)
-    if agent_name not in METHODS:
-        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)}")
+    if agent_name not in method_names():
+        raise typer.BadParameter(f"--agent takes {', '.join(method_names())}")
     try:
         options = parse_agent_options(agent_option)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    spec = EvalSpec.for_request(agent_name, llm, options, mode=loaded.mode if loaded else "tfd",
-                                task_known=loaded is not None, out=str(out))
     try:
-        agent = build_agent(spec, _with_spinner(_chat_model(llm)))  # a spinner shows while the LLM works
+        chat_model = _with_spinner(_chat_model(llm))  # a spinner shows while the LLM works
+        agent = build_agent(agent_name, BuildRequest.interactive(chat_model, options, task_known=loaded is not None))
     except ValueError as exc:
         fail(f"{exc}")
     out.mkdir(parents=True, exist_ok=True)

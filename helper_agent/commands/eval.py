@@ -25,6 +25,8 @@ from helper_agent.commands.eval_executor import (
     executor_from_options,
 )
 from helper_agent.evals.executors import Executor, local_executor
+from helper_agent.graphs.options import parse_agent_options
+from helper_agent.graphs.registry import check_agent_options, method_names
 
 app = typer.Typer(no_args_is_help=True)
 # Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
@@ -41,7 +43,6 @@ def _seed(seed: int | None) -> int:
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
          feedback: int, planner: str, out: Path, seed: int | None, memory_dir: Path | None, train_memory: bool = False,
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
-    from helper_agent.evals.methods import METHODS, check_agent_options, parse_agent_options
     from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
     from helper_agent.evals.store import errored
 
@@ -49,13 +50,13 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
     if feedback not in (0, 1, 2):
         raise typer.BadParameter("--feedback takes 0, 1 or 2")
-    if planner not in (*METHODS, *ORACLE_PLANNERS):
-        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)} (methods) or {', '.join(ORACLE_PLANNERS)} (oracles)")
+    if planner not in (*method_names(), *ORACLE_PLANNERS):
+        raise typer.BadParameter(f"--agent takes {', '.join(method_names())} (methods) or {', '.join(ORACLE_PLANNERS)} (oracles)")
     if ablate and planner != "helper":
         raise typer.BadParameter("--ablate switches off parts of HELPER; use --agent-option for other methods")
     try:
         options = parse_agent_options(agent_options)
-        check_agent_options(planner, options)
+        check_agent_options(planner, options, ORACLE_PLANNERS)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
@@ -123,7 +124,7 @@ _WORKERS = typer.Option(1, help="Worker processes (each with its own environment
 _ABLATE = typer.Option(None, help="HELPER ablation: mem, precheck, correction or locator.")
 _FEEDBACK = typer.Option(1, help="Feedback rounds: 0, 1 or 2.")
 _PLANNER = typer.Option("helper", "--agent", "--planner",
-                        help="The method: helper, llm-planner, prag, embodiedrag; or an oracle: gold, oracle-graph.")
+                        help=f"The method: {', '.join(method_names())}; or an oracle: gold, oracle-graph.")
 _AGENT_OPTIONS = typer.Option(None, "--agent-option", "-o",
                               help="A method's switch as KEY=VALUE (repeatable), e.g. -o replan=off for llm-planner.")
 _OUT = typer.Option(..., help="Run folder: results.jsonl, metrics.json, report.md, plots. Re-running resumes.")
@@ -246,13 +247,12 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: str, split: str, limit: int | None,
                     llm: str, workers: int, feedback: int, seed: int, out: Path, train_memory: bool) -> list[dict]:
     """Run (or resume, or just read) each method's evaluation on the same episodes; their metrics."""
-    from helper_agent.evals.methods import METHODS
     from helper_agent.evals.report import best_iteration, iteration_metrics
     from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
 
     for agent, _ in items:
-        if agent not in METHODS:
-            raise typer.BadParameter(f"--agents: unknown method {agent!r}; choose from {', '.join(METHODS)}")
+        if agent not in method_names():
+            raise typer.BadParameter(f"--agents: unknown method {agent!r}; choose from {', '.join(method_names())}")
     results = []
     for agent, options in items:
         folder = out / _run_dir_name(agent, options)
@@ -308,10 +308,11 @@ def personalization(
     """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
     import json
 
-    from helper_agent.evals.agents import HelperAgent, Memories, ProgramAgent
+    from helper_agent.evals.agents import ProgramAgent
     from helper_agent.evals.personalization import load_suite, run_suite, table3
     from helper_agent.evals.personalization import write_seeds as record_seeds
     from helper_agent.graphs.helper import HelperConfig
+    from helper_agent.graphs.helper.agent import HelperAgent, Memories
 
     if write_seeds:
         for rid, (old, new) in record_seeds(suite_file).items():

@@ -93,7 +93,7 @@ def eai(
     from helper_agent.evals.eai.report import our_extras, row, write_report
     from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
     from helper_agent.evals.eai.tasks import EaiUnavailable, select_tasks
-    from helper_agent.evals.methods import parse_agent_options
+    from helper_agent.graphs.options import parse_agent_options
 
     try:
         options = parse_agent_options(agent_option)

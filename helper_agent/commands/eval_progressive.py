@@ -17,6 +17,8 @@ from helper_agent.commands.eval_executor import (
     RAY_NUM_GPUS,
     executor_from_options,
 )
+from helper_agent.graphs.options import parse_agent_options
+from helper_agent.graphs.registry import method_names
 
 console = table_console(160)
 
@@ -51,7 +53,6 @@ def progressive(
     ray_num_gpus: float = RAY_NUM_GPUS,
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
-    from helper_agent.evals.methods import METHODS, parse_agent_options
     from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
 
     if benchmark not in ("teach", "eai"):
@@ -63,8 +64,8 @@ def progressive(
         return
     if data is None:
         raise typer.BadParameter("--data is required with --benchmark teach")
-    if agent not in METHODS:
-        raise typer.BadParameter(f"--agent takes {', '.join(METHODS)}")
+    if agent not in method_names():
+        raise typer.BadParameter(f"--agent takes {', '.join(method_names())}")
     if agent != "prag":
         raise typer.BadParameter("progressive iteration needs an agent that reads an experience database: prag")
     if train_split not in ("train", "self"):
@@ -114,7 +115,6 @@ def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm
     from helper_agent.commands.eval_eai import _chat
     from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive
     from helper_agent.evals.eai.tasks import EaiUnavailable
-    from helper_agent.evals.methods import parse_agent_options
 
     try:
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,

@@ -15,7 +15,7 @@ from typing import Any
 
 from helper_agent.config import get_settings
 from helper_agent.envs.base import Environment
-from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, Reference
+from helper_agent.graphs.base import Agent, AgentResult, EpisodeSetup, Reference
 from helper_agent.llm import LLMBudget, LLMBudgetExceeded
 from helper_agent.teach import check_task, feedback_from_progress
 from helper_agent.teach.evaluation import score_edh_episode, score_tfd_episode

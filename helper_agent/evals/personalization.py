@@ -40,7 +40,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals.agents import Agent, AgentResult, EpisodeSetup, ProgramAgent
+from helper_agent.evals.agents import ProgramAgent
+from helper_agent.graphs.base import Agent, AgentResult, EpisodeSetup
 from helper_agent.program import CompiledProgram, ProgramError, SubgoalKind, compile_program
 from helper_agent.teach import SubtaskComponent, Task, TaskDefinitionError, check_task, default_registry
 from helper_agent.tools.executor import ExecutorConfig

@@ -26,10 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.agents import GoldAgent, OracleGraphAgent
 from helper_agent.evals.executors import Executor, Job, SerialExecutor, local_executor
+from helper_agent.evals.methods import build_request
 from helper_agent.evals.provenance import code_version
 from helper_agent.evals.runfiles import read_spec, write_spec
 from helper_agent.evals.store import ResultStore
+from helper_agent.graphs.helper.agent import Memories, helper_config
+from helper_agent.graphs.registry import build_agent
 
 ORACLE_PLANNERS = ("gold", "oracle-graph")
 
@@ -50,16 +54,11 @@ class EvalSpec:
     memory_dir: str | None = None
     instances: list[str] = field(default_factory=list)  # explicit instance files (else the split's)
     agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`--agent-option`)
-    shared_memory: bool = False  # `helper run`: the user's memories (settings' folder or server), not the run's
 
-    @classmethod
-    def for_request(cls, planner: str, llm: str, agent_options: dict[str, str], *, mode: str = "tfd",
-                    task_known: bool = False, out: str = "out/run") -> EvalSpec:
-        """The spec of one interactive request (`helper run`, the served graphs): the user's shared
-        memories, no dataset; feedback comes from the checker only when the task is known (an
-        instance), since a plain request has nobody to ask."""
-        return cls(mode=mode, data="", out=out, llm=llm, planner=planner, feedback=1 if task_known else 0,
-                   agent_options=agent_options, shared_memory=True)
+    def memory_folder(self) -> str:
+        """Where the run's memories live: `--memory-dir`, else `<out>/memory` (on a Chroma server,
+        the run's own collections named after it: `memory/folders.py`)."""
+        return self.memory_dir or str(Path(self.out) / "memory")
 
     def label(self) -> str:
         parts = [self.mode, self.split, self.planner]
@@ -98,13 +97,10 @@ _worker_cache: dict[str, Any] = {}
 
 
 def run_memories(spec: EvalSpec) -> Any:
-    """The run's memories: its folder (`--memory-dir`, else `<out>/memory`) or, when a Chroma server
-    is configured, the run's own collections on the server (`Memories.at`)."""
-    path = None if spec.shared_memory else spec.memory_dir or str(Path(spec.out) / "memory")
+    """HELPER's memories of the run (`EvalSpec.memory_folder`), opened once per worker."""
+    path = spec.memory_folder()
     key = f"memories:{path}"
     if key not in _worker_cache:
-        from helper_agent.evals.agents import Memories
-
         _worker_cache[key] = Memories.at(path)
     return _worker_cache[key]
 
@@ -123,18 +119,12 @@ def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
     key = (f"agent:{spec.planner}:{sorted(spec.agent_options.items())}:{spec.ablate}:{spec.feedback}:{spec.seed}:"
            f"{spec.memory_dir or spec.out}:{id(chat_model) if chat_model else spec.llm}")
     if key not in _worker_cache:
-        from helper_agent.evals.agents import GoldAgent, OracleGraphAgent
-        from helper_agent.evals.methods import build_agent
-        from helper_agent.graphs.helper import HelperConfig
-
         if spec.planner == "gold":
             agent: Any = GoldAgent()
         elif spec.planner == "oracle-graph":
-            config = HelperConfig.ablated(spec.ablate, spec.feedback)
-            config.seed = spec.seed
-            agent = OracleGraphAgent(run_memories(spec), config)
-        else:  # one of the methods: helper, llm-planner, prag, embodiedrag
-            agent = build_agent(spec, chat_model or _chat(spec))
+            agent = OracleGraphAgent(run_memories(spec), helper_config(spec.ablate, spec.feedback, spec.seed))
+        else:  # a method of the registry: helper, llm-planner, prag, embodiedrag, or a plug-in's
+            agent = build_agent(spec.planner, build_request(spec, chat_model or _chat(spec)))
         _worker_cache[key] = agent
     return _worker_cache[key]
 

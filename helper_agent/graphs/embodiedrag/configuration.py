@@ -1,4 +1,4 @@
-"""EmbodiedRAG's switches (what `--agent-option` sets through `evals/methods/embodiedrag.py`)."""
+"""EmbodiedRAG's switches (what `--agent-option` sets through `graphs/embodiedrag/agent.py`)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,9 @@ from helper_agent.graphs.embodiedrag.actions import (
 from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.prompts import react_messages, self_query_messages
 from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
-from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState, Step
+from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState
 from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
+from helper_agent.graphs.steps import Step
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -43,17 +44,6 @@ class ContextOverflow(RuntimeError):
     """The prompt does not fit the model's context (the full-graph baseline in large homes)."""
 
 
-def _ctx(runtime: Runtime[EmbodiedRAGContext]) -> EmbodiedRAGContext:
-    return runtime.context if runtime.context is not None else EmbodiedRAGContext()
-
-
-def _llm_config(ctx: EmbodiedRAGContext, config: RunnableConfig, name: str) -> dict[str, Any]:
-    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
-    if ctx.usage not in callbacks:
-        callbacks.append(ctx.usage)
-    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
-
-
 def _ask(ctx: EmbodiedRAGContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
          grammar: str, attempt: int) -> str:
     from helper_agent.llm import grammar_decoding, invoke_with_retry
@@ -64,7 +54,7 @@ def _ask(ctx: EmbodiedRAGContext, config: RunnableConfig, messages: list[BaseMes
     if decoding:
         chat = chat.bind(**decoding)
     try:
-        reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, name))
+        reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, name))
     except Exception as exc:
         if _CONTEXT_OVERFLOW.search(str(exc)):
             raise ContextOverflow(str(exc)) from exc
@@ -78,7 +68,7 @@ def _classes(ctx: EmbodiedRAGContext) -> list[str]:
 
 # ------------------------------------------------------------------------------------ nodes
 def start(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = EmbodiedRAGContext.of(runtime)
     ctx.memory().clear()  # this episode's graph starts empty: the agent knows only what it sees
     scene = ctx.episode_scene()
     try:
@@ -91,7 +81,7 @@ def start(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict
 
 
 def self_query(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config: RunnableConfig) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = EmbodiedRAGContext.of(runtime)
     cfg = ctx.config
     grammar = self_query_grammar(SELF_QUERY_ATTRIBUTES, cfg.max_self_query_items)
     messages = self_query_messages(state["request"], SELF_QUERY_ATTRIBUTES, cfg.max_self_query_items)
@@ -112,7 +102,7 @@ def self_query(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], co
 
 
 def retrieve(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = EmbodiedRAGContext.of(runtime)
     cfg = ctx.config
     scene = ctx.episode_scene()
     began = time.perf_counter()
@@ -134,7 +124,7 @@ def retrieve(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> d
 
 
 def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config: RunnableConfig) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = EmbodiedRAGContext.of(runtime)
     cfg = ctx.config
     scene = ctx.episode_scene()
     ids = list(state.get("shown_ids", []))
@@ -178,7 +168,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
 
 
 def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = EmbodiedRAGContext.of(runtime)
     scene = ctx.episode_scene()
     history = list(state.get("history", []))
     log = list(state.get("log", []))
@@ -246,7 +236,7 @@ def finish(state: EmbodiedRAGState) -> dict[str, Any]:
 def after_start(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> str:
     if state.get("finished"):
         return "finish"
-    return "retrieve" if _ctx(runtime).config.graph == "full" else "self_query"
+    return "retrieve" if EmbodiedRAGContext.of(runtime).config.graph == "full" else "self_query"
 
 
 def after_self_query(state: EmbodiedRAGState) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helper_agent.graphs.embodiedrag.actions import action_help
-from helper_agent.graphs.embodiedrag.state import Step
+from helper_agent.graphs.steps import Step
 
 SELF_QUERY_SYSTEM = (
     "You help a household robot. Read the instruction and name the objects the robot will need to "

@@ -6,19 +6,11 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from helper_agent.graphs.steps import Step
+
 
 class EmbodiedRAGInput(TypedDict):
     request: str
-
-
-class Step(TypedDict, total=False):
-    """One ReAct step as the prompt shows it later."""
-
-    thought: str
-    action: str
-    observation: str
-    before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
-    changed: bool  # whether the action changed anything the agent sees
 
 
 class EmbodiedRAGState(TypedDict, total=False):

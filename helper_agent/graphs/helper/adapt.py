@@ -59,10 +59,6 @@ __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
 MAX_EDIT_ATTEMPTS = 3
 
 
-def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
-    return runtime.context if runtime.context is not None else HelperContext()
-
-
 @contextmanager
 def _span(manager: CallbackManager, name: str, inputs: dict[str, Any]) -> Iterator[tuple[CallbackManager, dict[str, Any]]]:
     """A child run of the node (a chain span); yields the callbacks for calls inside it and the
@@ -96,7 +92,7 @@ def _feedback_pass(state: HelperState) -> bool:
 # ---------------------------------------------------------------------------------- nodes
 def understand(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """The changes the request (or, after an adapted routine, the feedback) makes to the routine."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     routine = state["routine"] or {}
     again = _feedback_pass(state)
     base = state.get("program", "") if again else routine["program"]
@@ -125,7 +121,7 @@ def understand(state: HelperState, runtime: Runtime[HelperContext], config: Runn
 
 def adapt(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """One edit per change, applied to the program's syntax tree and checked; the adapted program."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     adaptation = dict(state["adaptation"] or {})
     program = adaptation["base"]
     manager = get_callback_manager_for_config(config)

@@ -15,12 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from langchain_core.language_models import BaseChatModel
-
-from helper_agent.envs.base import Environment
+from helper_agent.graphs.base import RunContext
 from helper_agent.graphs.helper.class_mapping import EmbeddingClassMapper
 from helper_agent.graphs.helper.configuration import HelperConfig
-from helper_agent.llm import UsageRecorder
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
@@ -31,14 +28,10 @@ FeedbackSource = Callable[[], str]
 """Answers the feedback question after execution: "" when nothing is missing, else what is."""
 
 
-class MissingEnvironment(RuntimeError):
-    """The graph was invoked without an environment in its context."""
-
-
 @dataclass
-class HelperContext:
-    env: Environment | None = None  # the environment the agent acts on (required)
-    chat_model: BaseChatModel | None = None
+class HelperContext(RunContext):
+    graph_name = "HELPER"
+
     examples: ExampleMemory | None = None  # language-program examples
     corrections: CorrectionMemory | None = None  # correction examples
     routines: RoutineMemory | None = None  # per-user routines
@@ -50,24 +43,8 @@ class HelperContext:
     keep_snapshots: bool = False
     diagnoser: FailureDiagnoser | None = None
     class_mapper: ClassMapper | None = None
-    usage: UsageRecorder = field(default_factory=UsageRecorder)
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ parts, with defaults
-    def environment(self) -> Environment:
-        if self.env is None:
-            raise MissingEnvironment("the HELPER graph needs an environment: pass HelperContext(env=...)")
-        return self.env
-
-    def chat(self) -> BaseChatModel:
-        if self.chat_model is None:
-            from helper_agent.config import get_settings
-            from helper_agent.llm import make_chat_model
-
-            self.chat_model = make_chat_model(get_settings().llm, temperature=get_settings().temperature)
-        return self.chat_model
-
     def example_memory(self) -> ExampleMemory:
         if self.examples is None:
             self.examples = ExampleMemory()

@@ -12,7 +12,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
@@ -50,27 +49,6 @@ LIMITS = ("step_limit", "failure_limit")
 __all__ = ["FEEDBACK_QUESTION"]
 
 
-def _ctx(runtime: Runtime[HelperContext]) -> HelperContext:
-    return runtime.context if runtime.context is not None else HelperContext()
-
-
-def _llm_config(ctx: HelperContext, config: RunnableConfig, name: str) -> dict[str, Any]:
-    """The LLM call's config. Inside a node, `config["callbacks"]` is the node's callback manager:
-    keeping it makes the call a child of the node's run (a trace reads plan -> LLM call, with its
-    tokens); a bare list of handlers would start a new root run with only the usage recorder."""
-    given = config.get("callbacks")
-    callbacks: Any
-    if isinstance(given, BaseCallbackManager):
-        callbacks = given.copy()
-        if ctx.usage not in callbacks.handlers:
-            callbacks.add_handler(ctx.usage, inherit=True)
-    else:
-        callbacks = list(given or []) if isinstance(given, list) else []
-        if ctx.usage not in callbacks:
-            callbacks.append(ctx.usage)
-    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
-
-
 def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
          decoding: dict[str, Any] | None = None) -> str:
     from helper_agent.llm import invoke_with_retry
@@ -78,7 +56,7 @@ def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage]
     chat: Any = ctx.chat()
     if decoding:
         chat = chat.bind(**decoding)
-    reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, name))
+    reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, name))
     text = str(reply.content)
     if (getattr(reply, "response_metadata", None) or {}).get("finish_reason") == "length":
         # Cut off by the token limit (small models sometimes repeat themselves until then): the
@@ -130,7 +108,7 @@ def counting_usage(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[st
     wants = inspect.signature(node).parameters
 
     def counted(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
-        ctx = _ctx(runtime)
+        ctx = HelperContext.of(runtime)
         mark = len(ctx.usage.calls)
         extra = {name: value for name, value in (("runtime", runtime), ("config", config)) if name in wants}
         update = node(state, **extra)
@@ -150,7 +128,7 @@ def counting_usage(node: Callable[..., dict[str, Any]]) -> Callable[..., dict[st
 # ---------------------------------------------------------------------------------- nodes
 def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """Find prompt examples (memory-augmented or fixed) and, for a user, a matching routine."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     request = state["request"]
     env = ctx.environment()
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
@@ -190,7 +168,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Write the program: the LLM adapts a recalled routine to the request (or reuses it as is
     when the request asks for nothing but the routine), else writes one from the examples."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     routine = state.get("routine")
     attempts = int(state.get("plan_attempts", 0)) + 1
     if (routine and ctx.config.routine_fast_path and not state.get("plan_error")
@@ -209,7 +187,7 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
 
 def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """Parse and compile the program once; a rejection is kept as the message for the next attempt."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     try:
         compiled = compile_program(state.get("program", ""), class_mapper=ctx.mapper())
     except ProgramError as err:
@@ -222,7 +200,7 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
 def execute(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Run a pending corrective program, then the plan from where it stopped; each subgoal is a
     child span of this node in traces."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     executor = _executor(ctx, state, SubgoalSpans(config))
     log: list[str] = []
     trace = list((state.get("execution") or {}).get("trace") or [])
@@ -267,14 +245,14 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     """Search for an object not seen yet: LLM-suggested places (or random order), then exploration."""
     from helper_agent.tools.locator import LLMLocator, RandomLocator
 
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     executor = _executor(ctx, state)
     missing = state["execution"].get("missing") or ""
     if ctx.config.locator == "llm":
         from helper_agent.llm import prompt_kind
 
         chat: Any = ctx.chat()
-        chat = chat.bind(**prompt_kind(chat, "locate")).with_config(_llm_config(ctx, config, "locate"))
+        chat = chat.bind(**prompt_kind(chat, "locate")).with_config(ctx.llm_config(config, "locate"))
         locator: Any = LLMLocator(chat, dialogue=state["request"])
     else:
         locator = RandomLocator(ctx.config.seed + int(state.get("locate_attempts", 0)))
@@ -294,7 +272,7 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     """Retrieve correction examples for the diagnosed failure and ask for a corrective program."""
     from helper_agent.memory.corrections import correction_query
 
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     execution = state["execution"]
     failure = execution.get("failure") or execution.get("error", "")
     failed = execution.get("failed_subgoal", "")
@@ -318,7 +296,7 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     the graph one: the checker's sentence, "" when nothing is missing), else a person through
     `interrupt`, whose answer the chat model reads under a grammar (`feedback.read_feedback`):
     "no", "not yet" and "you forgot the salt" are not satisfied; "yes" and "thanks, that's it" are."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     rounds = int(state.get("feedback_rounds", 0))
     if ctx.feedback is not None:
         feedback = ctx.feedback().strip()
@@ -363,7 +341,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     planner's attempt budget; if every attempt repeats it, it is not run again (`repeated`; the
     request ends "repeated_program"). (On held-out train episodes, calibration split, the greedy
     replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)"""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     failed = state.get("program", "")
     failed_tree = _syntax_tree(failed)
     feedback = state["feedback"]
@@ -391,7 +369,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """The person is satisfied. It is a success only if the execution also finished by the agent's
     own account; only then is a routine the request named stored for the user."""
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     if (state.get("execution") or {}).get("status") != "done":
         return {"outcome": "incomplete", "log": ["memorize: the execution did not finish; nothing stored"]}
     name = state.get("teach_name")
@@ -423,17 +401,17 @@ def finish(state: HelperState) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- routing
 def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     """A recalled routine is adapted by edits (adapt.py) unless the configuration says otherwise."""
-    return "understand" if state.get("routine") and _ctx(runtime).config.routine_edits else "plan"
+    return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"
 
 
 def after_validate(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     if not state.get("plan_error"):
         return "execute"
-    return "plan" if int(state.get("plan_attempts", 0)) < _ctx(runtime).config.max_plan_attempts else "finish"
+    return "plan" if int(state.get("plan_attempts", 0)) < HelperContext.of(runtime).config.max_plan_attempts else "finish"
 
 
 def after_execute(state: HelperState, runtime: Runtime[HelperContext]) -> str:
-    ctx = _ctx(runtime)
+    ctx = HelperContext.of(runtime)
     status = state["execution"]["status"]
     if status == "done":
         return "ask_feedback" if ctx.config.feedback_rounds > 0 else "finish"
@@ -456,14 +434,14 @@ def after_replan(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     may), else the request ends."""
     if not state.get("repeated"):
         return "validate"
-    return "ask_feedback" if int(state.get("feedback_rounds", 0)) < _ctx(runtime).config.feedback_rounds else "finish"
+    return "ask_feedback" if int(state.get("feedback_rounds", 0)) < HelperContext.of(runtime).config.feedback_rounds else "finish"
 
 
 def after_feedback(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     if not state.get("feedback"):
         return "memorize"
     # `feedback_rounds` in the state counts questions asked; the config bounds the replans.
-    if int(state.get("feedback_rounds", 0)) <= _ctx(runtime).config.feedback_rounds:
+    if int(state.get("feedback_rounds", 0)) <= HelperContext.of(runtime).config.feedback_rounds:
         # After an adapted routine the answer is read as more changes to it first (adapt.py).
         return "understand" if state.get("adaptation") else "replan"
     return "finish"

@@ -11,45 +11,22 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from langchain_core.language_models import BaseChatModel
-
-from helper_agent.envs.base import Environment
+from helper_agent.graphs.base import RunContext
 from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.controller import Controller, make_controller
 from helper_agent.graphs.llm_planner.plans import PlanVocabulary
-from helper_agent.llm import UsageRecorder
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
 
 
-class MissingEnvironment(RuntimeError):
-    """The graph was invoked without an environment in its context."""
-
-
 @dataclass
-class LLMPlannerContext:
-    env: Environment | None = None
-    chat_model: BaseChatModel | None = None
+class LLMPlannerContext(RunContext):
+    graph_name = "LLM-Planner"
+
     pool: FewShotMemory | None = None  # the few-shot pool (kNN over instructions)
     vocabulary: PlanVocabulary | None = None  # first plan: allowed actions x the environment's object classes
     config: LLMPlannerConfig = field(default_factory=LLMPlannerConfig)
-    usage: UsageRecorder = field(default_factory=UsageRecorder)
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, str] = field(default_factory=dict)
     controller_: Controller | None = None
     _all_examples: list[PlanExample] | None = None
-
-    def environment(self) -> Environment:
-        if self.env is None:
-            raise MissingEnvironment("the LLM-Planner graph needs an environment: pass LLMPlannerContext(env=...)")
-        return self.env
-
-    def chat(self) -> BaseChatModel:
-        if self.chat_model is None:
-            from helper_agent.config import get_settings
-            from helper_agent.llm import make_chat_model
-
-            self.chat_model = make_chat_model(get_settings().llm, temperature=get_settings().temperature)
-        return self.chat_model
 
     def controller(self) -> Controller:
         if self.controller_ is None:

@@ -28,17 +28,6 @@ from helper_agent.graphs.llm_planner.state import LLMPlannerState
 LIMITS = ("step_limit", "failure_limit")
 
 
-def _ctx(runtime: Runtime[LLMPlannerContext]) -> LLMPlannerContext:
-    return runtime.context if runtime.context is not None else LLMPlannerContext()
-
-
-def _llm_config(ctx: LLMPlannerContext, config: RunnableConfig, name: str) -> dict[str, Any]:
-    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
-    if ctx.usage not in callbacks:
-        callbacks.append(ctx.usage)
-    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
-
-
 def ask_plan(ctx: LLMPlannerContext, config: RunnableConfig, examples: list[PlanQuery], query: PlanQuery,
              vocabulary: PlanVocabulary, name: str) -> tuple[list[Step], str, list[str]]:
     """One planning call under the grammar, retried with the parser's reason; (plan, error, log)."""
@@ -58,7 +47,7 @@ def ask_plan(ctx: LLMPlannerContext, config: RunnableConfig, examples: list[Plan
         if decoding:
             chat = chat.bind(**decoding)
         messages = planner_messages(actions, examples, query, error=error, previous=previous)
-        reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, name))
+        reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, name))
         previous = str(reply.content)
         try:
             plan = parse_plan(previous, vocabulary)
@@ -78,7 +67,7 @@ def _examples(state: LLMPlannerState, visible: bool) -> list[PlanQuery]:
 # ---------------------------------------------------------------------------------- nodes
 def retrieve(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> dict[str, Any]:
     """k in-context examples for the request (kNN by instruction, or random)."""
-    ctx = _ctx(runtime)
+    ctx = LLMPlannerContext.of(runtime)
     records = ctx.retrieve(state["request"])
     examples = [{"id": r.id, "instruction": r.instruction, "plan": [list(s) for s in r.hlp()],
                  "steps": list(r.step_instructions) if state.get("step_instructions") else [],
@@ -90,7 +79,7 @@ def retrieve(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> dic
 
 def plan(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext], config: RunnableConfig) -> dict[str, Any]:
     """The first high-level plan, over the environment's object vocabulary."""
-    ctx = _ctx(runtime)
+    ctx = LLMPlannerContext.of(runtime)
     query = PlanQuery(task=state["request"], steps=state.get("step_instructions") or ())
     steps, error, log = ask_plan(ctx, config, _examples(state, visible=False), query, ctx.first_vocabulary(), "plan")
     return {"plan": [list(s) for s in steps], "plan_error": error, "log": log}
@@ -98,7 +87,7 @@ def plan(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext], config: Ru
 
 def execute(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> dict[str, Any]:
     """Run the current plan's subgoals until it ends, one fails or gets stuck, or a limit is hit."""
-    ctx = _ctx(runtime)
+    ctx = LLMPlannerContext.of(runtime)
     controller = ctx.controller()
     completed = [list(s) for s in state.get("completed") or []]
     trace = [list(t) for t in state.get("trace") or []]
@@ -121,7 +110,7 @@ def execute(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> dict
 def replan(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext], config: RunnableConfig) -> dict[str, Any]:
     """Algorithm 1's grounded re-planning: completed subgoals and the objects seen so far go into
     the prompt, and the continuation is constrained to those objects."""
-    ctx = _ctx(runtime)
+    ctx = LLMPlannerContext.of(runtime)
     seen = ctx.seen_objects()
     completed: list[Step] = [(s[0], s[1]) for s in state.get("completed") or []]
     query = PlanQuery(task=state["request"], steps=state.get("step_instructions") or (), completed=completed, visible=seen)
@@ -147,7 +136,7 @@ def after_plan(state: LLMPlannerState) -> str:
 
 
 def after_execute(state: LLMPlannerState, runtime: Runtime[LLMPlannerContext]) -> str:
-    ctx = _ctx(runtime)
+    ctx = LLMPlannerContext.of(runtime)
     status = state.get("status", "")
     if status == "done" or status in LIMITS:
         return "finish"

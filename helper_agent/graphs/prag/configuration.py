@@ -1,4 +1,4 @@
-"""P-RAG's switches (what `--agent-option` sets through `evals/methods/prag.py`)."""
+"""P-RAG's switches (what `--agent-option` sets through `graphs/prag/agent.py`)."""
 
 from __future__ import annotations
 

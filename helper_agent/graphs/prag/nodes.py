@@ -32,23 +32,13 @@ from helper_agent.graphs.prag.actions import (
 )
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
-from helper_agent.graphs.prag.state import PRAGState, Step
+from helper_agent.graphs.prag.state import PRAGState
+from helper_agent.graphs.steps import Step
 from helper_agent.tools.errors import EpisodeLimit
 
 
-def _ctx(runtime: Runtime[PRAGContext]) -> PRAGContext:
-    return runtime.context if runtime.context is not None else PRAGContext()
-
-
-def _llm_config(ctx: PRAGContext, config: RunnableConfig, name: str) -> dict[str, Any]:
-    callbacks = list(config.get("callbacks") or []) if isinstance(config.get("callbacks"), list) else []
-    if ctx.usage not in callbacks:
-        callbacks.append(ctx.usage)
-    return {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
-
-
 def observe(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = PRAGContext.of(runtime)
     world = ctx.episode_world()
     first = "step" not in state
     update: dict[str, Any] = {}
@@ -66,7 +56,7 @@ def observe(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
 
 
 def retrieve(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = PRAGContext.of(runtime)
     cfg = ctx.config
     memory = ctx.experience
     if memory is None:
@@ -94,12 +84,12 @@ def _ask(ctx: PRAGContext, config: RunnableConfig, messages: list[Any], grammar:
     decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1)
     if decoding:
         chat = chat.bind(**decoding)
-    reply = invoke_with_retry(chat, messages, config=_llm_config(ctx, config, "prag:step"))
+    reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, "prag:step"))
     return str(reply.content)
 
 
 def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConfig) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = PRAGContext.of(runtime)
     cfg = ctx.config
     ids = list(state.get("shown_ids", []))
     remembered = list(state.get("remembered_ids", []))  # never the shown ids (`EpisodeWorld._remembered`)
@@ -152,7 +142,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
 
 
 def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
-    ctx = _ctx(runtime)
+    ctx = PRAGContext.of(runtime)
     history = list(state.get("history", []))
     log = list(state.get("log", []))
     number = state.get("step", 0) + 1

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from helper_agent.graphs.prag.actions import action_help
-from helper_agent.graphs.prag.state import Step
+from helper_agent.graphs.steps import Step
 from helper_agent.memory.experience import Experience
 
 SYSTEM = (

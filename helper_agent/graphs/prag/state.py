@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from typing_extensions import TypedDict
 
+from helper_agent.graphs.steps import Step
+
 
 class PRAGInput(TypedDict):
     request: str
-
-
-class Step(TypedDict, total=False):
-    """One step of the trajectory: the scene graph the agent saw, its action, what came back."""
-
-    scene_graph: str
-    action: str
-    observation: str
-    before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
-    changed: bool  # whether the action changed anything the agent sees
-    state: str  # fingerprint of everything the agent knew when it acted (`known_state_fingerprint`)
 
 
 class PRAGState(TypedDict, total=False):

@@ -1,4 +1,4 @@
-"""P-RAG as a method of the registry: the step loop of `graphs/prag` reading an experience database.
+"""P-RAG as a method: the step loop of this package reading an experience database.
 
 Switches (`--agent-option KEY=VALUE`):
 - `retrieval=goal+scene|goal`: score stored episodes by goal + max scene-graph similarity (default,
@@ -24,78 +24,57 @@ The agent only reads the database; it never sees the episode's score, gold progr
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from helper_agent.evals.methods import check_known, count_option, option, positive_option
+from langchain_core.language_models import BaseChatModel
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from helper_agent.evals.agents import AgentResult, EpisodeSetup
-    from helper_agent.evals.runner import EvalSpec
-    from helper_agent.graphs.prag import PRAGConfig
-    from helper_agent.memory.experience import ExperienceMemory
+from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.options import check_known, count_option, on_off, option, positive_option
+from helper_agent.graphs.prag.configuration import PRAGConfig
+from helper_agent.graphs.prag.context import PRAGContext
+from helper_agent.graphs.prag.graph import build_graph, recursion_limit
+from helper_agent.graphs.registry import BuildRequest, Method
+from helper_agent.memory.experience import ExperienceMemory
 
 OPTIONS = ("retrieval", "k", "database", "max_steps", "remembered", "refuse_futile", "look_around", "admissible")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig:
-    from helper_agent.graphs.prag import PRAGConfig
-
     check_known(options, OPTIONS, "prag")
     retrieval = option(options, "retrieval", "goal+scene", ("goal+scene", "goal"))
     return PRAGConfig(retrieval=retrieval, k=positive_option(options, "k", 3),  # type: ignore[arg-type]
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
                       max_remembered=count_option(options, "remembered", 60),
-                      refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
-                      look_around=option(options, "look_around", "on", ("on", "off")) == "on",
-                      admissible=option(options, "admissible", "on", ("on", "off")) == "on")
+                      refuse_futile=on_off(options, "refuse_futile"), look_around=on_off(options, "look_around"),
+                      admissible=on_off(options, "admissible"))
 
 
 def open_database(path: str | None) -> ExperienceMemory | None:
     """The experience database of a folder (None: no database, the empty iteration 0)."""
     if not path or path.lower() == "none":
         return None
-    from helper_agent.memory.experience import ExperienceMemory
-
     return ExperienceMemory(path=path)
 
 
-class PRAGAgent:
+class PRAGAgent(GraphAgent):
     """Runs the P-RAG graph on the environment it is handed, reading (never writing) its database."""
-
-    oracle = False
 
     def __init__(self, chat_model: BaseChatModel, config: PRAGConfig, database: ExperienceMemory | None = None,
                  name: str = "prag") -> None:
-        from helper_agent.graphs.prag import build_graph
-
-        self.name = name
-        self.chat_model = chat_model
+        super().__init__(name, chat_model, build_graph(), recursion_limit(config.max_steps))
         self.config = config
         self.database = database
-        self.graph = build_graph()
 
-    def run(self, setup: EpisodeSetup) -> AgentResult:
-        import time
+    def context(self, setup: EpisodeSetup) -> PRAGContext:
+        return PRAGContext(env=setup.env, chat_model=self.chat_model, experience=self.database,
+                           config=self.config, tags=list(setup.tags), metadata=dict(setup.metadata))
 
-        from helper_agent.evals.agents import AgentResult
-        from helper_agent.graphs.prag import PRAGContext, recursion_limit
-
-        began = time.perf_counter()
-        context = PRAGContext(env=setup.env, chat_model=self.chat_model, experience=self.database,
-                              config=self.config, tags=list(setup.tags), metadata=dict(setup.metadata))
-        state = self.graph.invoke(
-            {"request": setup.request},
-            config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
-                    "metadata": context.metadata, "recursion_limit": recursion_limit(self.config.max_steps)},
-            context=context,
-        )
+    def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
         history = list(state.get("history", []))
         trajectory = [[s.get("action", ""), s.get("observation", ""), s.get("scene_graph", "")] for s in history]
         return AgentResult(outcome=state.get("outcome", ""), program="\n".join(t[0] for t in trajectory),
                            log=list(state.get("log", [])), trace=trajectory,  # type: ignore[arg-type]
-                           usage={**context.usage.summary(), **step_usage(context, time.perf_counter() - began)})
+                           usage={**context.usage.summary(), **step_usage(context, seconds)})
 
 
 def step_usage(context: Any, seconds: float) -> dict[str, float]:
@@ -114,6 +93,15 @@ def step_usage(context: Any, seconds: float) -> dict[str, float]:
     }
 
 
-def build(spec: EvalSpec, chat_model: BaseChatModel) -> PRAGAgent:
-    config = config_from_options(spec.agent_options, seed=spec.seed)
-    return PRAGAgent(chat_model, config, database=open_database(spec.agent_options.get("database")))
+def build(request: BuildRequest) -> PRAGAgent:
+    config = config_from_options(request.options, seed=request.seed)
+    return PRAGAgent(request.chat_model, config, database=open_database(request.options.get("database")))
+
+
+METHOD = Method(
+    name="prag",
+    summary="P-RAG (Xu et al. 2024): step-wise actions with progressive retrieval of its own experience",
+    build=build,
+    options=OPTIONS,
+    check=config_from_options,
+)

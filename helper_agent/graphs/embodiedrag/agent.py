@@ -1,4 +1,4 @@
-"""EmbodiedRAG as a method of the registry: the graph of `graphs/embodiedrag` with a scene-graph memory.
+"""EmbodiedRAG as a method: the graph of this package with a scene-graph memory.
 
 Switches (`--agent-option KEY=VALUE`):
 - `graph=subgraph|full`: EmbodiedRAG's retrieved subgraph (default), or the baseline that puts the
@@ -16,84 +16,58 @@ Switches (`--agent-option KEY=VALUE`):
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from helper_agent.evals.methods import check_known, option, positive_option
+from langchain_core.language_models import BaseChatModel
 
-if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
-
-    from helper_agent.evals.agents import AgentResult, EpisodeSetup
-    from helper_agent.evals.runner import EvalSpec
-    from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
-    from helper_agent.memory.scene_graph import SceneGraphMemory
+from helper_agent.config import get_settings
+from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.embodiedrag.configuration import EmbodiedRAGConfig
+from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
+from helper_agent.graphs.embodiedrag.graph import build_graph, recursion_limit
+from helper_agent.graphs.options import check_known, on_off, option, positive_option
+from helper_agent.graphs.registry import BuildRequest, Method
+from helper_agent.memory.folders import open_run_memory
+from helper_agent.memory.scene_graph import SceneGraphMemory
 
 OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "admissible")
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int = 0) -> EmbodiedRAGConfig:
-    from helper_agent.config import get_settings
-    from helper_agent.graphs.embodiedrag import EmbodiedRAGConfig
-
     check_known(options, OPTIONS, "embodiedrag")
     graph = option(options, "graph", "subgraph", ("subgraph", "full"))
     attributes = option(options, "attributes", "all", ("all", "named"))
     return EmbodiedRAGConfig(graph=graph, k=positive_option(options, "k", get_settings().scene_graph_k),  # type: ignore[arg-type]
                              max_steps=positive_option(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
-                             feedback_rounds=feedback, seed=seed,
-                             refuse_futile=option(options, "refuse_futile", "on", ("on", "off")) == "on",
-                             admissible=option(options, "admissible", "on", ("on", "off")) == "on")
+                             feedback_rounds=feedback, seed=seed, refuse_futile=on_off(options, "refuse_futile"),
+                             admissible=on_off(options, "admissible"))
 
 
-def scene_graph_memory(path: str | None, graph_id: str) -> SceneGraphMemory:
-    """The run's scene-graph store: its folder, or its own collection on a configured Chroma server."""
-    from helper_agent.evals.agents import server_namespace
-    from helper_agent.memory.scene_graph import SceneGraphMemory
-    from helper_agent.memory.settings import get_memory_settings
-
-    if get_memory_settings().chroma_host:
-        prefix = f"{server_namespace(path)}." if path else ""
-        return SceneGraphMemory(graph_id=graph_id, collection=prefix + SceneGraphMemory.default_collection)
-    return SceneGraphMemory(graph_id=graph_id, **({"path": path} if path else {}))
-
-
-class EmbodiedRAGAgent:
+class EmbodiedRAGAgent(GraphAgent):
     """Runs the EmbodiedRAG graph on the environment it is handed; one scene graph per episode."""
-
-    oracle = False
 
     def __init__(self, chat_model: BaseChatModel, config: EmbodiedRAGConfig, memory_path: str | None = None,
                  name: str = "embodiedrag") -> None:
-        from helper_agent.graphs.embodiedrag import build_graph
-
-        self.name = name
-        self.chat_model = chat_model
+        super().__init__(name, chat_model, build_graph(), recursion_limit(config.max_steps))
         self.config = config
         self.memory_path = memory_path
-        self.graph = build_graph()
         self._memory: SceneGraphMemory | None = None
 
     def memory(self, graph_id: str) -> SceneGraphMemory:
+        """The run's scene-graph store (its folder, or its own collection on a Chroma server),
+        opened once; one graph per episode."""
         if self._memory is None:
-            self._memory = scene_graph_memory(self.memory_path, graph_id)
-        self._memory.graph_id = graph_id  # one store, one graph per episode
+            self._memory = open_run_memory(SceneGraphMemory, self.memory_path, graph_id=graph_id)
+        self._memory.graph_id = graph_id
         return self._memory
 
-    def run(self, setup: EpisodeSetup) -> AgentResult:
-        from helper_agent.evals.agents import AgentResult
-        from helper_agent.graphs.embodiedrag import EmbodiedRAGContext, recursion_limit
-
+    def context(self, setup: EpisodeSetup) -> EmbodiedRAGContext:
         graph_id = setup.instance_id or f"episode-{uuid.uuid4().hex[:8]}"
-        context = EmbodiedRAGContext(env=setup.env, chat_model=self.chat_model, scene_graph=self.memory(graph_id),
-                                     feedback=setup.feedback, config=self.config, tags=list(setup.tags),
-                                     metadata=dict(setup.metadata))
-        state = self.graph.invoke(
-            {"request": setup.request},
-            config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
-                    "metadata": context.metadata, "recursion_limit": recursion_limit(self.config.max_steps)},
-            context=context,
-        )
+        return EmbodiedRAGContext(env=setup.env, chat_model=self.chat_model, scene_graph=self.memory(graph_id),
+                                  feedback=setup.feedback, config=self.config, tags=list(setup.tags),
+                                  metadata=dict(setup.metadata))
+
+    def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
         actions = "\n".join(step.get("action", "") for step in state.get("history", []))
         return AgentResult(outcome=state.get("outcome", ""), program=actions, log=list(state.get("log", [])),
                            usage={**context.usage.summary(), **step_usage(context)})
@@ -116,7 +90,15 @@ def step_usage(context: Any) -> dict[str, float]:
     }
 
 
-def build(spec: EvalSpec, chat_model: BaseChatModel) -> EmbodiedRAGAgent:
-    config = config_from_options(spec.agent_options, seed=spec.seed, feedback=spec.feedback)
-    path = None if spec.shared_memory else spec.memory_dir or str(Path(spec.out) / "memory")
-    return EmbodiedRAGAgent(chat_model, config, memory_path=path)
+def build(request: BuildRequest) -> EmbodiedRAGAgent:
+    config = config_from_options(request.options, seed=request.seed, feedback=request.feedback)
+    return EmbodiedRAGAgent(request.chat_model, config, memory_path=request.memory_dir)
+
+
+METHOD = Method(
+    name="embodiedrag",
+    summary="EmbodiedRAG (Booker et al. 2024): ReAct planning over a retrieved scene subgraph",
+    build=build,
+    options=OPTIONS,
+    check=config_from_options,
+)

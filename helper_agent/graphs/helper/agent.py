@@ -1,0 +1,87 @@
+"""HELPER as a method: the graph of this package run on the environment it is handed, with the
+run's memories (language-program examples, correction examples, routines).
+
+Switches: none through `-o`; HELPER's are `--ablate` (mem, precheck, correction, locator) and
+`--feedback`, shared with the command line and the served graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.helper.configuration import HelperConfig
+from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.graph import build_graph
+from helper_agent.graphs.registry import BuildRequest, Method
+from helper_agent.memory.corrections import CorrectionMemory
+from helper_agent.memory.examples import ExampleMemory
+from helper_agent.memory.folders import open_run_memory
+from helper_agent.memory.routines import RoutineMemory
+
+
+@dataclass
+class Memories:
+    examples: ExampleMemory
+    corrections: CorrectionMemory
+    routines: RoutineMemory
+
+    @classmethod
+    def at(cls, path: str | None = None) -> Memories:
+        """The memories of one folder, or of the Chroma server when one is configured
+        (`memory/folders.py` says which collections)."""
+        return cls(*(open_run_memory(kind, path) for kind in (ExampleMemory, CorrectionMemory, RoutineMemory)))
+
+
+class HelperAgent(GraphAgent):
+    """HELPER: the LangGraph graph of `graphs/helper`, run on the environment it is handed."""
+
+    def __init__(self, chat_model: BaseChatModel, memories: Memories, config: HelperConfig | None = None,
+                 name: str = "helper") -> None:
+        super().__init__(name, chat_model, build_graph())
+        self.memories = memories
+        self.config = config or HelperConfig()
+        # Built once and shared by every episode: the diagnoser and class mapper embed fixed texts.
+        shared = HelperContext(examples=memories.examples)
+        self._diagnoser = shared.failure_diagnoser()
+        self._mapper = shared.mapper()
+
+    def context(self, setup: EpisodeSetup) -> HelperContext:
+        return HelperContext(
+            env=setup.env, chat_model=self.chat_model, examples=self.memories.examples,
+            corrections=self.memories.corrections, routines=self.memories.routines, feedback=setup.feedback,
+            config=self.config, diagnoser=self._diagnoser, class_mapper=self._mapper,
+            tags=list(setup.tags), metadata=dict(setup.metadata),
+        )
+
+    def inputs(self, setup: EpisodeSetup) -> dict[str, Any]:
+        return {"request": setup.request, "user": setup.user}
+
+    def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
+        return AgentResult(outcome=state.get("outcome", ""), program=state.get("program", ""),
+                           log=list(state.get("log", [])), usage=context.usage.summary(),
+                           trace=list((state.get("execution") or {}).get("trace") or []))
+
+
+def helper_config(ablate: str | None, feedback: int, seed: int) -> HelperConfig:
+    """HELPER's configuration for a run: an ablation, the feedback rounds, the seed."""
+    config = HelperConfig.ablated(ablate, feedback)
+    config.seed = seed
+    return config
+
+
+def build(request: BuildRequest) -> HelperAgent:
+    config = helper_config(request.ablate, request.feedback, request.seed)
+    return HelperAgent(request.chat_model, Memories.at(request.memory_dir), config)
+
+
+METHOD = Method(
+    name="helper",
+    summary="HELPER (Sarch et al. 2023): retrieval-augmented program planning, pre-condition checks, "
+            "locator, failure correction, feedback, routines",
+    build=build,
+    served_graph="helper_agent.serving:graph",
+)

@@ -1,0 +1,174 @@
+"""Name -> method: the one list `--agent`, `helper run`, the app, the served graphs and
+`langgraph.json` read.
+
+A method is a package under `graphs/` whose `agent.py` holds a `METHOD = Method(...)`: its name,
+one line saying what it is, the switches it takes (`--agent-option KEY=VALUE`), and
+`build(request) -> Agent`. Adding one to the project is that package plus one line in
+`BUILTIN_METHODS`; a third-party package adds one without touching our files through the
+entry-point group `helper_agent.methods` (as `helper_agent.memories` does for memories)::
+
+    [project.entry-points."helper_agent.methods"]
+    react = "my_package.react.agent:METHOD"
+
+`register_method(method)` does the same at run time.
+
+A method is built from a `BuildRequest`: the chat model, its switches, the memory folder, the seed,
+the feedback rounds, and, in an evaluation, the dataset and a reader of its train split. The
+graphs may not read datasets (`teach/` sits below them only for the harness), so the evaluation
+layer reads the train split and hands it over as plain `TrainingEpisode`s.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from helper_agent.graphs.base import Agent
+from helper_agent.graphs.options import check_known
+
+ENTRY_POINT_GROUP = "helper_agent.methods"
+
+#: The project's methods, in the order help texts list them: name -> "module:attribute" of its `Method`.
+BUILTIN_METHODS: dict[str, str] = {
+    "helper": "helper_agent.graphs.helper.agent:METHOD",
+    "llm-planner": "helper_agent.graphs.llm_planner.agent:METHOD",
+    "prag": "helper_agent.graphs.prag.agent:METHOD",
+    "embodiedrag": "helper_agent.graphs.embodiedrag.agent:METHOD",
+}
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainingEpisode:
+    """One episode of a dataset's train split, as a method may learn from it: the instruction
+    (the dialogue), the reference actions that did the task, and the task family."""
+
+    id: str  # "<split>:<instance id>"
+    instruction: str
+    actions: list[tuple[str, str | None]]  # (action, object id) of the reference future
+    family: str = ""
+
+
+@dataclass
+class BuildRequest:
+    """What a method is built from (one per run, or per interactive request)."""
+
+    chat_model: BaseChatModel
+    options: dict[str, str] = field(default_factory=dict)  # the method's switches (`-o KEY=VALUE`)
+    memory_dir: str | None = None  # the run's memory folder; None: the user's shared memories
+    seed: int = 0
+    feedback: int = 0  # feedback rounds the harness may answer (`--feedback`)
+    ablate: str | None = None  # HELPER's `--ablate` (mem, precheck, correction, locator)
+    data: str = ""  # the dataset folder the run reads ("": none, an interactive request)
+    training: Callable[[], list[TrainingEpisode]] | None = None  # its train split, read by the caller
+
+    @classmethod
+    def interactive(cls, chat_model: BaseChatModel, options: dict[str, str] | None = None, *,
+                    task_known: bool = False) -> BuildRequest:
+        """One interactive request (`helper run`, the app, the served graphs): the user's shared
+        memories, no dataset; feedback comes from the checker only when the task is known (an
+        instance), since a plain request has nobody to ask."""
+        return cls(chat_model=chat_model, options=dict(options or {}), feedback=1 if task_known else 0)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method as the registry knows it."""
+
+    name: str
+    summary: str  # one line: the paper and what the method does (help texts, `helper methods`)
+    build: Callable[[BuildRequest], Agent]
+    options: tuple[str, ...] = ()  # the switches `-o KEY=VALUE` takes
+    check: Callable[[dict[str, str]], object] | None = None  # raises ValueError on a bad value
+    served_graph: str | None = None  # "module:attribute" of its own served graph; None: the generic one
+
+    def check_options(self, options: dict[str, str]) -> None:
+        """Refuse an unknown switch or a bad value before a run starts (every episode would
+        otherwise find it and be recorded as that many errors)."""
+        check_known(options, self.options, self.name)
+        if self.check is not None:
+            self.check(options)
+
+
+class UnknownAgent(ValueError):
+    pass
+
+
+_REGISTERED: dict[str, Method] = {}
+_LOCK = threading.Lock()
+
+
+def register_method(method: Method, *, replace: bool = False) -> None:
+    """Make `method` buildable by its name."""
+    with _LOCK:
+        if not replace and (method.name in _REGISTERED or method.name in BUILTIN_METHODS):
+            raise ValueError(f"a method named {method.name!r} is already registered (pass replace=True)")
+        _REGISTERED[method.name] = method
+
+
+def unregister_method(name: str) -> None:
+    """Forget a run-time registration (tests)."""
+    with _LOCK:
+        _REGISTERED.pop(name, None)
+
+
+def _entry_points() -> dict[str, Any]:
+    try:
+        return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the built-ins
+        log.warning("cannot read entry points of group %s: %s", ENTRY_POINT_GROUP, exc)
+        return {}
+
+
+def method_names() -> list[str]:
+    """Every name `--agent` takes: the built-ins in their order, then run-time registrations and
+    entry points, sorted."""
+    extra = (set(_REGISTERED) | set(_entry_points())) - set(BUILTIN_METHODS)
+    return [*BUILTIN_METHODS, *sorted(extra)]
+
+
+def get_method(name: str) -> Method:
+    """The method registered under `name` (imported only now: a method's extra dependencies load
+    only for its runs)."""
+    with _LOCK:
+        if name in _REGISTERED:
+            return _REGISTERED[name]
+    if name in BUILTIN_METHODS:
+        module, _, attr = BUILTIN_METHODS[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+    eps = _entry_points()
+    if name in eps:
+        try:
+            loaded = eps[name].load()
+        except Exception as exc:
+            raise UnknownAgent(f"method {name!r} (entry point {eps[name].value!r} in group {ENTRY_POINT_GROUP!r}) "
+                               f"failed to load: {exc}") from exc
+        method = loaded if isinstance(loaded, Method) else loaded()
+        if not isinstance(method, Method) or method.name != name:
+            raise UnknownAgent(f"entry point {eps[name].value!r} in group {ENTRY_POINT_GROUP!r} must name a Method "
+                               f"called {name!r}")
+        return method
+    raise UnknownAgent(f"unknown agent {name!r}; choose from {', '.join(method_names())}")
+
+
+def build_agent(name: str, request: BuildRequest) -> Agent:
+    """The agent `name` names, built with the method's own switches (checked first)."""
+    method = get_method(name)
+    method.check_options(request.options)
+    return method.build(request)
+
+
+def check_agent_options(name: str, options: dict[str, str], oracles: tuple[str, ...] = ()) -> None:
+    """Refuse `name`'s switches before a run starts; an oracle (`oracles`) takes no switches."""
+    if name in oracles:
+        check_known(options, (), name)
+        return
+    get_method(name).check_options(options)
