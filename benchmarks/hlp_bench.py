@@ -5,7 +5,7 @@ instruction embedding, or drawn at random), and scored by exact match (the paper
 and by in-order recall (the fraction of gold subgoals predicted in order). The paper reports 40.59
 (kNN) and 17.48 (random) with text-davinci-003, k = 9.
 
-Run: `python benchmarks/hlp_bench.py --pool ../shared/reference/llm_planner/knn_set.json --llm local
+Run: `python benchmarks/hlp_bench.py --pool PATH/knn_set.json --llm local
 --k 9 --retriever knn --instructions both --out runs/hlp-knn-0.5b [--limit N] [--json figures.json]`.
 The run folder makes it resumable (one record per example and instruction mode).
 

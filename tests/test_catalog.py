@@ -1,7 +1,7 @@
 """The object catalog: AI2-THOR affordances, TEACh classes, receptacle relations, validation, errors.
 
 Tests against the public reference data (TEACh's custom object classes, ALFRED's object facts and floor
-plans) read ``../shared/reference`` and skip when it is absent; nothing from there is in the repository.
+plans) read the folder ``HELPER_REFERENCE_DIR`` names and skip without it; nothing from there is in the repository.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from reference_data import reference_path
 
 from helper_agent.world.catalog import (
     ROOM_TYPES,
@@ -35,15 +35,8 @@ SLICED = {
 }
 
 
-def _reference_dir() -> Path:
-    env = os.environ.get("HELPER_REFERENCE_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "reference"
-
-
 def _reference_json(relative: str) -> Any:
-    path = _reference_dir() / relative
+    path = reference_path(relative)
     if not path.is_file():
         pytest.skip(f"reference data not available: {path}")
     return json.loads(path.read_text(encoding="utf-8"))
@@ -453,7 +446,7 @@ def test_every_alfred_object_and_receptacle_exists(catalog: Catalog) -> None:
 
 
 def test_every_type_in_the_alfred_floor_plans_exists(catalog: Catalog) -> None:
-    root = _reference_dir() / "alfred_layouts"
+    root = reference_path("alfred_layouts")
     files = sorted(glob.glob(str(root / "FloorPlan*-objects.json")))
     if not files:
         pytest.skip(f"reference floor plans not available: {root}")

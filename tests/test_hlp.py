@@ -12,6 +12,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from reference_data import reference_path
 
 from helper_agent.evals.hlp import HLPOptions, Retriever, query_of, run_hlp, summarise, vocabulary_of
 from helper_agent.graphs.llm_planner.plans import (
@@ -33,8 +34,8 @@ from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.memory.store import VectorStore
 from helper_agent.world.catalog import load_catalog
 
-KNN_SET = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "llm_planner" / "knn_set.json"
-needs_knn_set = pytest.mark.skipif(not KNN_SET.exists(), reason="../shared/reference/llm_planner/knn_set.json absent")
+KNN_SET = reference_path("llm_planner/knn_set.json")
+needs_knn_set = pytest.mark.skipif(not KNN_SET.exists(), reason="$HELPER_REFERENCE_DIR/llm_planner/knn_set.json absent")
 
 
 class ScriptedChat(BaseChatModel):

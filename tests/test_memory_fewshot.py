@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from reference_data import reference_path
 
 from helper_agent.memory.embeddings import HashEmbedder, get_embedder
 from helper_agent.memory.errors import ImportFormatError, InvalidRecordError
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set, parse_subgoal
 from helper_agent.memory.store import VectorStore
 
-KNN_SET = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "llm_planner" / "knn_set.json"
-needs_knn_set = pytest.mark.skipif(
-    not KNN_SET.exists(), reason="../shared/reference/llm_planner/knn_set.json absent"
-)
+KNN_SET = reference_path("llm_planner/knn_set.json")
+needs_knn_set = pytest.mark.skipif(not KNN_SET.exists(), reason="$HELPER_REFERENCE_DIR/llm_planner/knn_set.json absent")
 
 SMALL = [
     {

@@ -1,4 +1,4 @@
-"""Against TEACh's official files in ../shared/reference (skipped when absent): they load, ours
+"""Against TEACh's official files in $HELPER_REFERENCE_DIR/teach (skipped when absent): they load, ours
 cover them with the same ids, each is satisfied by a constructed goal state, and our definitions
 give the same verdicts and counts as the official ones on perturbed states."""
 
@@ -7,17 +7,15 @@ from __future__ import annotations
 import copy
 import json
 import random
-from pathlib import Path
 
 import pytest
+from reference_data import reference_path
 
 from helper_agent.teach import check_task, default_registry, load_task_definitions
 from helper_agent.teach.actions import ACTIONS
 from helper_agent.teach.goal_state import build_goal_state
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "teach"
-if not (REFERENCE / "task_definitions").is_dir():
-    REFERENCE = Path("/work/shared/reference/teach")
+REFERENCE = reference_path("teach")
 pytestmark = pytest.mark.skipif(
     not (REFERENCE / "task_definitions").is_dir(), reason="TEACh reference files not available"
 )

@@ -1,1 +1,1 @@
-"""envs layer of helper-agent (see DESIGN.md)."""
+"""envs layer of helper-agent (see docs/architecture.md)."""

@@ -1,1 +1,1 @@
-"""evals layer of helper-agent (see DESIGN.md)."""
+"""evals layer of helper-agent (see docs/architecture.md)."""

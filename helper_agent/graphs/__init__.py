@@ -1,1 +1,1 @@
-"""graphs layer of helper-agent (see DESIGN.md)."""
+"""graphs layer of helper-agent (see docs/architecture.md)."""

@@ -1,1 +1,1 @@
-"""perception layer of helper-agent (see DESIGN.md)."""
+"""perception layer of helper-agent (see docs/architecture.md)."""

@@ -1,4 +1,4 @@
-"""program layer of helper-agent (see DESIGN.md): the action API the LLM writes against, the
+"""program layer of helper-agent (see docs/architecture.md): the action API the LLM writes against, the
 validating parser (LLM output is parsed with `ast` and interpreted, never executed), the semantic
 checks, the compiler from programs to the subgoals the executor runs, and the grammar (GBNF) that
 constrains an LLM to the language."""

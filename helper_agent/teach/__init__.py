@@ -1,4 +1,4 @@
-"""teach layer of helper-agent (see DESIGN.md).
+"""teach layer of helper-agent (see docs/architecture.md).
 
 TEACh task definitions and their loader (`tasks`), the goal-condition checker over simulator
 metadata (`checker`), feedback text from unmet conditions (`feedback`), TEACh's metrics

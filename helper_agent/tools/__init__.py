@@ -1,1 +1,1 @@
-"""tools layer of helper-agent (see DESIGN.md)."""
+"""tools layer of helper-agent (see docs/architecture.md)."""

@@ -1,1 +1,1 @@
-"""world layer of helper-agent (see DESIGN.md)."""
+"""world layer of helper-agent (see docs/architecture.md)."""

@@ -1,0 +1,30 @@
+"""docs/architecture.md stays true: its layer table is the import contract's, and the repository
+points at it, not at a document outside the repository."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "architecture.md"
+
+
+def test_the_layer_table_is_the_import_contracts() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    contract = [[name.strip().removeprefix("helper_agent.") for name in layer.split(":")] for layer in layers]
+    rows = re.findall(r"^\| (\d) \| ([^|]+) \|", DOC.read_text(), flags=re.M)
+    documented = [re.findall(r"`([a-z_]+)`", cell) for _, cell in rows]
+    assert [int(n) for n, _ in rows] == list(range(1, len(contract) + 1))
+    assert documented == contract
+
+
+def test_the_repository_points_at_its_own_architecture_document() -> None:
+    assert "](docs/architecture.md)" in (ROOT / "README.md").read_text()
+    texts = [ROOT / "README.md", ROOT / "pyproject.toml", *ROOT.glob("docs/*.md"),
+             *ROOT.glob("helper_agent/**/*.py"), *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py")]
+    outside = [str(p.relative_to(ROOT)) for p in texts
+               if p != Path(__file__).resolve() and re.search(r"\.\./shared|DESIGN\.md", p.read_text())]
+    assert outside == []
