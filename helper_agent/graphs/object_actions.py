@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from helper_agent.envs.base import Observation
-from helper_agent.program.cfg import Expr, Ref, alt, seq
+from helper_agent.program.cfg import Expr, Grammar, Ref, alt, seq
 from helper_agent.world.catalog import Catalog, ObjectType
 from helper_agent.world.effects import DRAIN_TYPES
 from helper_agent.world.simulator import KNIFE_TYPES
@@ -382,6 +382,36 @@ def answer_step(attempts: int, ask: Callable[[str | None, int], str], parse: Cal
         else:
             return candidate, reason
     return None, reason
+
+
+#: The action line of an answer, `Action: name(argument)`, as the step grammars derive it.
+ACTION_LINE = r"Action:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)"
+
+
+@dataclass(frozen=True)
+class ChosenAction:
+    """An answer's action: its name and argument (None: no argument)."""
+
+    action: str
+    arg: str | None
+
+    def render(self) -> str:
+        return f"{self.action}({self.arg or ''})"
+
+
+def answer_cfg(actions: Sequence[NamedAction], ids: list[str], classes: list[str], exclude: Collection[str],
+               root: Any, **lines: Any) -> Grammar:
+    """An answer grammar as data: `root` (which names `action` and any of `lines`), the actions on
+    the ids shown (search only with classes), never the actions in `exclude`."""
+    action, rules = action_rules(actions, ids, classes, exclude)
+    return Grammar({"root": root, **lines, "action": action, **rules})
+
+
+def parse_action(match: re.Match[str], by_name: Mapping[str, NamedAction], ids: list[str], classes: list[str],
+                 error: type[ValueError], id_where: str) -> ChosenAction:
+    """The action of an answer that matched `ACTION_LINE`, its argument checked (`checked_argument`)."""
+    name, arg = match.group("name"), match.group("arg").strip()
+    return ChosenAction(name, checked_argument(by_name, name, arg, ids, classes, error, id_where))
 
 
 def checked_argument(by_name: Mapping[str, NamedAction], name: str, arg: str, ids: list[str], classes: list[str],

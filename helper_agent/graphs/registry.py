@@ -114,12 +114,6 @@ def register_method(method: Method, *, replace: bool = False) -> None:
         _REGISTERED[method.name] = method
 
 
-def unregister_method(name: str) -> None:
-    """Forget a run-time registration (tests)."""
-    with _LOCK:
-        _REGISTERED.pop(name, None)
-
-
 def _entry_points() -> dict[str, Any]:
     try:
         return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

@@ -23,12 +23,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from helper_agent.graphs.object_actions import (
+    ACTION_LINE,
     Affordance,
     ArgKind,
+    ChosenAction,
     HandNeed,
     StateNeed,
-    action_rules,
-    checked_argument,
+    answer_cfg,
+    parse_action,
 )
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, chars, opt, seq
@@ -71,13 +73,8 @@ MAX_THOUGHT_CHARS = 120
 
 
 @dataclass(frozen=True)
-class ReactAnswer:
-    thought: str
-    action: str
-    arg: str | None
-
-    def render(self) -> str:
-        return f"{self.action}({self.arg or ''})"
+class ReactAnswer(ChosenAction):
+    thought: str = ""
 
 
 class ReactParseError(ValueError):
@@ -92,13 +89,8 @@ def action_help() -> str:
 def react_cfg(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> Grammar:
     """The ReAct answer grammar as data; id actions only when some id is shown; never the actions
     in `exclude`."""
-    action, rules = action_rules(ACTIONS, ids, classes, exclude)
-    return Grammar({
-        "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
-        "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
-        "action": action,
-        **rules,
-    })
+    return answer_cfg(ACTIONS, ids, classes, exclude, seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
+                      thought=seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)))
 
 
 def react_grammar(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> str:
@@ -106,7 +98,7 @@ def react_grammar(ids: list[str], classes: list[str], exclude: Collection[str] =
     return react_cfg(ids, classes, exclude).to_gbnf()
 
 
-_ANSWER = re.compile(r"^\s*Thought:[ \t]*(?P<thought>[^\n]*)\nAction:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
+_ANSWER = re.compile(rf"^\s*Thought:[ \t]*(?P<thought>[^\n]*)\n{ACTION_LINE}\s*$")
 
 
 def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
@@ -118,9 +110,8 @@ def parse_react(text: str, ids: list[str], classes: list[str]) -> ReactAnswer:
     thought = raw.strip() or raw
     if not raw or len(raw) > MAX_THOUGHT_CHARS:
         raise ReactParseError(f"the thought must be one line of 1 to {MAX_THOUGHT_CHARS} characters")
-    name, arg = match.group("name"), match.group("arg").strip()
-    return ReactAnswer(thought, name, checked_argument(BY_NAME, name, arg, ids, classes, ReactParseError,
-                                                       "listed in the scene graph"))
+    chosen = parse_action(match, BY_NAME, ids, classes, ReactParseError, "listed in the scene graph")
+    return ReactAnswer(chosen.action, chosen.arg, thought)
 
 
 # ------------------------------------------------------------------------------------ self-query

@@ -177,7 +177,7 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
     if "observation" in last:  # the think node already recorded an invalid answer
         return _after(state, ctx, number, log, history, done=False)
     name, _, rest = last.get("action", "").partition("(")
-    answer = ReactAnswer(last.get("thought", ""), name, rest.rstrip(")") or None)
+    answer = ReactAnswer(name, rest.rstrip(")") or None, last.get("thought", ""))
     done = False
     if name == "done":
         done = True

@@ -22,12 +22,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from helper_agent.graphs.object_actions import (
+    ACTION_LINE,
     Affordance,
     ArgKind,
+    ChosenAction,
     HandNeed,
     StateNeed,
-    action_rules,
-    checked_argument,
+    answer_cfg,
+    parse_action,
 )
 from helper_agent.graphs.object_actions import action_help as shared_action_help
 from helper_agent.program.cfg import Grammar, Ref, seq
@@ -60,13 +62,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 BY_NAME = {a.name: a for a in ACTIONS}
 
 
-@dataclass(frozen=True)
-class StepAction:
-    action: str
-    arg: str | None
-
-    def render(self) -> str:
-        return f"{self.action}({self.arg or ''})"
+StepAction = ChosenAction
 
 
 class StepParseError(ValueError):
@@ -81,8 +77,7 @@ def action_help() -> str:
 def step_cfg(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> Grammar:
     """The answer grammar as data: id actions only when some id is shown, search only with classes,
     never the actions in `exclude`."""
-    action, rules = action_rules(ACTIONS, ids, classes, exclude)
-    return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
+    return answer_cfg(ACTIONS, ids, classes, exclude, seq("Action: ", Ref("action")))
 
 
 def step_grammar(ids: list[str], classes: list[str], exclude: Collection[str] = ()) -> str:
@@ -97,7 +92,7 @@ def out_of_view(remembered: Collection[str]) -> dict[str, str]:
             for a in ACTIONS if a.arg == "id" and a.name != "goto" for i in remembered}
 
 
-_ANSWER = re.compile(r"^\s*Action:[ \t]*(?P<name>[a-z_]+)\((?P<arg>[^()\n]*)\)\s*$")
+_ANSWER = re.compile(rf"^\s*{ACTION_LINE}\s*$")
 
 
 def parse_step(text: str, ids: list[str], classes: list[str]) -> StepAction:
@@ -105,5 +100,4 @@ def parse_step(text: str, ids: list[str], classes: list[str]) -> StepAction:
     match = _ANSWER.match(text.strip())
     if match is None:
         raise StepParseError("answer with exactly one line: 'Action: name(argument)'")
-    name, arg = match.group("name"), match.group("arg").strip()
-    return StepAction(name, checked_argument(BY_NAME, name, arg, ids, classes, StepParseError, "in the scene graph"))
+    return parse_action(match, BY_NAME, ids, classes, StepParseError, "in the scene graph")
