@@ -10,14 +10,14 @@ simulator's error type and message (ids dropped), and the agent goes on as its m
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from helper_agent.evals.eai.grammar import Step, render
+from helper_agent.evals.eai.steps import DONE, parse_action
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
 
 if TYPE_CHECKING:
@@ -85,7 +85,26 @@ def execute(env: VirtualHomeEnv, step: Step) -> tuple[str, str]:
     return "failed", "failed: " + short_error(outcome.result.error)
 
 
-def timed(episode_run: Callable[[], EaiEpisode], recorder: UsageRecorder) -> tuple[EaiEpisode, dict[str, float], float]:
-    began = time.perf_counter()
-    episode = episode_run()
-    return episode, recorder.summary(), round(time.perf_counter() - began, 3)
+def act_on(env: VirtualHomeEnv, episode: EaiEpisode, entry: dict[str, str], objects: Sequence[str], number: int,
+           max_steps: int) -> tuple[bool, bool]:
+    """A step-wise method's `act` node: run the answer `entry["action"]` (a step, `done()` or
+    "(none)" for a refused answer), write its observation into `entry`, keep the episode's record;
+    (executed, finished): whether the state changed, and whether the episode is over."""
+    episode.steps = number
+    executed = finished = False
+    if entry["action"] == DONE:
+        entry["observation"] = "finished"
+        finished, episode.outcome = True, "done"
+    elif entry["action"] != "(none)":
+        step = parse_action(entry["action"], objects)
+        assert step is not None
+        status, entry["observation"] = execute(env, step)
+        if status == "ok":
+            episode.answer.append(step)
+            executed = True
+        elif status == "failed":
+            episode.failures.append(f"{entry['action']}: {entry['observation']}")
+            episode.last_failed = step
+    if not finished and number >= max_steps:
+        finished, episode.outcome = True, "max_steps"
+    return executed, finished

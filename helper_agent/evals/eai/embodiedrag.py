@@ -20,6 +20,9 @@ gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -32,10 +35,9 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.eai.acting import EaiEpisode, ask, execute
+from helper_agent.evals.eai.acting import EaiEpisode, act_on, ask
 from helper_agent.evals.eai.scene import graph_entities, holding
 from helper_agent.evals.eai.steps import (
-    DONE,
     parse_action,
     parse_react_answer,
     react_rules,
@@ -231,26 +233,11 @@ def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -
 def act(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
     ctx = runtime.context
     history = [dict(s) for s in state.get("history", [])]
-    last = history[-1]
     number = state.get("step", 0) + 1
-    ctx.episode.steps = number
-    finished = False
-    if last["action"] == DONE:
-        last["observation"] = "finished"
-        finished, ctx.episode.outcome = True, "done"
-    elif last["action"] != "(none)":
-        step = parse_action(last["action"], ctx.task.arguments)
-        assert step is not None
-        status, last["observation"] = execute(ctx.env, step)
-        if status == "ok":
-            ctx.episode.answer.append(step)
-            ctx.sync()
-        elif status == "failed":
-            ctx.episode.failures.append(f"{last['action']}: {last['observation']}")
-            ctx.episode.last_failed = step
-    if not finished and number >= ctx.config.max_steps:
-        finished, ctx.episode.outcome = True, "max_steps"
-    ctx.episode.trajectory = [{"thought": s["thought"], "action": s["action"], "observation": s["observation"]} for s in history]
+    executed, finished = act_on(ctx.env, ctx.episode, history[-1], ctx.task.arguments, number, ctx.config.max_steps)
+    if executed:
+        ctx.sync()
+    ctx.episode.trajectory = [{k: s[k] for k in ("thought", "action", "observation")} for s in history]
     return {"history": history, "step": number, "finished": finished}
 
 
@@ -283,15 +270,27 @@ def build_graph() -> Any:
 GRAPH = build_graph()
 
 
+_SCENE_STORE: list[Path] = []
+
+
+def scene_store() -> Path:
+    """A folder for the vector store, one per process and removed when it exits: each episode's
+    graph is cleared after it, and nothing of it is a result worth keeping."""
+    if not _SCENE_STORE:
+        _SCENE_STORE.append(Path(tempfile.mkdtemp(prefix="eai-scene-graphs-")))
+        atexit.register(shutil.rmtree, _SCENE_STORE[0], True)
+    return _SCENE_STORE[0]
+
+
 def run_embodiedrag(task: EaiTask, chat: Any, *, config: EmbodiedRAGEaiConfig, store: Path | None = None,
                     embedder: Any = None) -> tuple[EaiEpisode, VirtualHomeEnv, UsageRecorder]:
-    """One task. The subgraph mode keeps the scene graph in a vector store under `store` (one graph
-    per episode, removed after it); the full-graph baseline needs none."""
+    """One task. The subgraph mode keeps the scene graph in a vector store under `store` (default:
+    `scene_store()`; one graph per episode, removed after it); the full-graph baseline needs none."""
     env = VirtualHomeEnv(task.identifier)
     memory = None
     if config.graph == "subgraph":
         memory = SceneGraphMemory(graph_id=f"eai-{task.identifier}-{uuid.uuid4().hex[:8]}",
-                                  path=str(store) if store else None, embedder=embedder)
+                                  path=str(store or scene_store()), embedder=embedder)
     ctx = EmbodiedRAGEaiContext(task, chat, env, memory, config)
     try:
         GRAPH.invoke({"request": task.goal_text}, context=ctx, config={"recursion_limit": 4 * config.max_steps + 10})

@@ -16,10 +16,6 @@ agent's own trajectory (P-RAG's database is built from it), LLM usage and second
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from helper_agent.evals.eai.acting import EaiEpisode
@@ -47,18 +43,6 @@ def check_options(agent: str, mode: str, options: dict[str, str]) -> None:
             raise ValueError(f"--agent-option {key}={options[key]}: a whole number{'' if key == 'k' else ' >= 1'}")
 
 
-_SCENE_STORE: list[Path] = []
-
-
-def scene_store() -> Path:
-    """A folder for EmbodiedRAG's vector store, one per process and removed when it exits: each
-    episode's graph is cleared after it, and nothing of it is a result worth keeping."""
-    if not _SCENE_STORE:
-        _SCENE_STORE.append(Path(tempfile.mkdtemp(prefix="eai-scene-graphs-")))
-        atexit.register(shutil.rmtree, _SCENE_STORE[0], True)
-    return _SCENE_STORE[0]
-
-
 def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, chat: Any, *, k: int,
                max_replans: int, memory: Any = None, embedder: Any = None) -> dict[str, Any]:
     """One task by `agent`; its record (without the run's bookkeeping fields)."""
@@ -83,7 +67,7 @@ def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, ch
 
         config = EmbodiedRAGEaiConfig(graph=options.get("graph", "subgraph"),  # type: ignore[arg-type]
                                       k=int(options.get("k", 3)), max_steps=int(options.get("max_steps", 20)))
-        episode, env, recorder = run_embodiedrag(task, chat, config=config, store=scene_store(), embedder=embedder)
+        episode, env, recorder = run_embodiedrag(task, chat, config=config, embedder=embedder)
     else:
         raise ValueError(f"no EAI adapter for {agent!r}")
     usage = recorder.summary()

@@ -30,11 +30,9 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.eai.acting import EaiEpisode, ask, execute
+from helper_agent.evals.eai.acting import EaiEpisode, act_on, ask
 from helper_agent.evals.eai.scene import compact_scene, holding
 from helper_agent.evals.eai.steps import (
-    DONE,
-    parse_action,
     parse_step_answer,
     step_rules,
     step_text,
@@ -151,23 +149,8 @@ def choose(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, A
 def act(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, Any]:
     ctx = runtime.context
     history = [dict(s) for s in state.get("history", [])]
-    last = history[-1]
-    step = parse_action(last["action"], ctx.task.arguments) if last["action"] != "(none)" else None
     number = state.get("step", 0) + 1
-    ctx.episode.steps = number
-    finished = False
-    if last["action"] == DONE:
-        last["observation"] = "finished"
-        finished, ctx.episode.outcome = True, "done"
-    elif step is not None:
-        status, last["observation"] = execute(ctx.env, step)
-        if status == "ok":
-            ctx.episode.answer.append(step)
-        elif status == "failed":
-            ctx.episode.failures.append(f"{last['action']}: {last['observation']}")
-            ctx.episode.last_failed = step
-    if not finished and number >= ctx.config.max_steps:
-        finished, ctx.episode.outcome = True, "max_steps"
+    _, finished = act_on(ctx.env, ctx.episode, history[-1], ctx.task.arguments, number, ctx.config.max_steps)
     ctx.episode.trajectory = [{k: s[k] for k in ("scene_graph", "action", "observation")} for s in history]
     return {"history": history, "step": number, "finished": finished}
 
