@@ -12,7 +12,10 @@ generated), so prompt tokens per step are the real figures of these prompts; Emb
 vs full graph differ in exactly that. Seconds are the adapters' own (environment, retrieval,
 embedding), the LLM's are not in them.
 
-    python benchmarks/eai_methods_bench.py --limit 20 --out results/eai-oracle20 --json /tmp/eai.json
+    python benchmarks/eai_methods_bench.py --limit 100 --out runs/eai-oracle100 --json /tmp/eai.json
+
+EAI's evaluator needs tasks with node, edge and action goals among those it keeps: the first 100
+have them, the first 50 do not (the table then stops with that message; the runs are kept).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ def tokenizer() -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--out", type=Path, default=None, help="Keep the runs here (default: a temporary folder).")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--no-peers", action="store_true")
