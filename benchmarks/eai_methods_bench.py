@@ -15,7 +15,7 @@ embedding), the LLM's are not in them.
     python benchmarks/eai_methods_bench.py --limit 100 --out runs/eai-oracle100 --json /tmp/eai.json
 
 EAI's evaluator needs tasks with node, edge and action goals among those it keeps: the first 100
-have them, the first 50 do not (the table then stops with that message; the runs are kept).
+have them, the first 50 as it keeps them do not (the table then stops with that message; the runs are kept).
 """
 
 from __future__ import annotations
