@@ -35,7 +35,7 @@ def _role(message: BaseMessage) -> str:
     return "user"
 
 
-def _usage(prompt_tokens: int, completion_tokens: int, evaluated: int | None) -> dict[str, Any]:
+def usage_metadata(prompt_tokens: int, completion_tokens: int, evaluated: int | None) -> dict[str, Any]:
     """A message's `usage_metadata`; the prompt tokens served from the KV cache (not evaluated)
     are `input_token_details["cache_read"]` when the context's counter could be read."""
     usage: dict[str, Any] = {
@@ -182,7 +182,7 @@ class LlamaCppChatModel(BaseChatModel):
         evaluated = after - before if before is not None and after is not None else None
         message = AIMessage(
             content=text,
-            usage_metadata=_usage(prompt_tokens, int(usage.get("completion_tokens", 0)), evaluated),  # type: ignore[arg-type]
+            usage_metadata=usage_metadata(prompt_tokens, int(usage.get("completion_tokens", 0)), evaluated),  # type: ignore[arg-type]
             response_metadata=self._response_metadata(finish_reason=reply["choices"][0].get("finish_reason")),
         )
         return ChatResult(generations=[ChatGeneration(message=message)], llm_output={"token_usage": usage})
@@ -199,7 +199,7 @@ class LlamaCppChatModel(BaseChatModel):
                                 evaluated=functools.partial(self._prompt_tokens_evaluated, client))
         message = AIMessage(
             content=result.text,
-            usage_metadata=_usage(result.prompt_tokens, result.completion_tokens,  # type: ignore[arg-type]
+            usage_metadata=usage_metadata(result.prompt_tokens, result.completion_tokens,  # type: ignore[arg-type]
                                   result.prompt_tokens_evaluated),
             response_metadata=self._response_metadata(finish_reason="stop", line_calls=result.line_calls,
                                                       stopped_by=result.stopped_by),

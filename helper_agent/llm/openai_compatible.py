@@ -24,7 +24,7 @@ from helper_agent.decoding import ProgramDecoder, ServedLineClient, format_chat
 from helper_agent.llm.decoding_args import GRAMMAR_FIELDS
 from helper_agent.llm.errors import LLMBadResponse, LLMError, ReplyTimeout, clip
 from helper_agent.llm.gguf import served_vocabulary
-from helper_agent.llm.llama import chat_messages
+from helper_agent.llm.llama import chat_messages, usage_metadata
 
 MAX_REPLY_CHARS = 65_536
 """Replies from a server longer than this are cut here and marked `finish_reason="length"`. A reply
@@ -105,8 +105,7 @@ class OpenAICompatibleChat(BaseChatOpenAI):
                                  f"{type(exc).__name__}: {clip(str(exc))}") from exc
         message = AIMessage(
             content=result.text,
-            usage_metadata={"input_tokens": result.prompt_tokens, "output_tokens": result.completion_tokens,
-                            "total_tokens": result.prompt_tokens + result.completion_tokens},
+            usage_metadata=usage_metadata(result.prompt_tokens, result.completion_tokens, None),  # type: ignore[arg-type]
             response_metadata={"model": self.model_name, "finish_reason": "stop",
                                "line_calls": result.line_calls, "stopped_by": result.stopped_by},
         )
