@@ -1,0 +1,402 @@
+"""The model runtime against this machine's limits: llama.cpp builds side by side, both local models.
+
+For each build (a folder holding llama.cpp's shared libraries) and each model, a subprocess loads the
+model with `LLAMA_CPP_LIB_PATH` (and `LD_LIBRARY_PATH`, and the working folder, where ggml looks for
+its dynamically loaded CPU variants) pointing at that build, and measures:
+
+- prompt evaluation, tokens/s, at the prompt sizes our methods send (600, 2400, 4500 tokens by
+  default: HELPER's planner with its examples is about 1,250, EAI's about 2,400 before examples,
+  P-RAG's step prompts with experience several thousand). The tokens are HELPER's planner prompt
+  (system text, API, packaged train examples as turns) cut to the largest size; one pass is timed at
+  each size's boundary, so the figure for N is the mean rate over the first N tokens, which is what
+  evaluating an N-token prompt costs;
+- generation, tokens/s, after HELPER's real planner prompt (3 packaged examples), once free (greedy,
+  up to 96 tokens) and once under the program grammar the in-process model writes with
+  (`decoding.ProgramDecoder`, one GBNF grammar per line); the prompt is evaluated before the timing,
+  so these are the tokens the model writes, grammar and sampling included;
+- which CPU backend library the process mapped (`/proc/self/maps`), so every row names its build.
+
+The machine's limits are measured in the same run: memory bandwidth (a large numpy array copied by
+one thread per core; bytes read plus bytes written), and matrix-multiply rates: numpy float32
+(OpenBLAS), and, when torch is installed, int8 (`torch._int_mm`, int32 accumulate) and bfloat16.
+The ratios printed:
+
+- generation: model bytes per token (all weights are read once per token; the output layer is the
+  tied embedding, so it is read too) x tokens/s / bandwidth;
+- prompt: floating-point operations per token x tokens/s / matmul rate, where a token costs
+  2 x (parameters - embedding table) (the table is a lookup for prompt tokens; logits are computed
+  for the last token only) plus attention, 2 x layers x width x N for the mean over an N-token
+  prompt. llama.cpp multiplies Q4/Q5/Q6 weights by int8 activations, so the int8 rate is the
+  nearer limit; the float32 one is given beside it.
+
+Run (an LLM job: alone on the machine, or under the LLM lock):
+
+    python benchmarks/llm_bench.py --build today=/path/to/llama_cpp/lib --build avx512=/work/builds/lib/avx512 \\
+        --model 0.5b --model 1.5b --json runs/llm-bench.json
+
+`NAME=DIR,fa` runs that build with flash attention on (llama-cpp-python's default is off).
+Without `--build` it measures the installed llama-cpp-python's own libraries (`installed`).
+`--llama-bench` also runs the `llama-bench` binary found beside a build's libraries (pp512, tg64).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from helper_agent.decoding import ProgramDecoder, format_chat
+from helper_agent.graphs.helper.prompts import planner_messages
+from helper_agent.llm.gguf import model_cache_dir
+from helper_agent.llm.llama import chat_messages
+from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
+
+MODELS = {
+    "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "1.5b": "qwen2.5-coder-1.5b-instruct.gguf",
+}
+PROMPT_SIZES = (600, 2400, 4500)
+FREE_TOKENS = 96
+PLANNER_EXAMPLES = 3
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pure parts: arithmetic and the figures (tested without any build).
+
+
+def parse_build(text: str) -> tuple[str, Path, bool]:
+    """`NAME=DIR[,fa]` (a folder with libllama.so; `,fa`: with flash attention, which
+    llama-cpp-python turns off by default) as (name, folder, flash attention)."""
+    name, sep, rest = text.partition("=")
+    folder, _, option = rest.partition(",")
+    if not sep or not name or not folder or option not in ("", "fa"):
+        raise ValueError(f"--build {text!r}: expected NAME=DIR or NAME=DIR,fa")
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"--build {text!r}: the name may use letters, digits, '-' and '_' only")
+    return name, Path(folder), option == "fa"
+
+
+def prompt_flops_per_token(n_params: int, n_vocab: int, n_embd: int, n_layer: int, n_tokens: int) -> float:
+    """Mean floating-point operations per prompt token over an `n_tokens` prompt: the weight
+    matmuls (2 per parameter outside the embedding table) plus causal attention (Q.K and A.V,
+    2 x width each per earlier token, over N/2 earlier tokens on average)."""
+    weights = 2.0 * (n_params - n_vocab * n_embd)
+    attention = 2.0 * n_layer * n_embd * n_tokens
+    return weights + attention
+
+
+def generation_ratio(model_bytes: float, tokens_per_s: float, bandwidth_gb_s: float) -> float:
+    """The share of the measured memory bandwidth that generating at `tokens_per_s` uses."""
+    return model_bytes * tokens_per_s / (bandwidth_gb_s * 1e9)
+
+
+def prompt_ratio(flops_per_token: float, tokens_per_s: float, rate_gflop_s: float) -> float:
+    """The share of a measured matmul rate that evaluating prompt tokens at `tokens_per_s` uses."""
+    return flops_per_token * tokens_per_s / (rate_gflop_s * 1e9)
+
+
+def figures(limits: dict[str, float], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The flat figures of a run: the limits, then per row (`build`, `model` and the worker's
+    measures) its rates and their ratios to the limits, keyed `BUILD.MODEL.figure`."""
+    out: dict[str, Any] = dict(limits)
+    for row in rows:
+        key = f"{row['build']}.{row['model']}"
+        if row.get("error"):
+            out[f"{key}.error"] = row["error"]
+            continue
+        out[f"{key}.backend"] = row["backend"]
+        for size, rate in row["prompt_tok_s"].items():
+            out[f"{key}.prompt{size}_tok_s"] = round(rate, 1)
+            flops = prompt_flops_per_token(row["n_params"], row["n_vocab"], row["n_embd"], row["n_layer"], int(size))
+            for limit in ("matmul_f32_gflop_s", "matmul_int8_gop_s", "matmul_bf16_gflop_s"):
+                if limits.get(limit):
+                    name = limit.removeprefix("matmul_").split("_")[0]
+                    out[f"{key}.prompt{size}_of_{name}"] = round(prompt_ratio(flops, rate, limits[limit]), 3)
+        for kind in ("free", "grammar"):
+            rate = row[f"gen_{kind}_tok_s"]
+            out[f"{key}.gen_{kind}_tok_s"] = round(rate, 1)
+            out[f"{key}.gen_{kind}_of_bandwidth"] = round(
+                generation_ratio(row["model_bytes"], rate, limits["bandwidth_gb_s"]), 3)
+            out[f"{key}.gen_{kind}_sha"] = row[f"gen_{kind}_sha"]
+        for name, value in row.get("llama_bench", {}).items():
+            out[f"{key}.llama_bench_{name}_tok_s"] = round(value, 1)
+    return out
+
+
+def table(out: dict[str, Any], builds: Sequence[str], models: Sequence[str], sizes: Sequence[int]) -> str:
+    """The figures as a text table, one row per build and model."""
+    head = ["build", "model", "backend", *(f"pp{n} t/s (int8, f32)" for n in sizes),
+            "gen free t/s (bw)", "gen grammar t/s (bw)", "same output"]
+    lines = [" | ".join(head)]
+    first: dict[str, tuple[str, str]] = {}
+    for build in builds:
+        for model in models:
+            key = f"{build}.{model}"
+            if f"{key}.error" in out:
+                lines.append(f"{build} | {model} | error: {out[f'{key}.error']}")
+                continue
+            cells = [build, model, out[f"{key}.backend"]]
+            for n in sizes:
+                cells.append(f"{out[f'{key}.prompt{n}_tok_s']} ({out.get(f'{key}.prompt{n}_of_int8', '-')}, "
+                             f"{out.get(f'{key}.prompt{n}_of_f32', '-')})")
+            for kind in ("free", "grammar"):
+                cells.append(f"{out[f'{key}.gen_{kind}_tok_s']} ({out[f'{key}.gen_{kind}_of_bandwidth']})")
+            shas = (out[f"{key}.gen_free_sha"], out[f"{key}.gen_grammar_sha"])
+            same = first.setdefault(model, shas) == shas
+            cells.append("yes" if same else "NO")
+            lines.append(" | ".join(str(c) for c in cells))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The machine's limits.
+
+
+def memory_bandwidth_gb_s(megabytes: int = 512, threads: int | None = None, repeats: int = 3) -> float:
+    """The best of `repeats` copies of a `megabytes` float64 array, one slice per thread (numpy
+    releases the GIL while it copies), as GB/s of bytes read plus bytes written."""
+    threads = threads or os.cpu_count() or 1
+    n = megabytes * 2**20 // 8
+    src = np.ones(n)
+    dst = np.zeros(n)
+    bounds = [(n * k // threads, n * (k + 1) // threads) for k in range(threads)]
+
+    def copy(bound: tuple[int, int]) -> None:
+        np.copyto(dst[bound[0]:bound[1]], src[bound[0]:bound[1]])
+
+    best = float("inf")
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            list(pool.map(copy, bounds))
+            best = min(best, time.perf_counter() - started)
+    return 2 * n * 8 / best / 1e9
+
+
+def matmul_rates(n: int = 2048, repeats: int = 3) -> dict[str, float]:
+    """The best of `repeats` n x n matrix multiplications: numpy float32 (GFLOP/s), and with torch
+    int8 x int8 -> int32 (`torch._int_mm`, GOP/s) and bfloat16 (GFLOP/s)."""
+
+    def best_rate(fn: Any) -> float:
+        fn()  # warm up (thread pools, packing buffers)
+        best = float("inf")
+        for _ in range(repeats):
+            started = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - started)
+        return 2 * n**3 / best / 1e9
+
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    rates = {"matmul_f32_gflop_s": round(best_rate(lambda: a @ a), 1)}
+    try:
+        import torch  # deferred: optional (the `dev` extra's CPU build); only for the int8/bf16 limits
+    except ImportError:
+        return rates
+    q = torch.randint(-128, 127, (n, n), dtype=torch.int8)
+    try:
+        rates["matmul_int8_gop_s"] = round(best_rate(lambda: torch._int_mm(q, q)), 1)
+    except RuntimeError:
+        pass
+    h = torch.randn(n, n, dtype=torch.bfloat16)
+    rates["matmul_bf16_gflop_s"] = round(best_rate(lambda: h @ h), 1)
+    return rates
+
+
+def measure_limits() -> dict[str, float]:
+    return {"cores": float(os.cpu_count() or 1), "load_1min": round(os.getloadavg()[0], 2),
+            "bandwidth_gb_s": round(memory_bandwidth_gb_s(), 2), **matmul_rates()}
+
+
+# ---------------------------------------------------------------------------------------------------
+# One build x model, in its own process.
+
+
+def _mapped_libraries() -> list[str]:
+    """The llama.cpp/ggml shared libraries this process has mapped."""
+    seen: list[str] = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        name = Path(path).name
+        if (name.startswith("libggml") or name.startswith("libllama")) and path not in seen:
+            seen.append(path)
+    return seen
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _planner_prompt(llm: Any, examples: int) -> str:
+    """HELPER's planner prompt, chat-formatted, with the first `examples` packaged train examples
+    as turns and the next one's dialogue as the request."""
+    path = resources.files("helper_agent.prompts").joinpath("examples", TRAIN_PROGRAMS_FILE)
+    shots = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return format_chat(llm, chat_messages(planner_messages(shots[examples]["dialogue"], shots[:examples])))
+
+
+def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bool = False) -> dict[str, Any]:
+    """The measures of one model on the llama.cpp build this process loaded (see the module doc)."""
+    import llama_cpp  # deferred: loaded after the parent chose the build (LLAMA_CPP_LIB_PATH)
+
+    llm = llama_cpp.Llama(model_path=model_path, n_ctx=8192, n_threads=n_threads, n_threads_batch=n_threads,
+                          flash_attn=flash_attn, seed=0, verbose=False)
+    meta = llm.metadata
+    arch = meta.get("general.architecture", "")
+    out: dict[str, Any] = {
+        "libraries": _mapped_libraries(),
+        "model_bytes": int(llm._model.size()),
+        "n_params": int(llm._model.n_params()),
+        "n_vocab": int(llm.n_vocab()),
+        "n_embd": int(llm.n_embd()),
+        "n_layer": int(meta.get(f"{arch}.block_count", 0)),
+    }
+    cpu = [Path(p).name for p in out["libraries"] if "ggml-cpu" in Path(p).name]
+    out["backend"] = ",".join(sorted(set(cpu))) or "?"
+
+    # Prompt evaluation: one pass over the largest size, timed at each size's boundary.
+    tokens: list[int] = []
+    examples = 10
+    while len(tokens) < max(sizes):
+        tokens = llm.tokenize(_planner_prompt(llm, examples).encode("utf-8"), add_bos=False, special=True)
+        examples += 10
+    llm.reset()
+    llm.eval(tokens[:8])  # warm up: thread pool, first buffers
+    llm.reset()
+    elapsed, done, rates = 0.0, 0, {}
+    for size in sorted(sizes):
+        started = time.perf_counter()
+        llm.eval(tokens[done:size])
+        elapsed += time.perf_counter() - started
+        done = size
+        rates[str(size)] = size / elapsed
+    out["prompt_tok_s"] = rates
+
+    # Generation after HELPER's planner prompt, evaluated before the timing.
+    prompt = _planner_prompt(llm, PLANNER_EXAMPLES)
+    prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+    out["planner_prompt_tokens"] = len(prompt_tokens)
+    llm.reset()
+    llm.eval(prompt_tokens)
+    started = time.perf_counter()
+    reply = llm.create_completion(prompt, max_tokens=FREE_TOKENS, temperature=0.0, seed=0)
+    seconds = time.perf_counter() - started
+    text = reply["choices"][0]["text"]
+    out["gen_free_tokens"] = int(reply["usage"]["completion_tokens"])
+    out["gen_free_tok_s"] = out["gen_free_tokens"] / seconds
+    out["gen_free_sha"] = _sha(text)
+    out["gen_free_text"] = text
+
+    llm.reset()
+    llm.eval(prompt_tokens)
+    result = ProgramDecoder(llm).decode(prompt, temperature=0.0, seed=0)
+    out["gen_grammar_tokens"] = result.completion_tokens
+    out["gen_grammar_tok_s"] = result.completion_tokens / result.seconds
+    out["gen_grammar_sha"] = _sha(result.text)
+    out["gen_grammar_text"] = result.text
+    return out
+
+
+def llama_bench(folder: Path, model_path: str, n_threads: int) -> dict[str, float]:
+    """pp512 and tg64 from the `llama-bench` binary beside a build's libraries ({} if none)."""
+    binary = folder / "llama-bench"
+    if not binary.exists():
+        return {}
+    run = subprocess.run([str(binary), "-m", model_path, "-p", "512", "-n", "64", "-r", "1", "-t", str(n_threads),
+                          "-o", "json"], capture_output=True, text=True, timeout=900, check=False)
+    if run.returncode != 0:
+        return {}
+    rates = {}
+    for test in json.loads(run.stdout):
+        name = f"pp{test['n_prompt']}" if test.get("n_prompt") else f"tg{test['n_gen']}"
+        rates[name] = float(test["avg_ts"])
+    return rates
+
+
+def run_worker(build: str, folder: Path, flash_attn: bool, model: str, model_path: str, sizes: Sequence[int],
+               n_threads: int, with_llama_bench: bool) -> dict[str, Any]:
+    """One build x model in a subprocess whose llama.cpp libraries come from `folder`."""
+    env = dict(os.environ, LLAMA_CPP_LIB_PATH=str(folder),
+               LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("LD_LIBRARY_PATH")])))
+    row: dict[str, Any] = {"build": build, "model": model, "folder": str(folder)}
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", model_path, "--worker-out", out.name,
+               "--sizes", ",".join(map(str, sizes)), "--threads", str(n_threads)] + (["--flash-attn"] if flash_attn else [])
+        run = subprocess.run(cmd, env=env, cwd=folder, capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            row["error"] = (run.stderr.strip().splitlines() or [f"exit code {run.returncode}"])[-1]
+            return row
+        row.update(json.loads(Path(out.name).read_text()))
+    if with_llama_bench:
+        row["llama_bench"] = llama_bench(folder, model_path, n_threads)
+    return row
+
+
+def installed_library_folder() -> Path:
+    """The installed llama-cpp-python's own library folder (found without loading it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.origin:
+        raise SystemExit("llama-cpp-python is not installed: pip install 'helper-agent[local]'")
+    return Path(spec.origin).parent / "lib"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", action="append", default=[], help="NAME=DIR of llama.cpp's shared libraries")
+    parser.add_argument("--model", action="append", default=[], choices=sorted(MODELS))
+    parser.add_argument("--model-dir", default=None, help="default: HELPER_MODEL_DIR or ~/.cache/helper-agent/models")
+    parser.add_argument("--sizes", default=",".join(map(str, PROMPT_SIZES)))
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--llama-bench", action="store_true")
+    parser.add_argument("--flash-attn", action="store_true", help=argparse.SUPPRESS)  # the worker's, from ",fa"
+    parser.add_argument("--json", dest="json_path", default=None, help="write the flat figures here")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.worker:
+        Path(args.worker_out).write_text(json.dumps(worker(args.worker, sizes, args.threads, args.flash_attn)))
+        return
+
+
+    builds = [parse_build(b) for b in args.build] or [("installed", installed_library_folder(), False)]
+    models = args.model or ["0.5b"]
+    model_dir = Path(args.model_dir) if args.model_dir else model_cache_dir()
+    limits = measure_limits()
+    print("limits: " + ", ".join(f"{k} {v}" for k, v in limits.items()), flush=True)
+    rows = []
+    for name, folder, flash_attn in builds:
+        for model in models:
+            started = time.perf_counter()
+            row = run_worker(name, folder, flash_attn, model, str(model_dir / MODELS[model]), sizes, args.threads,
+                             args.llama_bench)
+            print(f"{name} {model}: {time.perf_counter() - started:.0f} s; libraries "
+                  f"{', '.join(row.get('libraries', [])) or row.get('error')}", flush=True)
+            rows.append(row)
+    limits["load_1min_end"] = round(os.getloadavg()[0], 2)
+    out = figures(limits, rows)
+    print(table(out, [b[0] for b in builds], models, sizes))
+    for row in rows:
+        for kind in ("free", "grammar"):
+            if f"gen_{kind}_text" in row:
+                print(f"--- {row['build']} {row['model']} {kind}:\n{row[f'gen_{kind}_text']}")
+    if args.json_path:
+        Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json_path).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

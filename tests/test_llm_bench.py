@@ -1,0 +1,79 @@
+"""benchmarks/llm_bench.py: the arithmetic of its ratios and the flat figures it writes (no build,
+no model: the worker's measures are given)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+
+def _bench() -> ModuleType:
+    path = Path(__file__).parents[1] / "benchmarks" / "llm_bench.py"
+    spec = importlib.util.spec_from_file_location("llm_bench", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _bench()
+
+LIMITS = {"bandwidth_gb_s": 20.0, "matmul_f32_gflop_s": 100.0, "matmul_int8_gop_s": 400.0}
+
+
+def _row(build: str, model: str = "0.5b", free_sha: str = "aaa") -> dict:
+    return {
+        "build": build, "model": model, "backend": "libggml-cpu.so", "libraries": [],
+        "model_bytes": 400_000_000, "n_params": 500_000_000, "n_vocab": 100_000, "n_embd": 1000, "n_layer": 10,
+        "prompt_tok_s": {"600": 150.0, "2400": 120.0},
+        "gen_free_tok_s": 25.0, "gen_grammar_tok_s": 20.0, "gen_free_sha": free_sha, "gen_grammar_sha": "bbb",
+    }
+
+
+def test_parse_build_names_a_folder_and_rejects_what_is_not_name_equals_dir() -> None:
+    assert bench.parse_build("avx512=/work/builds/lib") == ("avx512", Path("/work/builds/lib"), False)
+    assert bench.parse_build("fa=/work/builds/lib,fa") == ("fa", Path("/work/builds/lib"), True)
+    for bad in ("avx512", "=/x", "a=", "a b=/x", "a=/x,gpu"):
+        with pytest.raises(ValueError, match="--build"):
+            bench.parse_build(bad)
+
+
+def test_prompt_flops_count_weights_outside_the_embedding_and_attention_over_the_prompt() -> None:
+    # 2 x (500M - 100k x 1000) = 800M for the weights; 2 x 10 layers x 1000 wide x 600 tokens = 12M.
+    assert bench.prompt_flops_per_token(500_000_000, 100_000, 1000, 10, 600) == 812_000_000
+
+
+def test_ratios_are_the_share_of_each_limit() -> None:
+    # 400 MB a token at 25 tokens/s is 10 GB/s: half of 20 GB/s.
+    assert bench.generation_ratio(400e6, 25.0, 20.0) == pytest.approx(0.5)
+    # 812 MFLOP a token at 150 tokens/s is 121.8 GFLOP/s: 0.3045 of 400.
+    assert bench.prompt_ratio(812e6, 150.0, 400.0) == pytest.approx(0.3045)
+
+
+def test_figures_are_flat_keyed_by_build_and_model_with_their_ratios(tmp_path: Path) -> None:
+    out = bench.figures(LIMITS, [_row("today"), _row("avx512", free_sha="ccc"),
+                                 {"build": "broken", "model": "0.5b", "error": "no libllama.so"}])
+    assert out["bandwidth_gb_s"] == 20.0
+    assert out["today.0.5b.prompt600_tok_s"] == 150.0
+    assert out["today.0.5b.prompt600_of_int8"] == pytest.approx(0.304, abs=1e-3)
+    assert out["today.0.5b.prompt600_of_f32"] == pytest.approx(1.218, abs=1e-3)
+    assert "today.0.5b.prompt600_of_bf16" not in out  # no bf16 limit was measured
+    assert out["today.0.5b.gen_free_of_bandwidth"] == 0.5
+    assert out["today.0.5b.gen_grammar_of_bandwidth"] == 0.4
+    assert out["broken.0.5b.error"] == "no libllama.so"
+    assert all(not isinstance(v, (dict, list)) for v in out.values())
+    path = tmp_path / "figures.json"
+    path.write_text(json.dumps(out))
+    assert json.loads(path.read_text()) == out
+
+
+def test_table_says_which_build_wrote_other_greedy_output() -> None:
+    out = bench.figures(LIMITS, [_row("today"), _row("same"), _row("avx512", free_sha="ccc")])
+    lines = bench.table(out, ["today", "same", "avx512"], ["0.5b"], [600, 2400]).splitlines()
+    assert lines[1].startswith("today | 0.5b") and lines[1].endswith("yes")
+    assert lines[2].endswith("yes")
+    assert lines[3].startswith("avx512") and lines[3].endswith("NO")
