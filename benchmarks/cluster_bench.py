@@ -38,8 +38,9 @@ from typing import Any
 
 from helper_agent.config import get_settings
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.executors import local_executor
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine.executors import local_executor
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 
 
 def _comparable(metrics: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +54,7 @@ def _comparable(metrics: dict[str, Any]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------ gold: local vs ray
 def gold(data: Path, scratch: Path, episodes: int, workers: int) -> dict[str, float]:
-    from helper_agent.evals.ray_executor import RayExecutor  # deferred: the `ray` extra
+    from helper_agent.evals.engine.ray_executor import RayExecutor  # deferred: the `ray` extra
 
     def spec(name: str) -> EvalSpec:
         return EvalSpec(mode="tfd", data=str(data), split="valid_unseen", limit=episodes, planner="gold",

@@ -49,9 +49,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from helper_agent.envs.virtualhome import VirtualHomeEnv
-    from helper_agent.evals.eai.memory import GoldMemory
-    from helper_agent.evals.eai.open_loop import HelperSequencer
-    from helper_agent.evals.eai.tasks import gold_lines, gold_steps, select_tasks
+    from helper_agent.evals.studies.eai.memory import GoldMemory
+    from helper_agent.evals.studies.eai.open_loop import HelperSequencer
+    from helper_agent.evals.studies.eai.tasks import gold_lines, gold_steps, select_tasks
 
     tasks = select_tasks(args.limit)
     count = _tokenizer(args.llm)

@@ -2,7 +2,7 @@
 
 Each adapter (LLM-Planner open and closed loop, P-RAG, EmbodiedRAG with the subgraph and with the
 full graph) runs on the first `--limit` EAI tasks with a scripted model that answers each task's
-gold sequence in the method's own form (`evals/eai/oracle.py`); the runs are scored by EAI's
+gold sequence in the method's own form (`evals/studies/eai/oracle.py`); the runs are scored by EAI's
 evaluator beside the 15 packaged LLMs in one table (`helper eval eai-table`). It checks that
 prompts, grammars, parsers, acting in VirtualHome and scoring carry a right answer intact: an ORACLE
 row below 100% task success on the tasks EAI keeps is a bug of the adapter (or of the gold).
@@ -81,10 +81,10 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true")
     args = parser.parse_args()
 
-    from helper_agent.evals.eai.oracle import gold_replies
-    from helper_agent.evals.eai.runner import EaiRunSpec, run_tasks
-    from helper_agent.evals.eai.table import table
-    from helper_agent.evals.eai.tasks import select_tasks
+    from helper_agent.evals.studies.eai.oracle import gold_replies
+    from helper_agent.evals.studies.eai.runner import EaiRunSpec, run_tasks
+    from helper_agent.evals.studies.eai.table import table
+    from helper_agent.evals.studies.eai.tasks import select_tasks
 
     out = args.out or Path(tempfile.mkdtemp(prefix="eai-oracle-"))
     tasks = select_tasks(args.limit)

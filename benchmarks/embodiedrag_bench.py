@@ -118,8 +118,9 @@ def reuse_records(source: Path, bench: Path, out: Path, graph: str, llm: str, ma
     step limit, model, no feedback, no extra switches) and only episodes whose instance and game files
     are byte for byte the cell's (the grid's N = 0 benchmark holds the seed-0 benchmark's first
     episodes). Returns how many were adopted; a cell that already has records is left as it is."""
-    from helper_agent.evals.runner import EvalSpec, instance_paths
-    from helper_agent.evals.store import ResultStore, read_records
+    from helper_agent.evals.engine.runner import instance_paths
+    from helper_agent.evals.engine.spec import EvalSpec
+    from helper_agent.evals.engine.store import ResultStore, read_records
     from helper_agent.graphs.embodiedrag.configuration import EmbodiedRAGConfig
     from helper_agent.teach.instances import instance_id_of
 
@@ -155,8 +156,9 @@ def reuse_records(source: Path, bench: Path, out: Path, graph: str, llm: str, ma
 
 
 def run_mode(bench: Path, out: Path, graph: str, limit: int, llm: str, max_steps: int, chat: Any) -> list[dict[str, Any]]:
-    from helper_agent.evals.runner import EvalSpec, run_eval
-    from helper_agent.evals.store import read_records
+    from helper_agent.evals.engine.runner import run_eval
+    from helper_agent.evals.engine.spec import EvalSpec
+    from helper_agent.evals.engine.store import read_records
 
     spec = EvalSpec(mode="tfd", data=str(bench), split="valid_unseen", out=str(out), limit=limit, llm=llm,
                     planner="embodiedrag", feedback=0, agent_options={"graph": graph, "max_steps": str(max_steps)})
@@ -231,7 +233,7 @@ def main() -> None:
 
         os.environ["HELPER_LLM_PREFIX_CACHE"] = "false"
         get_settings.cache_clear()
-    from helper_agent.evals.store import read_records
+    from helper_agent.evals.engine.store import read_records
 
     root = Path(args.root)
     prefix = "cold_" if args.cold else ""

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 
 
 def main() -> None:

@@ -78,7 +78,7 @@ def main() -> None:
     if not args.pool:
         parser.error("--pool is required (or --tfd RUN...)")
 
-    from helper_agent.evals.hlp import MODES, HLPOptions, run_hlp
+    from helper_agent.evals.studies.hlp import MODES, HLPOptions, run_hlp
     from helper_agent.llm import make_chat_model
     from helper_agent.memory.fewshot import load_knn_set
 

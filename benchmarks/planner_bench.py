@@ -61,8 +61,9 @@ def figures(records: list[dict[str, Any]], metrics: dict[str, Any]) -> dict[str,
 
 def main() -> None:
     from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
-    from helper_agent.evals.store import ResultStore
+    from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
+    from helper_agent.evals.engine.spec import EvalSpec
+    from helper_agent.evals.engine.store import ResultStore
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default=None)

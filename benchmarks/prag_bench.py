@@ -93,7 +93,7 @@ def tokens_only(limit: int, iterations: int, max_steps: int, retrieval: str) -> 
     from llama_cpp import Llama
 
     from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
+    from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
     from helper_agent.llm import assemble_local_model
 
     vocab = Llama(model_path=str(assemble_local_model("0.5b")), vocab_only=True, verbose=False)

@@ -77,7 +77,8 @@ class RecordedActions(BaseChatModel):
 
 def rebuild_prompts(run: Path, data: str, split: str) -> list[dict[str, Any]]:
     """Every step prompt of the recorded run, as the current agent builds it."""
-    from helper_agent.evals.runner import EvalSpec, run_eval
+    from helper_agent.evals.engine.runner import run_eval
+    from helper_agent.evals.engine.spec import EvalSpec
 
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
     spec_file = run / "spec.json"

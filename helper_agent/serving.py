@@ -174,7 +174,7 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
     if ctx.feedback == "checker":
         if loaded is None:
             raise ValueError("feedback='checker' needs an instance (the checker knows its task)")
-        from helper_agent.evals.harness import checker_feedback
+        from helper_agent.evals.engine.harness import checker_feedback
 
         feedback = checker_feedback(loaded.task, env)
     memories = _memories()

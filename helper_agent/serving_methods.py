@@ -32,7 +32,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic builds JSON schemas only from this one on Python < 3.12
 
-from helper_agent.evals.harness import run_instance
+from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, get_method, method_names

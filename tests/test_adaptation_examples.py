@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from helper_agent.evals.personalization import load_suite
+from helper_agent.evals.studies.personalization import load_suite
 from helper_agent.graphs.helper.prompts import AdaptationExample, load_adaptation_examples, routine_messages
 from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.program import compile_program

@@ -28,3 +28,18 @@ def test_the_repository_points_at_its_own_architecture_document() -> None:
     outside = [str(p.relative_to(ROOT)) for p in texts
                if p != Path(__file__).resolve() and re.search(r"\.\./shared|DESIGN\.md", p.read_text())]
     assert outside == []
+
+
+def test_evals_is_split_by_job_as_the_contract_and_the_table_say() -> None:
+    """evals/ holds only its three job folders, each a layer of the evals contract and named in the table."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    evals = next(c for c in contracts if c.get("containers") == ["helper_agent.evals"])
+    layers = [layer.strip() for layer in evals["layers"]]
+    table = re.search(r"^\| \d \| `evals` \|([^|]+)\|", DOC.read_text(), flags=re.M)
+    assert table is not None
+    documented = re.findall(r"`([a-z_]+)/`", table.group(1))
+    folders = sorted(p.name for p in (ROOT / "helper_agent" / "evals").iterdir()
+                     if p.is_dir() and (p / "__init__.py").exists())
+    modules = sorted(p.stem for p in (ROOT / "helper_agent" / "evals").glob("*.py") if p.stem != "__init__")
+    assert sorted(documented) == sorted(layers) == folders == ["benchmark", "engine", "studies"]
+    assert modules == []

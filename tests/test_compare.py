@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 from helper_agent.cli import app
 from helper_agent.commands.eval import parse_agent_list
-from helper_agent.evals import runner
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.report import best_iteration, method_name, methods_table
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine import runner
+from helper_agent.evals.engine.report import best_iteration, method_name, methods_table
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 
 
 class CoffeeScript(BaseChatModel):
@@ -161,7 +162,7 @@ def test_the_table_says_when_runs_scored_different_episodes_and_common_rescores_
 
 
 def test_runs_of_different_models_or_no_common_episode_are_called_out(bench: Path, tmp_path: Path) -> None:
-    from helper_agent.evals.report import coverage_note, load_run, on_common_episodes, run_records
+    from helper_agent.evals.engine.report import coverage_note, load_run, on_common_episodes, run_records
 
     run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "a"), limit=1))
     run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "b"), limit=1, llm="openai:gpt-4o"))

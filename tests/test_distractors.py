@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.distractors import DISTRACTOR_CLASSES, add_distractors, distractor_classes, stateless
 from helper_agent.world.generator import generate_scene

@@ -14,15 +14,15 @@ pytest.importorskip("virtualhome_eval")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
-from helper_agent.evals.eai.grammar import render  # noqa: E402
-from helper_agent.evals.eai.memory import GoldMemory  # noqa: E402
-from helper_agent.evals.eai.oracle import gold_replies  # noqa: E402
-from helper_agent.evals.eai.peers import score_outputs  # noqa: E402
-from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive  # noqa: E402
-from helper_agent.evals.eai.report import our_extras  # noqa: E402
-from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, load_results, responses, run_tasks  # noqa: E402
-from helper_agent.evals.eai.scene import compact_scene, graph_entities  # noqa: E402
-from helper_agent.evals.eai.steps import (  # noqa: E402
+from helper_agent.evals.studies.eai.grammar import render  # noqa: E402
+from helper_agent.evals.studies.eai.memory import GoldMemory  # noqa: E402
+from helper_agent.evals.studies.eai.oracle import gold_replies  # noqa: E402
+from helper_agent.evals.studies.eai.peers import score_outputs  # noqa: E402
+from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive  # noqa: E402
+from helper_agent.evals.studies.eai.report import our_extras  # noqa: E402
+from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, load_results, responses, run_tasks  # noqa: E402
+from helper_agent.evals.studies.eai.scene import compact_scene, graph_entities  # noqa: E402
+from helper_agent.evals.studies.eai.steps import (  # noqa: E402
     copies_a_list,
     meanings,
     parse_plan,
@@ -35,7 +35,7 @@ from helper_agent.evals.eai.steps import (  # noqa: E402
     step_text,
     vocabulary_text,
 )
-from helper_agent.evals.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.evals.studies.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
 from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
 from helper_agent.memory.experience import ExperienceMemory  # noqa: E402
 from helper_agent.program.cfg_sample import Sampler  # noqa: E402
@@ -233,7 +233,7 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
 
     tasks = _tasks()
     monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
-    monkeypatch.setattr("helper_agent.evals.eai.tasks.select_tasks", lambda limit=None, ids=None: tasks)
+    monkeypatch.setattr("helper_agent.evals.studies.eai.tasks.select_tasks", lambda limit=None, ids=None: tasks)
     run = tmp_path / "prag"
     result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
                                       "--out", str(run)])

@@ -12,12 +12,18 @@ pytest.importorskip("virtualhome_eval")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
-from helper_agent.evals.eai.grammar import parse_steps, problems, render, response_grammar, response_rules  # noqa: E402
-from helper_agent.evals.eai.memory import GoldMemory  # noqa: E402
-from helper_agent.evals.eai.open_loop import HelperSequencer, build_prompt  # noqa: E402
-from helper_agent.evals.eai.peers import peer_models, peer_outputs, score_outputs  # noqa: E402
-from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, responses, run_tasks  # noqa: E402
-from helper_agent.evals.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.evals.studies.eai.grammar import (  # noqa: E402
+    parse_steps,
+    problems,
+    render,
+    response_grammar,
+    response_rules,
+)
+from helper_agent.evals.studies.eai.memory import GoldMemory  # noqa: E402
+from helper_agent.evals.studies.eai.open_loop import HelperSequencer, build_prompt  # noqa: E402
+from helper_agent.evals.studies.eai.peers import peer_models, peer_outputs, score_outputs  # noqa: E402
+from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks  # noqa: E402
+from helper_agent.evals.studies.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
 from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
 from helper_agent.program.cfg_match import Matcher  # noqa: E402
 from helper_agent.program.cfg_sample import Sampler  # noqa: E402

@@ -16,7 +16,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_episode
+from helper_agent.evals.engine.runner import run_episode
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.graphs.embodiedrag.actions import (
     ACTIONS,
     ReactParseError,

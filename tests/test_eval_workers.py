@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.evals import workers
+from helper_agent.evals.engine import workers
 
 RUN = textwrap.dedent(
     """
@@ -20,7 +20,7 @@ RUN = textwrap.dedent(
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from helper_agent.evals.executors import worker_init as _worker_init
+    from helper_agent.evals.engine.executors import worker_init as _worker_init
 
     def job(folder):
         with open(os.path.join(folder, f"{os.getpid()}.pid"), "w") as fh:

@@ -44,7 +44,7 @@ def commander_lines(turns):
 def pool_strings(phrasing: str) -> set[str]:
     """Every request, hint and question string of a pool (not the shared small talk)."""
     data = json.loads(
-        resources.files("helper_agent.evals").joinpath(f"data/phrasings/{phrasing}.json").read_text("utf-8")
+        resources.files("helper_agent.evals.benchmark").joinpath(f"data/phrasings/{phrasing}.json").read_text("utf-8")
     )
     out: set[str] = set()
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.evals import personalization as P
-from helper_agent.evals.personalization import (
+from helper_agent.evals.studies import personalization as P
+from helper_agent.evals.studies.personalization import (
     CATEGORIES,
     PersonalizationDataError,
     RequestScore,
@@ -97,7 +97,7 @@ def test_recorded_seeds_follow_the_scene_rule(suite: P.PersonalizationSuite) -> 
         assert q.scene.seed is not None, q.id
         assert find_seed(q) == q.scene.seed, (
             f"{q.id}: the scene rule now picks another seed; run "
-            "`python -m helper_agent.evals.personalization --write-seeds`"
+            "`python -m helper_agent.evals.studies.personalization --write-seeds`"
         )
         assert P.scene_problems(q) == [], q.id
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_eval
-from helper_agent.evals.store import ResultStore
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
+from helper_agent.evals.engine.store import ResultStore
 
 TEACH_SAMPLE = Path(__file__).parent / "data" / "teach" / "dataset"
 
@@ -147,7 +148,7 @@ def test_ablations_change_what_they_claim(tmp_path: Path) -> None:
         locator_answer = "Cabinet, Drawer, Fridge, CounterTop, Microwave, SinkBasin"
         out = tmp_path / f"run-{ablate}"
         spec = EvalSpec(mode="tfd", data=str(data), split="valid_unseen", planner="oracle-graph", feedback=0, ablate=ablate, out=str(out))
-        from helper_agent.evals import agents
+        from helper_agent.evals.engine import agents
 
         class OracleAnsweringTheLocator(FakeListChatModel):
             """The oracle's fake chat model, which also names places when the locator asks."""

@@ -29,7 +29,8 @@ import pytest
 
 from helper_agent.config import Settings, get_settings
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.files import FileWriteError, atomic_write_json, atomic_write_text
 from helper_agent.memory.embeddings import HashEmbedder
 from helper_agent.memory.routines import Routine, RoutineMemory
@@ -392,7 +393,7 @@ def test_a_huge_dialogue_is_clipped_for_the_prompts_and_the_record_says_so(bench
     import dataclasses
 
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.harness import run_instance
+    from helper_agent.evals.engine.harness import run_instance
     from helper_agent.graphs.base import AgentResult, EpisodeSetup
     from helper_agent.teach.instances import load_instance
 
@@ -432,8 +433,8 @@ def test_max_steps_setting_ends_an_evaluated_episode(bench: Path, tmp_path: Path
 def test_eai_results_survive_a_torn_line_and_name_a_damaged_one(tmp_path: Path) -> None:
     """EAI's results file: a line cut by a crash is not read and is cut before the next append; a
     damaged complete line is one error naming the file and the line."""
-    from helper_agent.evals.eai.runner import _read
-    from helper_agent.evals.store import append_line
+    from helper_agent.evals.engine.store import append_line
+    from helper_agent.evals.studies.eai.runner import _read
     from helper_agent.files import FileFormatError
 
     path = tmp_path / "results.jsonl"

@@ -16,7 +16,7 @@ from langgraph.types import Command
 from pydantic import Field
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.evals import personalization as P
+from helper_agent.evals.studies import personalization as P
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder

@@ -14,7 +14,7 @@ from pathlib import Path
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import Field
 
-from helper_agent.evals.personalization import load_suite, run_suite
+from helper_agent.evals.studies.personalization import load_suite, run_suite
 from helper_agent.graphs.helper import HelperConfig
 from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.helper.prompts import load_adaptation_examples

@@ -16,9 +16,9 @@ from test_envs_thor import MUG, TABLE, FakeController
 from helper_agent.envs.base import can_snapshot
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.envs.thor import ThorEnv
-from helper_agent.evals.agents import GoldAgent, OracleGraphAgent
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.harness import run_instance
+from helper_agent.evals.engine.agents import GoldAgent, OracleGraphAgent
+from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.helper import HelperConfig
 from helper_agent.graphs.helper.agent import HelperAgent, Memories

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from reference_data import reference_path
 
-from helper_agent.evals.hlp import HLPOptions, Retriever, query_of, run_hlp, summarise, vocabulary_of
+from helper_agent.evals.studies.hlp import HLPOptions, Retriever, query_of, run_hlp, summarise, vocabulary_of
 from helper_agent.graphs.llm_planner.plans import (
     ALFRED_ACTIONS,
     PlanParseError,

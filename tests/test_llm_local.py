@@ -20,7 +20,8 @@ pytestmark = [
 
 def test_local_llm_runs_tfd_episodes(tmp_path: Path) -> None:
     from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_eval
+    from helper_agent.evals.engine.runner import run_eval
+    from helper_agent.evals.engine.spec import EvalSpec
 
     data = tmp_path / "bench"
     generate_benchmark(data, seed=0, sizes={"valid_unseen": 2})

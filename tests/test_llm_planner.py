@@ -14,8 +14,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.methods import training_episodes
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine.methods import training_episodes
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.llm_planner import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.agent import (

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 import helper_agent.llm as llm
 from helper_agent import serving
 from helper_agent.cli import app
-from helper_agent.evals import runner
 from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.engine import runner
 from helper_agent.graphs.registry import get_method, method_names
 from helper_agent.serving_methods import langgraph_config
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from helper_agent.evals.methods import build_request
-from helper_agent.evals.runner import EvalSpec
+from helper_agent.evals.engine.methods import build_request
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.graphs.llm_planner.agent import config_from
 from helper_agent.graphs.options import check_known, option, parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, UnknownAgent, build_agent, method_names

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import EvalSpec, run_episode
+from helper_agent.evals.engine.runner import run_episode
+from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.graphs.embodiedrag import actions as react_actions
 from helper_agent.graphs.object_actions import affords, unafforded_actions
 from helper_agent.graphs.prag import actions as step_actions

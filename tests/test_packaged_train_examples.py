@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from helper_agent.cli import app
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.runner import examples_from_split, stratified_examples
+from helper_agent.evals.engine.runner import examples_from_split, stratified_examples
 from helper_agent.memory.embeddings import HashEmbedder
 from helper_agent.memory.examples import ExampleMemory, load_seed_examples, load_train_examples
 from helper_agent.memory.keyed import seed_file

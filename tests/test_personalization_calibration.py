@@ -1,4 +1,4 @@
-"""The calibration suite (`evals/data/personalization_calibration.json`): the second suite, on which
+"""The calibration suite (`evals/studies/data/personalization_calibration.json`): the second suite, on which
 every choice of routine adaptation was made. It must stay a fair test: its seeds follow the scene
 rule, its gold programs score 100, and the unmodified routine passes only the original requests."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.evals import personalization as P
+from helper_agent.evals.studies import personalization as P
 
 CALIBRATION = Path(P.__file__).parent / "data" / "personalization_calibration.json"
 
@@ -51,7 +51,7 @@ def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatc
 
     from helper_agent.cli import app
     from helper_agent.commands import eval as eval_cmd
-    from helper_agent.evals import agents
+    from helper_agent.evals.engine import agents
     from helper_agent.graphs.helper import agent as helper_agent_module
 
     seen: list[bool] = []

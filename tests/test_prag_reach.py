@@ -132,7 +132,8 @@ def episode(tmp_path: Path) -> Runner:
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from helper_agent.evals.benchmark import generate_benchmark
-    from helper_agent.evals.runner import EvalSpec, run_episode
+    from helper_agent.evals.engine.runner import run_episode
+    from helper_agent.evals.engine.spec import EvalSpec
 
     bench = tmp_path / "bench"
     generate_benchmark(bench, seed=0, sizes={"valid_unseen": 1})

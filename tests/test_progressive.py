@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from typer.testing import CliRunner
 
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
+from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
 from helper_agent.memory.experience import ExperienceMemory
 
 COFFEE_PLAN = [("pickup", "Mug"), ("put", "SinkBasin"), ("toggle_on", "Faucet"), ("toggle_off", "Faucet"),
@@ -131,7 +131,7 @@ def test_self_iteration_fills_the_database_pass_by_pass_without_gold(bench: Path
         assert not [oid for oid in oids if oid in text]
 
     # `helper eval compare` counts the run with its best iteration (not the SR-by-iteration summary).
-    from helper_agent.evals.report import best_iteration, iteration_metrics, method_name
+    from helper_agent.evals.engine.report import best_iteration, iteration_metrics, method_name
 
     assert [p.parent.parent.name for p in iteration_metrics(out)] == ["iter_0", "iter_1", "iter_2"]
     best = best_iteration(out)

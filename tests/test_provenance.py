@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.evals import provenance
 from helper_agent.evals.benchmark import generate_benchmark
-from helper_agent.evals.report import load_run, methods_table
-from helper_agent.evals.runner import EvalSpec, run_eval
+from helper_agent.evals.engine import provenance
+from helper_agent.evals.engine.report import load_run, methods_table
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
 
 
 @pytest.fixture(autouse=True)
@@ -81,11 +82,11 @@ def test_a_run_keeps_the_code_of_each_record_and_a_table_says_when_runs_differ(
     bench = tmp_path / "bench"
     generate_benchmark(bench, seed=0, sizes={"valid_unseen": 2})
     monkeypatch.setattr(provenance, "code_version", lambda: "aaaaaaa")
-    monkeypatch.setattr("helper_agent.evals.runner.code_version", lambda: "aaaaaaa")
+    monkeypatch.setattr("helper_agent.evals.engine.runner.code_version", lambda: "aaaaaaa")
     first = run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "a"), limit=1))
     assert first["code"] == {"aaaaaaa": 1}
     # The run resumes under other code: its second record says so, and so does its report.
-    monkeypatch.setattr("helper_agent.evals.runner.code_version", lambda: "bbbbbbb")
+    monkeypatch.setattr("helper_agent.evals.engine.runner.code_version", lambda: "bbbbbbb")
     resumed = run_eval(EvalSpec(mode="tfd", data=str(bench), planner="gold", out=str(tmp_path / "a"), limit=2))
     records = [json.loads(line) for line in (tmp_path / "a" / "results.jsonl").read_text().splitlines()]
     assert [r["code"] for r in records] == ["aaaaaaa", "bbbbbbb"]

@@ -22,12 +22,13 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from helper_agent.evals import runner  # noqa: E402
 from helper_agent.evals.benchmark import generate_benchmark  # noqa: E402
-from helper_agent.evals.executors import ExecutorUnavailable, make_executor  # noqa: E402
-from helper_agent.evals.ray_executor import RayExecutor  # noqa: E402
-from helper_agent.evals.runner import EvalSpec, run_episode, run_eval  # noqa: E402
-from helper_agent.evals.store import ResultStore  # noqa: E402
+from helper_agent.evals.engine import runner  # noqa: E402
+from helper_agent.evals.engine.executors import ExecutorUnavailable, make_executor  # noqa: E402
+from helper_agent.evals.engine.ray_executor import RayExecutor  # noqa: E402
+from helper_agent.evals.engine.runner import run_episode, run_eval  # noqa: E402
+from helper_agent.evals.engine.spec import EvalSpec  # noqa: E402
+from helper_agent.evals.engine.store import ResultStore  # noqa: E402
 
 # The killing job below is shipped to the workers by value (they cannot import this test module).
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

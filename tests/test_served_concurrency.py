@@ -22,8 +22,9 @@ import pytest
 pytest.importorskip("langchain_openai")
 
 from helper_agent.evals.benchmark import generate_benchmark  # noqa: E402
-from helper_agent.evals.runner import EvalSpec, run_eval  # noqa: E402
-from helper_agent.evals.store import ResultStore  # noqa: E402
+from helper_agent.evals.engine.runner import run_eval  # noqa: E402
+from helper_agent.evals.engine.spec import EvalSpec  # noqa: E402
+from helper_agent.evals.engine.store import ResultStore  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "llm_faults_bench", Path(__file__).parents[1] / "benchmarks" / "llm_faults_bench.py"

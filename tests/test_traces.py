@@ -149,8 +149,8 @@ SCRIPT = textwrap.dedent(
     mode, arg = sys.argv[1], sys.argv[2]
     memories = Memories.at()
     if mode == "oracle":
-        from helper_agent.evals.agents import OracleGraphAgent
-        from helper_agent.evals.harness import run_instance
+        from helper_agent.evals.engine.agents import OracleGraphAgent
+        from helper_agent.evals.engine.harness import run_instance
         from helper_agent.teach.instances import load_instance
 
         record, result = run_instance(load_instance(arg), OracleGraphAgent(memories), SymbolicEnv(), tags=["tfd"])

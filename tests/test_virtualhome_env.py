@@ -8,7 +8,7 @@ pytest.importorskip("virtualhome_eval")
 
 from helper_agent.envs.base import Environment  # noqa: E402
 from helper_agent.envs.virtualhome import VirtualHomeEnv, task_goals  # noqa: E402
-from helper_agent.evals.eai.tasks import gold_steps  # noqa: E402
+from helper_agent.evals.studies.eai.tasks import gold_steps  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

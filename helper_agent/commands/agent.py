@@ -66,7 +66,7 @@ def run(
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
     from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.harness import run_instance
+    from helper_agent.evals.engine.harness import run_instance
     from helper_agent.teach.errors import TeachFormatError
     from helper_agent.teach.instances import load_instance
 

@@ -64,7 +64,7 @@ def export_examples(
     """Write a split's (dialogue, gold program) pairs as example-memory records, e.g. to package or import them."""
     import json
 
-    from helper_agent.evals.runner import examples_from_split, stratified_examples
+    from helper_agent.evals.engine.runner import examples_from_split, stratified_examples
 
     if split != "train" and not allow_eval_split:
         fail(f"split {split!r} is an evaluation split: examples from it would leak into "

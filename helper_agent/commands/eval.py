@@ -24,7 +24,7 @@ from helper_agent.commands.eval_executor import (
     RAY_NUM_GPUS,
     executor_from_options,
 )
-from helper_agent.evals.executors import Executor, local_executor
+from helper_agent.evals.engine.executors import Executor, local_executor
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import check_agent_options, method_names
 
@@ -43,8 +43,9 @@ def _seed(seed: int | None) -> int:
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
          feedback: int, planner: str, out: Path, seed: int | None, memory_dir: Path | None, train_memory: bool = False,
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
-    from helper_agent.evals.runner import ORACLE_PLANNERS, EvalSpec, run_eval, seed_examples_from_split
-    from helper_agent.evals.store import errored
+    from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
+    from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
+    from helper_agent.evals.engine.store import errored
 
     if ablate not in (None, "mem", "precheck", "correction", "locator"):
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
@@ -202,7 +203,7 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
     The table says whether the runs scored the same episodes with the same model; `--common`
     re-scores every run on the episodes they share.
     """
-    from helper_agent.evals.report import (
+    from helper_agent.evals.engine.report import (
         best_iteration,
         markdown_report,
         method_row,
@@ -247,8 +248,9 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: str, split: str, limit: int | None,
                     llm: str, workers: int, feedback: int, seed: int, out: Path, train_memory: bool) -> list[dict]:
     """Run (or resume, or just read) each method's evaluation on the same episodes; their metrics."""
-    from helper_agent.evals.report import best_iteration, iteration_metrics
-    from helper_agent.evals.runner import EvalSpec, run_eval, seed_examples_from_split
+    from helper_agent.evals.engine.report import best_iteration, iteration_metrics
+    from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
+    from helper_agent.evals.engine.spec import EvalSpec
 
     for agent, _ in items:
         if agent not in method_names():
@@ -297,7 +299,7 @@ def personalization(
     out: Path = typer.Option(Path("runs/personalization"), help="Folder for results.json and the routines memory."),
     planner: str = typer.Option("helper", help="helper (the agent), gold or unmodified (baselines)."),
     suite_file: Path | None = typer.Option(None, "--suite", help="A suite file in the packaged format (default: the packaged suite; "
-                                           "the calibration suite is helper_agent/evals/data/personalization_calibration.json)."),
+                                           "the calibration suite is helper_agent/evals/studies/data/personalization_calibration.json)."),
     limit: int | None = typer.Option(None, help="Score the first N requests only."),
     fast_recall: bool = typer.Option(False, "--fast-recall", help="Reuse a routine without the LLM when the request is exactly its name or its original request (off: the LLM sees every request)."),
     write_seeds: bool = typer.Option(False, "--write-seeds", help="Maintenance: recompute and record every request's scene seed, then stop."),
@@ -308,9 +310,9 @@ def personalization(
     """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
     import json
 
-    from helper_agent.evals.agents import ProgramAgent
-    from helper_agent.evals.personalization import load_suite, run_suite, table3
-    from helper_agent.evals.personalization import write_seeds as record_seeds
+    from helper_agent.evals.engine.agents import ProgramAgent
+    from helper_agent.evals.studies.personalization import load_suite, run_suite, table3
+    from helper_agent.evals.studies.personalization import write_seeds as record_seeds
     from helper_agent.graphs.helper import HelperConfig
     from helper_agent.graphs.helper.agent import HelperAgent, Memories
 

@@ -53,7 +53,7 @@ def _progress() -> Progress:
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> None:
-    from helper_agent.evals.eai.report import COLUMNS
+    from helper_agent.evals.studies.eai.report import COLUMNS
 
     table = Table(title=title)
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
@@ -89,10 +89,10 @@ def eai(
                                           "score is reused only for the same task ids."),
 ) -> None:
     """EAI VirtualHome action sequencing: our agent and the 15 packaged LLMs, scored by EAI's evaluator."""
-    from helper_agent.evals.eai.peers import peer_models, score_outputs, score_peers
-    from helper_agent.evals.eai.report import our_extras, row, write_report
-    from helper_agent.evals.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
-    from helper_agent.evals.eai.tasks import EaiUnavailable, select_tasks
+    from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
+    from helper_agent.evals.studies.eai.report import our_extras, row, write_report
+    from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
+    from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
     from helper_agent.graphs.options import parse_agent_options
 
     try:
@@ -155,8 +155,8 @@ def eai_table(
     peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out)."),
 ) -> None:
     """One table: our EAI runs beside the 15 packaged LLMs, all scored by EAI's evaluator on the same tasks."""
-    from helper_agent.evals.eai.table import table
-    from helper_agent.evals.eai.tasks import EaiUnavailable
+    from helper_agent.evals.studies.eai.table import table
+    from helper_agent.evals.studies.eai.tasks import EaiUnavailable
 
     try:
         rows, report = table(runs, out, peers=peers, peers_dir=peers_dir,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from helper_agent.evals.executors import EXECUTORS, Executor, make_executor
+from helper_agent.evals.engine.executors import EXECUTORS, Executor, make_executor
 
 EXECUTOR = typer.Option("local", "--executor", help="Where episodes run: local (this machine, --workers "
                         "processes) or ray (one Ray task per episode; pip install 'helper-agent\\[ray]').")

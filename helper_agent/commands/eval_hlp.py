@@ -36,7 +36,7 @@ def hlp(
     visible: bool = typer.Option(False, "--visible/--no-visible", help="Show each example's visible objects (they name the plan's objects)."),
 ) -> None:
     """Plan every example with the other examples as its pool; exact-match HLP accuracy and in-order recall."""
-    from helper_agent.evals.hlp import MODES, HLPOptions, run_hlp
+    from helper_agent.evals.studies.hlp import MODES, HLPOptions, run_hlp
     from helper_agent.llm import LLMUnavailable, make_chat_model
     from helper_agent.memory.errors import ImportFormatError
     from helper_agent.memory.fewshot import load_knn_set

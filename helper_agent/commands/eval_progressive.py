@@ -53,7 +53,7 @@ def progressive(
     ray_num_gpus: float = RAY_NUM_GPUS,
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
-    from helper_agent.evals.progressive import ProgressiveSpec, run_progressive
+    from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
 
     if benchmark not in ("teach", "eai"):
         raise typer.BadParameter("--benchmark takes teach or eai")
@@ -111,16 +111,16 @@ def progressive(
 
 def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
          iteration0_from: Path | None) -> None:
-    """P-RAG's self-iteration on EAI's tasks (`evals/eai/progressive.py`)."""
+    """P-RAG's self-iteration on EAI's tasks (`evals/studies/eai/progressive.py`)."""
     from helper_agent.commands.eval_eai import _chat
-    from helper_agent.evals.eai.progressive import EaiProgressiveSpec, run_eai_progressive
-    from helper_agent.evals.eai.tasks import EaiUnavailable
+    from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive
+    from helper_agent.evals.studies.eai.tasks import EaiUnavailable
 
     try:
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
                                   agent_options=parse_agent_options(agent_option))
         spec.check()
-        from helper_agent.evals.eai.methods import check_options
+        from helper_agent.evals.studies.eai.methods import check_options
 
         check_options("prag", "closed-loop", spec.agent_options)
     except ValueError as exc:

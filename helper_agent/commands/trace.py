@@ -32,7 +32,7 @@ _EXECUTE = re.compile(r"^execute: (?P<status>\w+) after (?P<done>\d+)/(?P<total>
 def find_record(run_dir: Path, instance: str) -> dict[str, Any]:
     """The latest record of `instance` (an instance id, its file name or path, or a unique prefix)."""
     from helper_agent.commands.errors import CommandInputError
-    from helper_agent.evals.store import ResultStore
+    from helper_agent.evals.engine.store import ResultStore
 
     results = run_dir / "results.jsonl"
     if not results.is_file():
@@ -116,7 +116,7 @@ def trace(
 ) -> None:
     """Print one episode of a run node by node: the graph's log, the program, the subgoals, LLM
     usage and the checker's verdict (from RUN_DIR/results.jsonl, no LangSmith needed)."""
-    from helper_agent.evals.runfiles import read_spec  # deferred: `helper --help` stays fast
+    from helper_agent.evals.engine.runfiles import read_spec  # deferred: `helper --help` stays fast
 
     record = find_record(run_dir, instance)
     spec_file = run_dir / "spec.json"

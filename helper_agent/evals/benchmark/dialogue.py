@@ -45,7 +45,7 @@ PHRASINGS: tuple[str, ...] = ("seen", "unseen")
 COMMANDER = "Commander"
 DRIVER = "Driver"
 
-_PACKAGE = "helper_agent.evals"
+_PACKAGE = "helper_agent.evals.benchmark"
 _DATA_DIR = "data/phrasings"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _CAMEL_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

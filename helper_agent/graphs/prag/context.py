@@ -2,7 +2,7 @@
 
 The caller hands the environment, the chat model and the experience database to read from (None:
 an empty database, iteration 0). The agent only reads the database: writing an iteration's records
-is the evaluation layer's job (`evals/progressive.py`), since the done flag comes from the
+is the evaluation layer's job (`evals/studies/progressive.py`), since the done flag comes from the
 environment's scoring, which the agent never sees.
 """
 

@@ -1,0 +1,139 @@
+"""Where a run's episodes execute: in the driver's process, in a local process pool, or on a Ray cluster.
+
+An executor only runs episodes; it never writes. `runner.run_eval` (the driver) hands it a job (a
+module-level function of a spec dict and an instance path that returns the episode's record) and the
+paths still to run, and appends each outcome to `results.jsonl` as it arrives, in completion order.
+So resuming, reports and metrics do not depend on the executor, and a run started on one executor
+can be resumed on another.
+
+- `SerialExecutor`: one episode after another in this process (the only choice for an in-process
+  chat model handed to `run_eval`).
+- `PoolExecutor`: `--workers N` spawned processes on this machine; each ends itself when the driver
+  is killed (`workers.watch_parent`).
+- `RayExecutor` (`ray_executor.py`, the `ray` extra): each episode is a Ray task on a cluster.
+
+An outcome is either the job's record or, when the executor lost the episode (a Ray worker or node
+died more often than the task's retries allow), the reason; the driver turns the latter into an
+error record. An exception the job itself raises (the memory store or the simulator is down) stops
+the run, as it does in the driver's own process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+from helper_agent.evals.engine.workers import watch_parent
+
+Job = Callable[[dict[str, Any], str], dict[str, Any]]
+"""One episode: (the run's spec as a dict, an instance path) -> its record. A module-level function,
+so that a process pool or Ray can ship it by reference."""
+
+EXECUTORS = ("local", "ray")
+
+
+class ExecutorUnavailable(RuntimeError):
+    """The executor a run asks for cannot be used here: Ray is not installed, or its cluster cannot be
+    reached; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished episode: its record, or why the executor lost it (`record` is None then)."""
+
+    path: str
+    record: dict[str, Any] | None = None
+    lost: str | None = None
+
+
+class Executor:
+    """Runs episodes somewhere and yields their outcomes as they finish (any order). `close()` lets go
+    of what it holds (a Ray cluster it started); `with` closes it."""
+
+    name = "local"
+
+    def run(self, job: Job, spec: dict[str, Any], paths: list[str]) -> Iterator[Outcome]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(Executor):
+    """Every episode in this process, one after another."""
+
+    def run(self, job: Job, spec: dict[str, Any], paths: list[str]) -> Iterator[Outcome]:
+        for path in paths:
+            yield Outcome(path, job(spec, path))
+
+
+def worker_init() -> None:
+    """Set up an evaluation worker process: end it with the run that spawned it, and keep the
+    tokenizer and torch to one thread each (the run's parallelism is its workers)."""
+    watch_parent()  # end this worker when the run that spawned it is killed
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        import torch  # deferred: a worker that never embeds need not pay for importing torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+class PoolExecutor(Executor):
+    """`workers` spawned processes on this machine, at most two episodes queued per worker (so that a
+    killed run has little in flight and the results file fills in roughly the split's order)."""
+
+    def __init__(self, workers: int) -> None:
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.workers = workers
+
+    def run(self, job: Job, spec: dict[str, Any], paths: list[str]) -> Iterator[Outcome]:
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"), initializer=worker_init) as pool:
+            queue = list(paths)
+            pending: dict[Future, str] = {}
+
+            def submit() -> None:
+                while queue and len(pending) < 2 * self.workers:
+                    path = queue.pop(0)
+                    pending[pool.submit(job, spec, path)] = path
+
+            submit()
+            while pending:
+                completed, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in completed:
+                    yield Outcome(pending.pop(future), future.result())
+                submit()
+
+
+def local_executor(workers: int) -> SerialExecutor | PoolExecutor:
+    """The default: this process for one worker, a process pool for more."""
+    return SerialExecutor() if workers <= 1 else PoolExecutor(workers)
+
+
+def make_executor(name: str, workers: int = 1, *, ray_address: str | None = None, ray_num_cpus: float = 1.0,
+                  ray_num_gpus: float = 0.0) -> Executor:
+    """The executor `--executor NAME` names. For `ray`, `workers` sizes the local cluster started when no
+    `ray_address` is given (episodes at a time = its CPUs / `ray_num_cpus`)."""
+    if name == "local":
+        return local_executor(workers)
+    if name == "ray":
+        try:  # deferred: Ray is an optional extra, imported only by runs that ask for it
+            from helper_agent.evals.engine.ray_executor import RayExecutor
+        except ModuleNotFoundError as exc:
+            if exc.name != "ray":
+                raise
+            raise ExecutorUnavailable("--executor ray needs Ray: pip install 'helper-agent[ray]'") from None
+        return RayExecutor(address=ray_address, num_cpus=ray_num_cpus, num_gpus=ray_num_gpus, local_workers=workers)
+    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {name!r}")

@@ -1,0 +1,110 @@
+"""What the EAI adapters of LLM-Planner, P-RAG and EmbodiedRAG share: one constrained LLM call with a
+bounded retry, one action in the VirtualHome environment, and the record an episode leaves.
+
+An action goes to `VirtualHomeEnv.step`, which executes it exactly as EAI's evaluator does. A step
+the simulator calls an additional step (already satisfied) changes nothing and is not part of the
+executed sequence, as EAI's evaluator skips it; any other failure is reported to the agent with the
+simulator's error type and message (ids dropped), and the agent goes on as its method says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from helper_agent.evals.studies.eai.grammar import Step, render
+from helper_agent.evals.studies.eai.steps import DONE, parse_action
+from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
+
+if TYPE_CHECKING:
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+T = TypeVar("T")
+_IDS = re.compile(r"<([^>]+)> \(\d+\)")
+_TAIL = re.compile(r'\s*when executing ".*$', re.S)
+
+
+@dataclass
+class EaiEpisode:
+    """What one method did on one task; `record()` is its line of `results.jsonl`."""
+
+    answer: list[Step] = field(default_factory=list)  # open loop: the written plan; closed: executed steps
+    last_failed: Step | None = None
+    failures: list[str] = field(default_factory=list)
+    trajectory: list[dict[str, str]] = field(default_factory=list)  # per step: scene_graph, action, observation
+    attempts: int = 0
+    replans: int = 0
+    steps: int = 0  # decisions taken (plans for LLM-Planner, actions for the step-wise methods)
+    rejected: int = 0  # answers refused by the parser
+    example_ids: list[str] = field(default_factory=list)
+    outcome: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The response EAI scores (as `closed_loop.Episode.text`)."""
+        if self.answer:
+            return render(self.answer)
+        return render([self.last_failed]) if self.last_failed else "{}"
+
+
+def ask(chat: Any, messages: list[BaseMessage], grammar: str, parse: Callable[[str], T], recorder: UsageRecorder, *,
+        retries: int = 1, seed: int = 0, run_name: str = "eai") -> tuple[T | None, str, int, str]:
+    """One answer under `grammar`, parsed; an answer the parser refuses is asked again with the
+    reason (temperature 0.7), `retries` times. Returns (parsed or None, last text, attempts, reason)."""
+    reason, text = "", ""
+    for attempt in range(1, retries + 2):
+        kwargs = grammar_decoding(chat, grammar, temperature=0.0 if attempt == 1 else 0.7, seed=seed + attempt - 1)
+        model = chat.bind(**kwargs) if kwargs else chat
+        reply = invoke_with_retry(model, messages, config={"callbacks": [recorder], "run_name": run_name})
+        text = str(reply.content).strip()
+        try:
+            return parse(text), text, attempt, ""
+        except ValueError as exc:
+            reason = str(exc)
+            messages = [*messages, AIMessage(text), HumanMessage(f"That answer was rejected: {reason}. Answer again.")]
+    return None, text, retries + 1, reason
+
+
+def short_error(error: str) -> str:
+    """The simulator's message without graph ids or the script line (`soap is not close to ...`)."""
+    return _IDS.sub(r"\1", _TAIL.sub("", error)).strip()
+
+
+def execute(env: VirtualHomeEnv, step: Step) -> tuple[str, str]:
+    """Run `step`; (status, observation): status is "ok", "skipped" (an additional step) or "failed"."""
+    outcome = env.step(step[0], "|".join(step[1]))
+    if outcome.result.success:
+        return "ok", "ok"
+    if env.last_error_type == "additional_step":
+        return "skipped", "nothing to do: " + short_error(outcome.result.error)
+    return "failed", "failed: " + short_error(outcome.result.error)
+
+
+def act_on(env: VirtualHomeEnv, episode: EaiEpisode, entry: dict[str, str], objects: Sequence[str], number: int,
+           max_steps: int) -> tuple[bool, bool]:
+    """A step-wise method's `act` node: run the answer `entry["action"]` (a step, `done()` or
+    "(none)" for a refused answer), write its observation into `entry`, keep the episode's record;
+    (executed, finished): whether the state changed, and whether the episode is over."""
+    episode.steps = number
+    executed = finished = False
+    if entry["action"] == DONE:
+        entry["observation"] = "finished"
+        finished, episode.outcome = True, "done"
+    elif entry["action"] != "(none)":
+        step = parse_action(entry["action"], objects)
+        assert step is not None
+        status, entry["observation"] = execute(env, step)
+        if status == "ok":
+            episode.answer.append(step)
+            executed = True
+        elif status == "failed":
+            episode.failures.append(f"{entry['action']}: {entry['observation']}")
+            episode.last_failed = step
+    if not finished and number >= max_steps:
+        finished, episode.outcome = True, "max_steps"
+    return executed, finished

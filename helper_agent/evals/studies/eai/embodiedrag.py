@@ -1,0 +1,304 @@
+"""EmbodiedRAG on EAI: self-query, retrieve a subgraph of VirtualHome's scene graph, ReAct steps.
+
+    start --(subgraph)--> self_query --> retrieve --> think --> act --(more)--> retrieve
+          '--(full)------------------------^                      '--(done(), step cap)--> finish
+
+The method's flow (`graphs/embodiedrag`) over VirtualHome's whole scene graph (about 290 nodes in
+scene 1: rooms, furniture, walls, appliances and the task's objects; `scene.graph_entities`), kept in
+the vector store (`memory/scene_graph.SceneGraphMemory`, one graph per episode, re-synced after
+every action: only what changed is re-embedded). The LLM first names the objects the goals need
+(the method's self-query prompt and grammar); each step the subgraph of those objects, of the
+objects the last thought mentions, of what is held and what the last action named, plus the
+objects they are inside or on, enters the ReAct prompt. `graph="full"` is the paper's baseline: the
+whole graph in every prompt. Actions may name the task's objects (the names EAI's evaluator accepts)
+that the shown graph contains; the answer is `Thought: ...` then `Action: ACTION(object, ...)` or
+`Action: done()` (`steps.react_rules`).
+
+Per step the episode records the entities shown and the prompt's characters, and the run's usage
+gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from helper_agent.envs.virtualhome import VirtualHomeEnv
+from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask
+from helper_agent.evals.studies.eai.scene import graph_entities, holding
+from helper_agent.evals.studies.eai.steps import (
+    parse_action,
+    parse_react_answer,
+    react_rules,
+    step_text,
+    vocabulary_text,
+)
+from helper_agent.evals.studies.eai.tasks import EaiTask
+from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
+from helper_agent.graphs.embodiedrag.prompts import self_query_messages
+from helper_agent.llm import UsageRecorder
+from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
+
+GraphMode = Literal["subgraph", "full"]
+ATTRIBUTES = ["state"]
+
+SYSTEM = (
+    "You are a household robot in VirtualHome acting step by step. Each step, think in one line, then "
+    "choose one action. Answer exactly:\nThought: <what you do next and why>\n"
+    "Action: ACTION(object) or ACTION(object, object) or ACTION() or done()\n\n{vocabulary}\n\n"
+    "The scene graph lists the objects that matter now: 'object: states; inside/on other'. You must be "
+    "close to an object (WALK to it) before acting on it. Say done() when all goals are satisfied."
+)
+
+
+@dataclass
+class EmbodiedRAGEaiConfig:
+    graph: GraphMode = "subgraph"
+    k: int = 3
+    threshold: float | None = None
+    max_steps: int = 20
+    history: int = 6
+    max_self_query_items: int = 6
+    retries: int = 1
+
+
+@dataclass
+class EmbodiedRAGEaiContext:
+    task: EaiTask
+    chat: Any
+    env: VirtualHomeEnv
+    memory: SceneGraphMemory | None
+    config: EmbodiedRAGEaiConfig = field(default_factory=EmbodiedRAGEaiConfig)
+    recorder: UsageRecorder = field(default_factory=UsageRecorder)
+    episode: EaiEpisode = field(default_factory=EaiEpisode)
+    entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> entity, as last synced
+    edges: set[tuple[str, str, str]] = field(default_factory=set)
+    shown: list[int] = field(default_factory=list)  # entities per step's prompt
+    prompt_chars: list[int] = field(default_factory=list)
+    retrieve_seconds: list[float] = field(default_factory=list)
+
+    def sync(self) -> None:
+        """Make the local graph (and, for the subgraph mode, the vector store) the current state."""
+        entities, edges = graph_entities(self.env)
+        fresh = {e["id"]: e for e in entities}
+        new_edges = set(edges)
+        if self.memory is not None:
+            gone = [i for i in self.entities if i not in fresh]
+            if gone:
+                self.memory.remove_entities(gone)
+            changed = [e for i, e in fresh.items() if self.entities.get(i) != e]
+            if changed:
+                self.memory.upsert_entities(changed)
+            if self.edges - new_edges:
+                self.memory.remove_edges(sorted(self.edges - new_edges))
+            if new_edges - self.edges:
+                self.memory.add_edges(sorted(new_edges - self.edges))
+        self.entities, self.edges = fresh, new_edges
+
+
+class EmbodiedRAGEaiState(TypedDict, total=False):
+    request: str
+    queries: list[list[Any]]
+    thought_queries: list[str]
+    graph_text: str
+    shown_ids: list[str]
+    history: list[dict[str, str]]
+    step: int
+    finished: bool
+
+
+def render(ids: list[str], entities: dict[str, dict[str, Any]], edges: set[tuple[str, str, str]]) -> str:
+    """One line per entity, `washing_machine: closed, off; on basket_for_clothes; inside dining_room`,
+    with the edges among the shown entities only (the induced subgraph)."""
+    shown = set(ids)
+    out: dict[str, list[str]] = {}
+    for source, relation, target in sorted(edges):
+        if source in shown and target in shown:
+            out.setdefault(source, []).append(f"{relation} {target}")
+    lines = []
+    for i in ids:
+        parts = [str(entities[i]["attributes"]["state"])] if entities[i]["attributes"].get("state") else []
+        parts += out.get(i, [])
+        lines.append(f"{i}: {'; '.join(parts)}" if parts else i)
+    return "\n".join(lines) if lines else "(nothing retrieved)"
+
+
+def react_messages(request: str, graph_text: str, held: list[str], history: list[dict[str, str]],
+                   keep: int) -> list[BaseMessage]:
+    lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "", f"Holding: {', '.join(held) or 'nothing'}"]
+    recent = history[-keep:] if keep > 0 else []
+    if recent:
+        lines += ["", "Previous steps:"]
+        for s in recent:
+            lines += [f"Thought: {s['thought']}", f"Action: {s['action']}", f"Observation: {s['observation']}"]
+    lines += ["", "Next step:"]
+    return [SystemMessage(SYSTEM.format(vocabulary=vocabulary_text())), HumanMessage("\n".join(lines))]
+
+
+def _holding_ids(ctx: EmbodiedRAGEaiContext) -> list[str]:
+    held = holding(ctx.env)
+    return held.split(", ") if held else []
+
+
+def start(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    ctx.sync()
+    return {"step": 0, "history": [], "queries": [], "thought_queries": [], "finished": False}
+
+
+def self_query(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    cfg = ctx.config
+    items, _, attempts, _ = ask(ctx.chat, self_query_messages(state["request"], ATTRIBUTES, cfg.max_self_query_items),
+                                self_query_grammar(ATTRIBUTES, cfg.max_self_query_items),
+                                lambda text: _self_query(text, cfg.max_self_query_items), ctx.recorder,
+                                retries=cfg.retries, run_name="eai:embodiedrag:self_query")
+    ctx.episode.attempts += attempts
+    return {"queries": [[label, attrs] for label, attrs in items or []]}
+
+
+def _self_query(text: str, max_items: int) -> list[tuple[str, list[str]]]:
+    try:
+        return parse_self_query(text, ATTRIBUTES, max_items)
+    except ReactParseError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _mentioned(text: str, labels: set[str]) -> list[str]:
+    low = text.lower()
+    return sorted(label for label in labels if label in low or label.replace("_", " ") in low)
+
+
+def retrieve(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    cfg = ctx.config
+    began = time.perf_counter()
+    if cfg.graph == "full" or ctx.memory is None:
+        ids = sorted(ctx.entities)
+    else:
+        queries = [(str(label), [ALL_ATTRIBUTES]) for label, _ in state.get("queries", [])]
+        have = {q for q, _ in queries}
+        queries += [(label, [ALL_ATTRIBUTES]) for label in state.get("thought_queries", []) if label not in have]
+        chosen = [n.id for n in ctx.memory.retrieve_subgraph(queries, k=cfg.k, threshold=cfg.threshold).nodes] if queries else []
+        chosen += _holding_ids(ctx)
+        for s in state.get("history", [])[-1:]:
+            chosen += list(_args(s["action"], ctx.task.arguments))
+        chosen = [i for i in dict.fromkeys(chosen) if i in ctx.entities]
+        parents = [t for s, r, t in ctx.edges if s in set(chosen)]
+        ids = list(dict.fromkeys([*chosen, *parents]))
+    ctx.retrieve_seconds.append(time.perf_counter() - began)
+    ctx.shown.append(len(ids))
+    return {"graph_text": render(ids, ctx.entities, ctx.edges), "shown_ids": ids}
+
+
+def _args(action: str, objects: Any) -> tuple[str, ...]:
+    try:
+        step = parse_action(action, objects)
+    except ValueError:
+        return ()
+    return step[1] if step else ()
+
+
+def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    cfg = ctx.config
+    nameable = [n for n in ctx.task.arguments if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
+    messages = react_messages(state["request"], state.get("graph_text", ""), _holding_ids(ctx),
+                              state.get("history", []), cfg.history)
+    ctx.prompt_chars.append(sum(len(str(m.content)) for m in messages))
+    answer, _, attempts, reason = ask(ctx.chat, messages, react_rules(nameable).to_gbnf(),
+                                      lambda text: parse_react_answer(text, nameable), ctx.recorder,
+                                      retries=cfg.retries, seed=state.get("step", 0), run_name="eai:embodiedrag:step")
+    ctx.episode.attempts += attempts
+    if answer is None:
+        ctx.episode.rejected += 1
+        entry = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
+    else:
+        entry = {"thought": answer.thought, "action": step_text(answer.step), "observation": ""}
+    labels = {str(e["label"]) for e in ctx.entities.values()}
+    return {"history": [*state.get("history", []), entry], "thought_queries": _mentioned(entry["thought"], labels)}
+
+
+def act(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    history = [dict(s) for s in state.get("history", [])]
+    number = state.get("step", 0) + 1
+    executed, finished = act_on(ctx.env, ctx.episode, history[-1], ctx.task.arguments, number, ctx.config.max_steps)
+    if executed:
+        ctx.sync()
+    ctx.episode.trajectory = [{k: s[k] for k in ("thought", "action", "observation")} for s in history]
+    return {"history": history, "step": number, "finished": finished}
+
+
+def after_start(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> str:
+    return "retrieve" if runtime.context.config.graph == "full" else "self_query"
+
+
+def after_act(state: EmbodiedRAGEaiState) -> str:
+    return "finish" if state.get("finished") else "retrieve"
+
+
+def build_graph() -> Any:
+    builder = StateGraph(EmbodiedRAGEaiState, context_schema=EmbodiedRAGEaiContext)
+    builder.add_node("start", start)
+    builder.add_node("self_query", self_query)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("think", think)
+    builder.add_node("act", act)
+    builder.add_node("finish", lambda state: {})
+    builder.add_edge(START, "start")
+    builder.add_conditional_edges("start", after_start, ["self_query", "retrieve"])
+    builder.add_edge("self_query", "retrieve")
+    builder.add_edge("retrieve", "think")
+    builder.add_edge("think", "act")
+    builder.add_conditional_edges("act", after_act, ["retrieve", "finish"])
+    builder.add_edge("finish", END)
+    return builder.compile(name="embodiedrag-eai")
+
+
+GRAPH = build_graph()
+
+
+_SCENE_STORE: list[Path] = []
+
+
+def scene_store() -> Path:
+    """A folder for the vector store, one per process and removed when it exits: each episode's
+    graph is cleared after it, and nothing of it is a result worth keeping."""
+    if not _SCENE_STORE:
+        _SCENE_STORE.append(Path(tempfile.mkdtemp(prefix="eai-scene-graphs-")))
+        atexit.register(shutil.rmtree, _SCENE_STORE[0], True)
+    return _SCENE_STORE[0]
+
+
+def run_embodiedrag(task: EaiTask, chat: Any, *, config: EmbodiedRAGEaiConfig, store: Path | None = None,
+                    embedder: Any = None) -> tuple[EaiEpisode, VirtualHomeEnv, UsageRecorder]:
+    """One task. The subgraph mode keeps the scene graph in a vector store under `store` (default:
+    `scene_store()`; one graph per episode, removed after it); the full-graph baseline needs none."""
+    env = VirtualHomeEnv(task.identifier)
+    memory = None
+    if config.graph == "subgraph":
+        memory = SceneGraphMemory(graph_id=f"eai-{task.identifier}-{uuid.uuid4().hex[:8]}",
+                                  path=str(store or scene_store()), embedder=embedder)
+    ctx = EmbodiedRAGEaiContext(task, chat, env, memory, config)
+    try:
+        GRAPH.invoke({"request": task.goal_text}, context=ctx, config={"recursion_limit": 4 * config.max_steps + 10})
+    finally:
+        if memory is not None:
+            memory.clear()
+    steps = max(len(ctx.shown), 1)
+    ctx.episode.extra.update(graph=config.graph, entities_shown_per_step=round(sum(ctx.shown) / steps, 1),
+                             prompt_chars_per_step=round(sum(ctx.prompt_chars) / max(len(ctx.prompt_chars), 1), 1),
+                             retrieve_seconds=round(sum(ctx.retrieve_seconds), 3))
+    return ctx.episode, env, ctx.recorder

@@ -1,0 +1,88 @@
+"""The comparison table: our rows beside the 15 packaged LLMs, every row from EAI's evaluator.
+
+Columns are EAI's summary fields, percentages of the `kept` tasks (its evaluator drops a task whose
+own gold final state fails its goal check): task success, execution success, and its error
+breakdown. Our rows add LLM calls, prompt tokens and seconds per task (and per step for the methods
+that decide step by step), the share of answers that begin with a listed action order
+(`steps.copies_a_list`), and the share of tasks whose full sequence (repeated action names kept)
+satisfies EAI's goal check in the simulator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from helper_agent.evals.studies.eai.steps import copies_a_list
+from helper_agent.files import atomic_write_json, atomic_write_text
+
+COLUMNS = ("task_success", "execution_success", "parsing", "hallucination", "arg_number", "wrong_order",
+           "missing_step", "affordance", "additional_step")
+#: Our rows' own columns (empty for the peers): LLM calls, prompt tokens and seconds per task, the
+#: step-wise methods' per-step costs, and the full-sequence success.
+EXTRAS = ("llm_calls_per_task", "prompt_tokens_per_task", "llm_seconds_per_task", "seconds_per_task", "steps_per_task",
+          "prompt_tokens_per_step", "seconds_per_step", "entities_shown_per_step", "copied_list_order",
+          "full_sequence_success")
+
+
+def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
+    """One table row from a `score_outputs` record."""
+    summary = score["summary"]
+    goal, trajectory = summary["goal_evaluation"], summary["trajectory_evaluation"]
+    grammar, runtime = trajectory["grammar_error"], trajectory["runtime_error"]
+    return {
+        "name": name, "tasks": len(score["ids"]), "kept": score.get("kept"),
+        "task_success": goal["task_success_rate"], "execution_success": trajectory["execution_success_rate"],
+        "parsing": grammar["parsing"], "hallucination": grammar["hallucination"],
+        "arg_number": grammar["predicate_argument_number"], "wrong_order": runtime["wrong_order"],
+        "missing_step": runtime["missing_step"], "affordance": runtime["affordance_error"],
+        "additional_step": runtime["additional_step"],
+    }
+
+
+def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM cost per task and the full-sequence success (ours, not EAI's evaluator)."""
+    n = max(len(records), 1)
+    usage = [r.get("usage", {}) for r in records]
+    return {
+        "llm_seconds_per_task": round(sum(u.get("llm_seconds", 0.0) for u in usage) / n, 2),
+        "prompt_tokens_per_task": round(sum(u.get("prompt_tokens", 0) for u in usage) / n, 1),
+        "max_prompt_tokens_per_call": max((u.get("prompt_tokens", 0) / max(u.get("llm_calls", 1), 1) for u in usage), default=0),
+        "llm_calls_per_task": round(sum(u.get("llm_calls", 0) for u in usage) / n, 2),
+        "full_sequence_success": round(100.0 * sum(bool(r.get("sequence_success")) for r in records) / n, 2),
+        "seconds_per_task": round(sum(float(r.get("seconds", 0.0)) for r in records) / n, 2),
+        "copied_list_order": round(100.0 * sum(copies_a_list([s[0] for s in r.get("steps") or []]) for r in records) / n, 2),
+        **per_step(records),
+    }
+
+
+def per_step(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The step-wise methods' cost per decision (`decisions`: plans or actions asked of the LLM):
+    prompt tokens and seconds per step, what EmbodiedRAG's subgraph-vs-full claim is about."""
+    decisions = sum(int(r.get("decisions", 0)) for r in records)
+    if not decisions:
+        return {}
+    usage = [r.get("usage", {}) for r in records]
+    out = {"steps_per_task": round(decisions / max(len(records), 1), 2),
+           "prompt_tokens_per_step": round(sum(u.get("prompt_tokens", 0) for u in usage) / decisions, 1),
+           "seconds_per_step": round(sum(float(r.get("seconds", 0.0)) for r in records) / decisions, 3),
+           "llm_seconds_per_step": round(sum(u.get("llm_seconds", 0.0) for u in usage) / decisions, 3)}
+    shown = [r["entities_shown_per_step"] for r in records if "entities_shown_per_step" in r]
+    if shown:
+        out["entities_shown_per_step"] = round(sum(shown) / len(shown), 1)
+    return out
+
+
+def markdown(rows: list[dict[str, Any]], title: str) -> str:
+    head = ["name", "tasks", "kept", *COLUMNS, *EXTRAS]
+    lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r.get(h, "")) for h in head) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(rows: list[dict[str, Any]], run_dir: Path, title: str) -> Path:
+    atomic_write_json(run_dir / "report.json", rows)
+    path = run_dir / "report.md"
+    atomic_write_text(path, markdown(rows, title))
+    return path

@@ -1,0 +1,162 @@
+"""Runs an agent over EAI tasks into a resumable `results.jsonl`, then scores it with EAI's evaluator.
+
+One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
+`sequence_success`: EAI's goal check after executing *every* step in the simulator. EAI's
+evaluator reads the response with `json.loads`, which keeps only the last of repeated keys, so a
+sequence that repeats an action name (WALK, WALK, ...) is scored on a collapsed sequence; the
+second figure shows what that costs (it is ours, not EAI's, and labelled so).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from helper_agent.evals.engine.provenance import code_version
+from helper_agent.evals.engine.store import append_line
+from helper_agent.evals.studies.eai.grammar import Step
+from helper_agent.evals.studies.eai.methods import check_options, run_method
+from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
+from helper_agent.files import (
+    FileFormatError,
+    atomic_write_json,
+    parse_json_text,
+    read_bounded,
+    read_json_object,
+)
+
+AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
+MODES = ("open-loop", "closed-loop")
+
+
+@dataclass(frozen=True)
+class EaiRunSpec:
+    """What a run is; stored as `spec.json` so a resumed run cannot mix settings."""
+
+    agent: str = "helper"
+    mode: str = "open-loop"
+    llm: str = "local"
+    limit: int | None = None
+    k: int = 3
+    max_steps: int = 40
+    max_replans: int = 2
+    n_ctx: int = 8192
+    task: str = "action-sequencing"
+    agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`eai/methods.py`)
+
+    @property
+    def row_name(self) -> str:
+        """`ours-<agent>-<mode>-<llm>[-k<k>][-<switches>]`: unique per row of a table."""
+        llm = self.llm.replace("/", "-").replace(":", "-")
+        parts = [f"ours-{self.agent}-{self.mode}-{llm}"]
+        if self.agent in ("helper", "llm-planner"):
+            parts.append(f"k{self.k}")
+        parts += [f"{key}={value}" for key, value in sorted(self.agent_options.items()) if key != "database"]
+        if "database" in self.agent_options:
+            parts.append("db=" + Path(self.agent_options["database"]).parent.name)
+        return "-".join(parts).replace("/", "-").replace("+", "_")
+
+
+def check_spec(spec: EaiRunSpec) -> None:
+    if spec.task != "action-sequencing":
+        raise ValueError("only --task action-sequencing is implemented")
+    if spec.mode not in MODES:
+        raise ValueError(f"--mode takes {' or '.join(MODES)}")
+    if spec.agent not in AGENTS:
+        raise ValueError(f"--agent takes {', '.join(AGENTS)}")
+    if spec.agent == "helper":
+        if spec.agent_options:
+            raise ValueError("helper takes no --agent-option on EAI (its switches are --k and --max-replans)")
+    else:
+        check_options(spec.agent, spec.mode, spec.agent_options)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    """The records of an EAI results file; a damaged line is one error naming the file and line, and
+    a last line without its newline (cut by a crash; it runs again) is not read."""
+    if not path.exists():
+        return []
+    records = []
+    for number, line in enumerate(read_bounded(path).split(b"\n")[:-1], 1):
+        if line.strip():
+            record = parse_json_text(line, f"{path}: line {number}")
+            if not isinstance(record, dict):
+                raise FileFormatError(f"{path}: line {number}: expected a JSON object, got {type(record).__name__}")
+            records.append(record)
+    return records
+
+
+def load_results(run_dir: Path) -> list[dict[str, Any]]:
+    return _read(run_dir / "results.jsonl")
+
+
+def sequence_success(task_id: str, steps: list[Step]) -> bool:
+    """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    env = VirtualHomeEnv(task_id)
+    try:
+        env.run([env.line(a, *args) for a, args in steps])
+    except KeyError:
+        return False
+    return env.success()
+
+
+def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask] | None = None,
+              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None,
+              embedder: Any = None) -> list[dict[str, Any]]:
+    """Run (or resume) `spec` into `run_dir/results.jsonl`; returns all records in task order."""
+    from helper_agent.evals.studies.eai.closed_loop import HelperActor
+    from helper_agent.evals.studies.eai.memory import GoldMemory
+    from helper_agent.evals.studies.eai.open_loop import HelperSequencer
+
+    check_spec(spec)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    spec_path = run_dir / "spec.json"
+    if spec_path.exists():
+        old = {**asdict(EaiRunSpec()), **read_json_object(spec_path)}  # a field added since has its default
+        if {k: v for k, v in old.items() if k != "limit"} != {k: v for k, v in asdict(spec).items() if k != "limit"}:
+            raise ValueError(f"{run_dir} holds a run with other settings ({old}); choose another --out")
+    atomic_write_json(spec_path, asdict(spec))
+    tasks = tasks if tasks is not None else select_tasks(spec.limit)
+    done = {r["identifier"] for r in load_results(run_dir)}
+    if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):
+        memory = GoldMemory()
+    sequencer = HelperSequencer(chat, memory, k=spec.k, max_steps=spec.max_steps)
+    results_path = run_dir / "results.jsonl"
+    for task in tasks:
+        if task.identifier in done:
+            continue
+        record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
+                                  "code": code_version()}
+        if spec.agent != "helper":
+            began = time.perf_counter()
+            record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, k=spec.k,
+                                     max_replans=spec.max_replans, memory=memory, embedder=embedder))
+            record["seconds"] = round(time.perf_counter() - began, 3)
+        elif spec.mode == "open-loop":
+            answer = sequencer.write(task)
+            record.update(llm_output=answer.text, steps=answer.steps, attempts=answer.attempts,
+                          problems=answer.problems, usage=answer.usage, seconds=answer.seconds,
+                          examples=answer.example_ids, sequence_success=sequence_success(task.identifier, answer.steps))
+        else:
+            from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+            env = VirtualHomeEnv(task.identifier)
+            episode = HelperActor(sequencer, max_replans=spec.max_replans).act(task, env)
+            record.update(llm_output=episode.text, steps=episode.executed, attempts=episode.attempts,
+                          replans=episode.replans, failures=episode.failures, usage=episode.usage,
+                          seconds=episode.seconds, examples=episode.example_ids, sequence_success=env.success())
+        append_line(results_path, record)
+        if progress:
+            progress(record)
+    order = {t.identifier: i for i, t in enumerate(tasks)}
+    return sorted((r for r in load_results(run_dir) if r["identifier"] in order), key=lambda r: order[r["identifier"]])
+
+
+def responses(records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """EAI's response format: `[{"identifier": ..., "llm_output": ...}, ...]`."""
+    return [{"identifier": r["identifier"], "llm_output": r["llm_output"]} for r in records]

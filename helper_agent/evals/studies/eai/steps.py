@@ -1,0 +1,219 @@
+"""EAI's action vocabulary as the other methods see it: its description, their answer grammars, parsers.
+
+HELPER answers EAI's own JSON (`grammar.py`); LLM-Planner, P-RAG and EmbodiedRAG answer in their own
+forms over the same vocabulary (EAI's evaluator's actions and arities, the task's object names):
+
+    LLM-Planner's plan      WALK sink, GRAB cup, PUTBACK cup sink
+    a P-RAG step            Action: PUTBACK(cup, sink)
+    an EmbodiedRAG step     Thought: the cup goes in the sink
+                            Action: PUTBACK(cup, sink)
+
+and `done()` ends a step-wise episode. Every grammar is generated from `action_arities()` and the
+object names an answer may use, and each parser accepts exactly what its grammar derives.
+
+How the vocabulary is shown (`vocabulary_text`). EAI's prompt lists its supported actions one per
+line in a fixed order, and with the 0.5B 68 of 100 open-loop answers copied that list in that order.
+The grammar already guarantees that only these actions are written, so the methods' prompts show
+them as a reference, not as something shaped like an answer: grouped by how many objects they
+take, alphabetically within a group, each with EAI's one-line meaning, on one line per group, under
+a heading that says to use only what the goals need. This was chosen from that failure's form
+alone, before any run of these methods on EAI's tasks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from helper_agent.evals.studies.eai.grammar import Step, action_arities
+from helper_agent.evals.studies.eai.tasks import load_tasks
+from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, chars, seq
+
+DONE = "done()"
+MAX_THOUGHT_CHARS = 120
+_MEANING = re.compile(r"^([A-Z_]+): \((\d), .*\) # (.+)$", re.M)
+_NAME = re.compile(r"^[a-z0-9_-]+$")
+
+
+@lru_cache(maxsize=1)
+def meanings() -> dict[str, str]:
+    """ACTION -> EAI's one-line meaning, read from its prompt's "Supported Actions List" (the same in
+    every task's prompt); an action the evaluator knows but the list omits has none."""
+    prompt = load_tasks()[0].prompt
+    return {m.group(1): m.group(3).strip() for m in _MEANING.finditer(prompt)}
+
+
+def vocabulary_text() -> str:
+    """The actions, grouped by the number of objects they take (see the module docstring)."""
+    arities, meaning = action_arities(), meanings()
+    lines = ["Vocabulary (use only the actions the goals need, in the order the task needs them):"]
+    for n, what in ((0, "no object"), (1, "one object"), (2, "two objects")):
+        names = sorted(a for a, k in arities.items() if k == n)
+        if names:
+            shown = [f"{a} ({meaning[a].lower()})" if a in meaning else a for a in names]
+            lines.append(f"- with {what}: " + "; ".join(shown))
+    return "\n".join(lines)
+
+
+def listed_orders() -> dict[str, list[str]]:
+    """The two orders an answer could copy: EAI's prompt list, and `vocabulary_text`'s."""
+    by_arity = _by_arity()
+    return {"eai": list(meanings()), "vocabulary": [a for n in (0, 1, 2) for a in by_arity[n]]}
+
+
+def copies_a_list(actions: Sequence[str], at_least: int = 4) -> bool:
+    """Whether the answer's actions begin with `at_least` actions of a listed order, in that order
+    (CLOSE, DRINK, FIND, WALK, ... is EAI's list, not a plan): the failure the 0.5B showed."""
+    return any(len(actions) >= at_least and list(actions[:at_least]) == order[:at_least]
+               for order in listed_orders().values())
+
+
+def check_names(names: Sequence[str]) -> list[str]:
+    """The object names, checked: each must be one token an answer can spell (`[a-z0-9_-]+`)."""
+    bad = [n for n in names if not _NAME.match(n)]
+    if bad:
+        raise ValueError(f"object names an answer cannot spell: {', '.join(bad)}")
+    return list(dict.fromkeys(names))
+
+
+def _by_arity(actions: Collection[str] | None = None) -> dict[int, list[str]]:
+    arities = action_arities()
+    chosen = sorted(actions if actions is not None else arities)
+    return {n: [a for a in chosen if arities[a] == n] for n in (0, 1, 2)}
+
+
+# ------------------------------------------------------------------------------ LLM-Planner's plans
+def plan_rules(objects: Sequence[str], max_steps: int = 40) -> Grammar:
+    """`ACTION obj[ obj], ACTION ...`: LLM-Planner's plan over EAI's actions and `objects`."""
+    objects = check_names(objects)
+    by_arity = _by_arity()
+    forms: list[Expr] = []
+    rules: dict[str, Expr] = {"obj": alt(*objects)}
+    if by_arity[0]:
+        rules["act0"] = alt(*by_arity[0])
+        forms.append(Ref("act0"))
+    if by_arity[1]:
+        rules["act1"] = alt(*by_arity[1])
+        forms.append(seq(Ref("act1"), " ", Ref("obj")))
+    if by_arity[2]:
+        rules["act2"] = alt(*by_arity[2])
+        forms.append(seq(Ref("act2"), " ", Ref("obj"), " ", Ref("obj")))
+    rules["step"] = alt(*forms)
+    rules["root"] = seq(Ref("step"), Repeat(seq(", ", Ref("step")), 0, max_steps - 1))
+    return Grammar(rules)
+
+
+def plan_text(steps: Sequence[Step]) -> str:
+    return ", ".join(" ".join([a, *args]) for a, args in steps)
+
+
+def parse_plan(text: str, objects: Collection[str]) -> list[Step]:
+    """A plan's steps; `ValueError` names what is outside the vocabulary (for the bounded retry)."""
+    arities, known = action_arities(), set(objects)
+    body = re.sub(r"^\s*next\s+plans?\s*:", "", text.strip(), flags=re.I).strip()
+    body = body.splitlines()[0].strip().rstrip(".") if body else ""
+    steps: list[Step] = []
+    for part in (p.strip() for p in body.split(",")):
+        if not part:
+            continue
+        action, *args = part.split()
+        action = action.upper()
+        if action not in arities:
+            raise ValueError(f"{action} is not an allowed action")
+        if len(args) != arities[action]:
+            raise ValueError(f"{action} takes {arities[action]} object(s), not {len(args)}")
+        unknown = [a for a in args if a not in known]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} is not an object here")
+        steps.append((action, tuple(args)))
+    if not steps:
+        raise ValueError("the plan has no steps")
+    return steps
+
+
+# ------------------------------------------------------------------------------ step-wise answers
+def step_text(step: Step | None) -> str:
+    """`PUTBACK(cup, sink)`; `done()` for None."""
+    if step is None:
+        return DONE
+    return f"{step[0]}({', '.join(step[1])})"
+
+
+def _action_rule(objects: Sequence[str], exclude: Collection[str]) -> tuple[Expr, dict[str, Expr]]:
+    by_arity = _by_arity()
+    rules: dict[str, Expr] = {}
+    forms: list[Expr] = [alt(DONE)]
+    if objects:
+        rules["obj"] = alt(*check_names(objects))
+    for n in (0, 1, 2):
+        names = [a for a in by_arity[n] if a not in exclude]
+        if not names or (n and not objects):
+            continue
+        rules[f"act{n}"] = alt(*names)
+        args = {0: [], 1: [Ref("obj")], 2: [Ref("obj"), ", ", Ref("obj")]}[n]
+        forms.append(seq(Ref(f"act{n}"), "(", *args, ")"))
+    return alt(*forms), rules
+
+
+def step_rules(objects: Sequence[str], exclude: Collection[str] = ()) -> Grammar:
+    """`Action: ACTION(obj, ...)` or `Action: done()` (P-RAG's step)."""
+    action, rules = _action_rule(objects, exclude)
+    return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
+
+
+def react_rules(objects: Sequence[str], exclude: Collection[str] = ()) -> Grammar:
+    """`Thought: <one line>` then `Action: ...` (EmbodiedRAG's ReAct step)."""
+    action, rules = _action_rule(objects, exclude)
+    return Grammar({
+        "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
+        "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
+        "action": action, **rules,
+    })
+
+
+_ACTION = re.compile(r"^([A-Za-z_]+)\(([^()\n]*)\)$")
+
+
+@dataclass(frozen=True)
+class StepAnswer:
+    step: Step | None  # None: done()
+    thought: str = ""
+
+
+def parse_action(text: str, objects: Collection[str]) -> Step | None:
+    """`ACTION(a, b)` -> (ACTION, (a, b)); `done()` -> None; `ValueError` says what is wrong."""
+    match = _ACTION.match(text.strip())
+    if match is None:
+        raise ValueError("write one action as ACTION(object) or done()")
+    name, inner = match.group(1), match.group(2)
+    if name == "done" and not inner.strip():
+        return None
+    arities, known = action_arities(), set(objects)
+    if name not in arities:
+        raise ValueError(f"{name} is not an allowed action")
+    args = tuple(a.strip() for a in inner.split(",")) if inner.strip() else ()
+    if len(args) != arities[name]:
+        raise ValueError(f"{name} takes {arities[name]} object(s), not {len(args)}")
+    unknown = [a for a in args if a not in known]
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} is not an object you can name now")
+    return (name, args)
+
+
+def parse_step_answer(text: str, objects: Collection[str]) -> StepAnswer:
+    match = re.match(r"^\s*Action:[ \t]*(.+?)\s*$", text.strip())
+    if match is None:
+        raise ValueError("answer with one line: 'Action: ACTION(object)'")
+    return StepAnswer(parse_action(match.group(1), objects))
+
+
+def parse_react_answer(text: str, objects: Collection[str]) -> StepAnswer:
+    match = re.match(r"^\s*Thought:[ \t]*([^\n]*)\nAction:[ \t]*(.+?)\s*$", text.strip())
+    if match is None:
+        raise ValueError("answer with two lines: 'Thought: ...' then 'Action: ACTION(object)'")
+    thought = match.group(1).strip(" \t")  # as the grammar: any character but a newline after the first
+    if not thought or len(thought) > MAX_THOUGHT_CHARS:
+        raise ValueError(f"the thought must be one line of 1 to {MAX_THOUGHT_CHARS} characters")
+    return StepAnswer(parse_action(match.group(2), objects), thought)
