@@ -11,7 +11,11 @@ import importlib
 
 import typer
 
+from helper_agent import __version__
+from helper_agent.commands import agent, trace
+from helper_agent.commands.app import app as app_command
 from helper_agent.commands.errors import DEBUG_KEY, GuardedGroup
+from helper_agent.commands.eval import demo
 from helper_agent.config import Settings
 
 app = typer.Typer(
@@ -58,10 +62,6 @@ for module_name, group, help_text in _GROUPS:
 
 
 def _agent_commands() -> None:
-    from helper_agent.commands import agent, trace
-    from helper_agent.commands.app import app as app_command
-    from helper_agent.commands.eval import demo
-
     app.command("run")(agent.run)
     app.command("chat")(agent.chat)
     app.command("demo")(demo)
@@ -75,8 +75,6 @@ _agent_commands()
 @app.command()
 def version() -> None:
     """Print the installed version."""
-    from helper_agent import __version__
-
     typer.echo(__version__)
 
 

@@ -233,7 +233,7 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
 
     tasks = _tasks()
     monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
-    monkeypatch.setattr("helper_agent.evals.studies.eai.tasks.select_tasks", lambda limit=None, ids=None: tasks)
+    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None: tasks)
     run = tmp_path / "prag"
     result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
                                       "--out", str(run)])

@@ -52,7 +52,6 @@ def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatc
     from helper_agent.cli import app
     from helper_agent.commands import eval as eval_cmd
     from helper_agent.evals.engine import agents
-    from helper_agent.graphs.helper import agent as helper_agent_module
 
     seen: list[bool] = []
 
@@ -65,7 +64,7 @@ def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatc
             return getattr(self.gold, name)
 
     monkeypatch.setattr(eval_cmd, "_chat_model", lambda llm: object())
-    monkeypatch.setattr(helper_agent_module, "HelperAgent", RecordingAgent)
+    monkeypatch.setattr(eval_cmd, "HelperAgent", RecordingAgent)
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["eval", "personalization", "--suite", str(CALIBRATION), "--limit", "2",
                                       "--out", str(out), flag], catch_exceptions=False)

@@ -3,37 +3,51 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import typer
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.types import Command
+from prompt_toolkit import PromptSession
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.history import FileHistory
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from helper_agent import tracing
+from helper_agent.chat_runtime import ChatRuntime, chat_config
 from helper_agent.commands import program_syntax
 from helper_agent.commands.errors import fail
+from helper_agent.config import get_settings
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
+from helper_agent.graphs.helper import FEEDBACK_QUESTION
+from helper_agent.graphs.helper.facts import log_lines, request_facts
+from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, method_names
+from helper_agent.llm import LLMBudget, LLMError, LLMUnavailable, make_chat_model
+from helper_agent.teach.errors import TeachFormatError
+from helper_agent.teach.instances import load_instance
+from helper_agent.world.rooms import ROOM_TYPES
 
 console = Console()
 
 
 def _check_room(room: str) -> None:
-    from helper_agent.world.rooms import ROOM_TYPES
-
     if room not in ROOM_TYPES:
         raise typer.BadParameter(f"unknown room {room!r}; choose {', '.join(ROOM_TYPES)}", param_hint="--room")
 
 
 def _chat_model(llm: str) -> Any:
-    from helper_agent.llm import LLMUnavailable, make_chat_model
-
     try:
         return make_chat_model(llm)
     except LLMUnavailable as exc:
@@ -65,11 +79,6 @@ def run(
     user: str | None = typer.Option(None, help="Who asks: HELPER recalls their routines and adapts one the request names."),
 ) -> None:
     """Plan and act on one request in the embedded world; print the program, subgoals and verdict."""
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.evals.engine.harness import run_instance
-    from helper_agent.teach.errors import TeachFormatError
-    from helper_agent.teach.instances import load_instance
-
     _check_room(room)
     env = SymbolicEnv()
     loaded = None
@@ -132,8 +141,6 @@ HISTORY_FILE = "chat_history"
 def llm_spinner(out: Console) -> Any:
     """A LangChain callback handler that shows a Rich spinner while the chat model answers
     (started when a chat model call starts, stopped when it ends or fails)."""
-    from langchain_core.callbacks import BaseCallbackHandler
-
     class LLMSpinner(BaseCallbackHandler):
         def __init__(self) -> None:
             self.status: Any = None
@@ -195,19 +202,6 @@ def _reader(home: Path) -> Any:
             return line.rstrip("\n")
 
         return scripted
-    try:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.formatted_text import ANSI
-        from prompt_toolkit.history import FileHistory
-    except ImportError:  # pragma: no cover - prompt_toolkit is a dependency
-
-        def plain(prompt: str) -> str | None:
-            try:
-                return console.input(prompt)
-            except EOFError:
-                return None
-
-        return plain
     session: Any = PromptSession(history=FileHistory(str(home / HISTORY_FILE)))
 
     def edited(prompt: str) -> str | None:
@@ -225,8 +219,6 @@ def _outcome(values: dict[str, Any], env: Any = None) -> str:
     """The request's end, as the agent knows it, from this request's facts only (`request_facts`):
     success only when its execution finished and the person was satisfied (the graph's `memorize`
     decides), never merely because someone said yes; "stored" only when this request stored."""
-    from helper_agent.graphs.helper.facts import request_facts
-
     facts = request_facts(values, getattr(env, "steps", None), getattr(env, "failures", None))
     colour = "green" if facts.succeeded else "red"
     return f"[bold {colour}]{escape(facts.reply())}[/bold {colour}]" + (f" [dim]({facts.steps} steps)[/dim]" if env else "")
@@ -237,8 +229,6 @@ THREADS_FILE = "chat_threads.json"
 
 
 def _current_thread(home: Path, user: str) -> str:
-    import json
-
     try:
         threads = json.loads((home / THREADS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -248,9 +238,6 @@ def _current_thread(home: Path, user: str) -> str:
 
 
 def _set_thread(home: Path, user: str, thread: str) -> None:
-    import json
-    import os
-
     path = home / THREADS_FILE
     try:
         threads = json.loads(path.read_text(encoding="utf-8"))
@@ -279,16 +266,6 @@ def chat(
 
     Budgets are per request: each request may take --max-steps actions and --llm-budget LLM seconds,
     however long the household has been in use."""
-    from langgraph.types import Command
-
-    from helper_agent import tracing
-    from helper_agent.chat_runtime import ChatRuntime, chat_config
-    from helper_agent.config import get_settings
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.graphs.helper import FEEDBACK_QUESTION
-    from helper_agent.graphs.helper.facts import log_lines
-    from helper_agent.llm import LLMBudget, LLMError
-
     _check_room(room)
     if not user.strip():
         fail(f"--user {user!r}: a user name needs a visible character")
@@ -416,8 +393,6 @@ def chat(
 def _print_state(env: Any, config: Any = None, llm_budget: float | None = None) -> None:
     """Where the agent is and what it holds, each request's budgets, and where the movable things
     are and in what state (dirty, sliced, cooked, filled, on, open)."""
-    from helper_agent.graphs.helper.household import household_lines
-
     state = env.state
     held = state.objects[state.held_id].object_type if state.held_id else "nothing"
     console.print(f"{state.scene_name}: agent at cell {state.agent.cell}, facing {state.agent.rotation}, holding {held}; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -10,6 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from helper_agent.commands.errors import fail
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.engine.runner import examples_from_split, stratified_examples
 
 app = typer.Typer(no_args_is_help=True)
 console = Console()
@@ -27,8 +30,6 @@ def generate(
                                     "the same episodes and goals as without them."),
 ) -> None:
     """Write the built-in benchmark in TEACh's formats (deterministic from the seed)."""
-    from helper_agent.evals.benchmark import generate_benchmark
-
     sizes = {"train": train, "valid_seen": valid_seen, "valid_unseen": valid_unseen}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console) as bar:
         tasks = {split: bar.add_task(split, total=size) for split, size in sizes.items()}
@@ -62,10 +63,6 @@ def export_examples(
                                           help="Allow a valid/test split (its results are then no longer held out)."),
 ) -> None:
     """Write a split's (dialogue, gold program) pairs as example-memory records, e.g. to package or import them."""
-    import json
-
-    from helper_agent.evals.engine.runner import examples_from_split, stratified_examples
-
     if split != "train" and not allow_eval_split:
         fail(f"split {split!r} is an evaluation split: examples from it would leak into "
              "the results it is scored on; pass --allow-eval-split if that is what you want")

@@ -24,6 +24,8 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
+from helper_agent.config import Settings
+
 PASS_THROUGH = (typer.Exit, typer.Abort, TyperException)
 """Exceptions that already are the CLI's answer (an exit status, a usage error): not ours to handle."""
 
@@ -119,8 +121,6 @@ def debug_enabled(ctx: typer.Context | None) -> bool:
     if os.environ.get("HELPER_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}:
         return True
     try:
-        from helper_agent.config import Settings
-
         return Settings().debug
     except Exception:  # noqa: BLE001 - a bad setting is being reported; it must not hide the error
         return False

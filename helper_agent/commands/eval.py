@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import typer
@@ -15,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from helper_agent.commands import table_console
+from helper_agent.commands import eval_eai, eval_hlp, eval_progressive, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -24,9 +26,30 @@ from helper_agent.commands.eval_executor import (
     RAY_NUM_GPUS,
     executor_from_options,
 )
+from helper_agent.config import Settings
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.engine.agents import ProgramAgent
 from helper_agent.evals.engine.executors import Executor, local_executor
+from helper_agent.evals.engine.report import (
+    best_iteration,
+    iteration_metrics,
+    markdown_report,
+    method_row,
+    methods_table,
+    on_common_episodes,
+    plot_methods,
+)
+from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
+from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
+from helper_agent.evals.engine.store import errored
+from helper_agent.evals.studies.personalization import load_suite, run_suite, table3
+from helper_agent.evals.studies.personalization import write_seeds as record_seeds
+from helper_agent.files import atomic_write_json, atomic_write_text
+from helper_agent.graphs.helper import HelperConfig
+from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import check_agent_options, method_names
+from helper_agent.llm import LLMUnavailable, make_chat_model
 
 app = typer.Typer(no_args_is_help=True)
 # Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
@@ -35,18 +58,12 @@ console = table_console(132)
 
 def _seed(seed: int | None) -> int:
     """`--seed`, else `HELPER_SEED` (read now: the settings were validated when the command started)."""
-    from helper_agent.config import Settings
-
     return Settings().seed if seed is None else seed
 
 
 def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers: int, ablate: str | None,
          feedback: int, planner: str, out: Path, seed: int | None, memory_dir: Path | None, train_memory: bool = False,
          agent_options: list[str] | None = None, executor: Executor | None = None) -> None:
-    from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
-    from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
-    from helper_agent.evals.engine.store import errored
-
     if ablate not in (None, "mem", "precheck", "correction", "locator"):
         raise typer.BadParameter("--ablate takes mem, precheck, correction or locator")
     if feedback not in (0, 1, 2):
@@ -158,8 +175,6 @@ def edh(data: Path = _DATA, split: str = _SPLIT, limit: int | None = _LIMIT, llm
 
 def parse_agent_list(text: str) -> list[tuple[str, dict[str, str]]]:
     """`helper,embodiedrag[graph=full;k=5]` -> [("helper", {}), ("embodiedrag", {"graph": "full", "k": "5"})]."""
-    import re
-
     items: list[tuple[str, dict[str, str]]] = []
     for match in re.finditer(r"\s*([A-Za-z0-9_-]+)(?:\[([^\]]*)\])?\s*(?:,|$)", text):
         if not match.group(1):
@@ -203,16 +218,6 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
     The table says whether the runs scored the same episodes with the same model; `--common`
     re-scores every run on the episodes they share.
     """
-    from helper_agent.evals.engine.report import (
-        best_iteration,
-        markdown_report,
-        method_row,
-        methods_table,
-        on_common_episodes,
-        plot_methods,
-    )
-    from helper_agent.files import atomic_write_json, atomic_write_text
-
     loaded: list[dict] = []
     try:
         loaded += [best_iteration(r) for r in runs or []]  # a plain run folder reads as itself
@@ -248,10 +253,6 @@ def compare(runs: list[Path] | None = typer.Argument(None, help="Run folders to 
 def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: str, split: str, limit: int | None,
                     llm: str, workers: int, feedback: int, seed: int, out: Path, train_memory: bool) -> list[dict]:
     """Run (or resume, or just read) each method's evaluation on the same episodes; their metrics."""
-    from helper_agent.evals.engine.report import best_iteration, iteration_metrics
-    from helper_agent.evals.engine.runner import run_eval, seed_examples_from_split
-    from helper_agent.evals.engine.spec import EvalSpec
-
     for agent, _ in items:
         if agent not in method_names():
             raise typer.BadParameter(f"--agents: unknown method {agent!r}; choose from {', '.join(method_names())}")
@@ -284,8 +285,6 @@ def demo(
     out: Path = typer.Option(Path("out/demo"), help="Folder for the benchmark and the run."),
 ) -> None:
     """The main job on the embedded defaults: a short TfD evaluation of HELPER with the local LLM."""
-    from helper_agent.evals.benchmark import generate_benchmark
-
     data = out / "bench"
     if not (data / "manifest.json").exists():
         console.print(f"writing a small built-in benchmark to {data} ...")
@@ -308,14 +307,6 @@ def personalization(
                                             "program from the routine (the earlier design, for before/after comparisons)."),
 ) -> None:
     """HELPER's personalization experiment: recall taught routines, adapt them, score per category (Table 3)."""
-    import json
-
-    from helper_agent.evals.engine.agents import ProgramAgent
-    from helper_agent.evals.studies.personalization import load_suite, run_suite, table3
-    from helper_agent.evals.studies.personalization import write_seeds as record_seeds
-    from helper_agent.graphs.helper import HelperConfig
-    from helper_agent.graphs.helper.agent import HelperAgent, Memories
-
     if write_seeds:
         for rid, (old, new) in record_seeds(suite_file).items():
             console.print(f"{rid}: seed {old} -> {new}")
@@ -360,8 +351,6 @@ def personalization(
 
 
 def _chat_model(llm: str):  # noqa: ANN202
-    from helper_agent.llm import LLMUnavailable, make_chat_model
-
     try:
         return make_chat_model(llm)
     except LLMUnavailable as exc:
@@ -369,7 +358,5 @@ def _chat_model(llm: str):  # noqa: ANN202
 
 
 # Method-specific evaluations live in their own modules and register themselves here.
-from helper_agent.commands import eval_eai, eval_hlp, eval_progressive  # noqa: E402
-
 for _module in (eval_hlp, eval_progressive, eval_eai):
     _module.register(app)

@@ -21,20 +21,25 @@ from rich.table import Table
 
 from helper_agent.commands import table_console
 from helper_agent.commands.errors import fail
+from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
+from helper_agent.evals.studies.eai.report import COLUMNS, our_extras, row, write_report
+from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
+from helper_agent.evals.studies.eai.table import table
+from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
+from helper_agent.graphs.options import parse_agent_options
+from helper_agent.llm import (
+    LOCAL_MODELS,
+    LlamaCppChatModel,
+    LLMUnavailable,
+    assemble_local_model,
+    make_chat_model,
+)
 
 console = table_console(160)
 
 
 def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:
     """The chat model; a local model gets the context length EAI's long prompts need."""
-    from helper_agent.llm import (
-        LOCAL_MODELS,
-        LlamaCppChatModel,
-        LLMUnavailable,
-        assemble_local_model,
-        make_chat_model,
-    )
-
     try:
         if llm == "local" or llm.startswith("local:"):
             size = llm.partition(":")[2] or "0.5b"
@@ -53,8 +58,6 @@ def _progress() -> Progress:
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> None:
-    from helper_agent.evals.studies.eai.report import COLUMNS
-
     table = Table(title=title)
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
               "seconds_per_step", "full_sequence_success")
@@ -89,12 +92,6 @@ def eai(
                                           "score is reused only for the same task ids."),
 ) -> None:
     """EAI VirtualHome action sequencing: our agent and the 15 packaged LLMs, scored by EAI's evaluator."""
-    from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
-    from helper_agent.evals.studies.eai.report import our_extras, row, write_report
-    from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
-    from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
-    from helper_agent.graphs.options import parse_agent_options
-
     try:
         options = parse_agent_options(agent_option)
     except ValueError as exc:
@@ -155,9 +152,6 @@ def eai_table(
     peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out)."),
 ) -> None:
     """One table: our EAI runs beside the 15 packaged LLMs, all scored by EAI's evaluator on the same tasks."""
-    from helper_agent.evals.studies.eai.table import table
-    from helper_agent.evals.studies.eai.tasks import EaiUnavailable
-
     try:
         rows, report = table(runs, out, peers=peers, peers_dir=peers_dir,
                              progress=lambda name: console.print(f"scored {name}"))

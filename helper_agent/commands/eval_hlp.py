@@ -20,6 +20,10 @@ from rich.table import Table
 
 from helper_agent.commands import table_console
 from helper_agent.commands.errors import fail
+from helper_agent.evals.studies.hlp import MODES, HLPOptions, run_hlp
+from helper_agent.llm import LLMUnavailable, make_chat_model
+from helper_agent.memory.errors import ImportFormatError
+from helper_agent.memory.fewshot import load_knn_set
 
 console = table_console(160)
 
@@ -36,11 +40,6 @@ def hlp(
     visible: bool = typer.Option(False, "--visible/--no-visible", help="Show each example's visible objects (they name the plan's objects)."),
 ) -> None:
     """Plan every example with the other examples as its pool; exact-match HLP accuracy and in-order recall."""
-    from helper_agent.evals.studies.hlp import MODES, HLPOptions, run_hlp
-    from helper_agent.llm import LLMUnavailable, make_chat_model
-    from helper_agent.memory.errors import ImportFormatError
-    from helper_agent.memory.fewshot import load_knn_set
-
     modes = list(MODES) if instructions == "both" else [instructions]
     if retriever not in ("knn", "random") or any(m not in MODES for m in modes):
         raise typer.BadParameter("--retriever takes knn or random; --instructions takes goal, goal+step or both")

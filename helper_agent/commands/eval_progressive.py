@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from helper_agent.commands import table_console
+from helper_agent.commands import eval_eai, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -17,6 +17,10 @@ from helper_agent.commands.eval_executor import (
     RAY_NUM_GPUS,
     executor_from_options,
 )
+from helper_agent.evals.studies.eai.methods import check_options
+from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive
+from helper_agent.evals.studies.eai.tasks import EaiUnavailable
+from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import method_names
 
@@ -53,8 +57,6 @@ def progressive(
     ray_num_gpus: float = RAY_NUM_GPUS,
 ) -> None:
     """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
-    from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
-
     if benchmark not in ("teach", "eai"):
         raise typer.BadParameter("--benchmark takes teach or eai")
     if benchmark == "eai":
@@ -112,20 +114,14 @@ def progressive(
 def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
          iteration0_from: Path | None) -> None:
     """P-RAG's self-iteration on EAI's tasks (`evals/studies/eai/progressive.py`)."""
-    from helper_agent.commands.eval_eai import _chat
-    from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive
-    from helper_agent.evals.studies.eai.tasks import EaiUnavailable
-
     try:
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
                                   agent_options=parse_agent_options(agent_option))
         spec.check()
-        from helper_agent.evals.studies.eai.methods import check_options
-
         check_options("prag", "closed-loop", spec.agent_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    chat = _chat(llm, spec.n_ctx, 640)
+    chat = eval_eai._chat(llm, spec.n_ctx, 640)  # through the module: the tests replace it there
     console.print(f"[bold]{spec.label()}[/bold]")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:

@@ -15,6 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from helper_agent.commands.errors import CommandInputError, GuardedGroup
+from helper_agent.config import Settings
+from helper_agent.files import read_bounded
+from helper_agent.program import ProgramError, api_documentation, compile_program
 
 app = typer.Typer(
     help="Check HELPER programs: parse, validate and compile to subgoals.",
@@ -28,9 +31,6 @@ console = Console()
 def read_program_text(file: str) -> str:
     """The program text of `file` (`-`: stdin), at most `HELPER_MAX_INPUT_BYTES` bytes: a larger input
     is refused after reading one byte past the limit, never read whole."""
-    from helper_agent.config import Settings
-    from helper_agent.files import read_bounded
-
     limit = Settings().max_input_bytes
     if file == "-":
         data = sys.stdin.buffer.read(limit + 1)
@@ -52,8 +52,6 @@ def check(
     notes: bool = typer.Option(True, "--notes/--no-notes", help="Also print the compiler's notes."),
 ) -> None:
     """Compile a program and print its subgoals; exit 1 with the reason if it is rejected."""
-    from helper_agent.program import ProgramError, compile_program
-
     text = read_program_text(file)
     try:
         compiled = compile_program(text)
@@ -85,6 +83,4 @@ def check(
 @app.command()
 def api() -> None:
     """Print the API text that goes into the planner's prompts."""
-    from helper_agent.program import api_documentation
-
     typer.echo(api_documentation(), nl=False)

@@ -21,15 +21,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-from helper_agent.commands.errors import CommandInputError, GuardedGroup
+from helper_agent.commands.errors import CommandInputError, GuardedGroup, report
+from helper_agent.commands.program import read_program_text
+from helper_agent.config import Settings
+from helper_agent.memory.routines import RoutineMemory
+from helper_agent.program import compile_program
 
 app = typer.Typer(no_args_is_help=True, cls=GuardedGroup)
 console = Console()
 
 
 def _default_user() -> str:
-    from helper_agent.config import Settings
-
     try:
         return Settings().user or getpass.getuser()
     except Exception:  # noqa: BLE001 - no login name in some containers
@@ -57,9 +59,6 @@ MemoryDir = Annotated[
 
 def _memory(memory_dir: Path | None) -> Any:
     """The routine memory (imported here so that `--help` stays fast)."""
-    from helper_agent.config import Settings
-    from helper_agent.memory.routines import RoutineMemory
-
     settings = Settings()  # read the environment and .env now, not at first import
     if memory_dir is not None:
         return RoutineMemory(path=memory_dir, settings=settings, program_check=_check_program)
@@ -68,14 +67,10 @@ def _memory(memory_dir: Path | None) -> Any:
 
 def _check_program(text: str) -> None:
     """What `helper program check` runs: a routine the agent could not run is not stored."""
-    from helper_agent.program import compile_program
-
     compile_program(text)
 
 
 def _fail(message: str) -> None:
-    from helper_agent.commands.errors import report
-
     report(message)
     raise typer.Exit(1)
 
@@ -96,8 +91,6 @@ def add(
     if (program is None) == (program_file is None):
         raise CommandInputError("give the program with exactly one of --program or --program-file")
     if program_file is not None:
-        from helper_agent.commands.program import read_program_text
-
         program = read_program_text(str(program_file))
     user = _resolve_user(user)
     memory = _memory(memory_dir)

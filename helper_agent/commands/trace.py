@@ -23,6 +23,11 @@ from rich.panel import Panel
 from rich.table import Table
 
 from helper_agent.commands import program_syntax
+from helper_agent.commands.errors import CommandInputError
+from helper_agent.evals.engine.runfiles import read_spec
+from helper_agent.evals.engine.store import ResultStore
+from helper_agent.program import ProgramError, compile_program
+from helper_agent.teach.instances import load_instance
 
 console = Console()
 
@@ -31,9 +36,6 @@ _EXECUTE = re.compile(r"^execute: (?P<status>\w+) after (?P<done>\d+)/(?P<total>
 
 def find_record(run_dir: Path, instance: str) -> dict[str, Any]:
     """The latest record of `instance` (an instance id, its file name or path, or a unique prefix)."""
-    from helper_agent.commands.errors import CommandInputError
-    from helper_agent.evals.engine.store import ResultStore
-
     results = run_dir / "results.jsonl"
     if not results.is_file():
         raise CommandInputError(f"{run_dir}: no results.jsonl (is it a `helper eval` output folder?)")
@@ -56,8 +58,6 @@ def find_record(run_dir: Path, instance: str) -> dict[str, Any]:
 
 def _dialogue_from_dataset(spec: dict[str, Any], record: dict[str, Any]) -> str:
     """An older record's dialogue, read from the run's dataset ("" when it cannot be found)."""
-    from helper_agent.teach.instances import load_instance
-
     mode, data, split = spec.get("mode"), spec.get("data"), spec.get("split")
     if not (isinstance(mode, str) and isinstance(data, str) and data and isinstance(split, str)):
         return ""
@@ -85,8 +85,6 @@ def subgoal_rows(record: dict[str, Any]) -> tuple[list[tuple[str, str, str]], st
     program = record.get("program") or ""
     if not program.strip():
         return [], "subgoals: the episode has no program"
-    from helper_agent.program import ProgramError, compile_program
-
     try:
         planned = [s.describe() for s in compile_program(program).subgoals]
     except ProgramError as err:
@@ -116,8 +114,6 @@ def trace(
 ) -> None:
     """Print one episode of a run node by node: the graph's log, the program, the subgoals, LLM
     usage and the checker's verdict (from RUN_DIR/results.jsonl, no LangSmith needed)."""
-    from helper_agent.evals.engine.runfiles import read_spec  # deferred: `helper --help` stays fast
-
     record = find_record(run_dir, instance)
     spec_file = run_dir / "spec.json"
     label = ""

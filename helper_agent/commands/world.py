@@ -15,6 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from helper_agent.commands.errors import GuardedGroup
+from helper_agent.config import Settings
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.tools.scripted import SCRIPTS, ScriptedDriver, ScriptError
+from helper_agent.world.alfred import load_alfred_floorplan
+from helper_agent.world.generator import generate_scene
+from helper_agent.world.metadata import load_state_file, save_state_file
+from helper_agent.world.render import render_top_down
 
 app = typer.Typer(no_args_is_help=True, cls=GuardedGroup)
 console = Console()
@@ -27,9 +34,6 @@ def demo(
     out: Path = typer.Option(Path("out/world-demo"), help="Folder for pictures and the final state."),
 ) -> None:
     """Run a scripted episode in a generated kitchen and write before/after pictures."""
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.tools.scripted import SCRIPTS, ScriptedDriver, ScriptError
-
     if task not in SCRIPTS:
         raise typer.BadParameter(f"unknown task {task!r}; choose from {', '.join(SCRIPTS)}")
     env = SymbolicEnv()
@@ -70,12 +74,6 @@ def scene(
     floorplan: int = typer.Option(1, help="With --alfred: the AI2-THOR floor plan number (1-30, 201-230, 301-330, 401-430)."),
 ) -> None:
     """Generate a scene (or build one from an AI2-THOR floor plan) and save its state."""
-    from helper_agent.config import Settings
-    from helper_agent.world.alfred import load_alfred_floorplan
-    from helper_agent.world.generator import generate_scene
-    from helper_agent.world.metadata import save_state_file
-    from helper_agent.world.render import render_top_down
-
     if alfred is not None:
         settings = Settings()
         state = load_alfred_floorplan(
@@ -96,10 +94,6 @@ def show(
     png: Path = typer.Option(Path("out/state.png"), help="Where to write the picture."),
 ) -> None:
     """Draw a saved state from above."""
-    from helper_agent.config import Settings
-    from helper_agent.world.metadata import load_state_file
-    from helper_agent.world.render import render_top_down
-
     settings = Settings()
     state = load_state_file(
         state_file,
