@@ -95,10 +95,21 @@ def measure(llm: Any, call: Call) -> dict[str, Any]:
     started = time.perf_counter()
     text, tokens = call(llm)
     fresh = time.perf_counter() - started
+    before = _prompt_tokens_evaluated(llm)
     started = time.perf_counter()
-    again, _ = call(llm)
+    again, again_tokens = call(llm)
     cached = time.perf_counter() - started
-    return {"text": text, "tokens": tokens, "fresh_s": fresh, "cached_s": cached, "stable": again == text}
+    # What the second call evaluated beyond the tokens it wrote: its prompt's uncached part.
+    reevaluated = _prompt_tokens_evaluated(llm) - before - again_tokens
+    return {"text": text, "tokens": tokens, "fresh_s": fresh, "cached_s": cached, "stable": again == text,
+            "reevaluated": max(reevaluated, 0)}
+
+
+def _prompt_tokens_evaluated(llm: Any) -> int:
+    """The context's running count of tokens it evaluated (prompt and drafts)."""
+    import llama_cpp  # deferred: the optional `local` extra
+
+    return int(llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval)
 
 
 def summary(kinds: Sequence[str], plain: Sequence[dict[str, Any]], lookup: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -112,6 +123,8 @@ def summary(kinds: Sequence[str], plain: Sequence[dict[str, Any]], lookup: Seque
             out[f"{kind}.{name}_fresh_s"] = round(sum(rows[i]["fresh_s"] for i in idx), 2)
             out[f"{kind}.{name}_cached_s"] = round(sum(rows[i]["cached_s"] for i in idx), 2)
         out[f"{kind}.identical"] = float(sum(plain[i]["text"] == lookup[i]["text"] for i in idx))
+        for name, rows in (("plain", plain), ("lookup", lookup)):
+            out[f"{kind}.{name}_cached_reevaluated"] = float(sum(rows[i]["reevaluated"] for i in idx))
     return out
 
 
@@ -137,7 +150,12 @@ def main() -> None:
         # n_batch = 512 tokens fails: "could not broadcast input array ... into shape (0,)").
         llm = Llama(model_path=path, n_ctx=4096, seed=0, verbose=False, draft_model=draft,
                     logits_all=draft is not None)
-        results[name] = [measure(llm, call) for _, call in todo]
+        results[name] = []
+        for kind, call in todo:
+            results[name].append(measure(llm, call))
+            row = results[name][-1]
+            print(f"{name} {kind}: {row['tokens']} tokens, {row['fresh_s']:.1f} s fresh, {row['cached_s']:.1f} s cached",
+                  flush=True)
         del llm
     out = {"model": args.model, "ngram": float(args.ngram), "draft": float(args.draft),
            **summary(kinds, results["plain"], results["lookup"])}

@@ -85,6 +85,11 @@ class Settings(BaseSettings):
         description="The local model serves the prompt prefix it shares with its previous call from its KV cache; "
                     "false evaluates every prompt token, as a server without prefix caching does (to time that case).",
     )
+    llm_flash_attn: bool = Field(
+        default=False,
+        description="The local model evaluates attention with llama.cpp's flash-attention kernels (faster prompt "
+                    "evaluation on long prompts; greedy output may differ in near ties: see benchmarks/llm_bench.py).",
+    )
     llm_budget_seconds: float | None = Field(
         default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
     )

@@ -134,6 +134,41 @@ def test_the_local_model_follows_the_prefix_cache_setting(monkeypatch: pytest.Mo
     assert cold is not warm and again is warm
 
 
+def test_the_local_model_follows_the_flash_attention_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent import llm
+    from helper_agent.config import get_settings
+    from helper_agent.llm import factory
+
+    monkeypatch.setattr(factory, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
+    monkeypatch.setattr(llm.LlamaCppChatModel, "_new_context", lambda self: ResettableContext("loaded"))
+    monkeypatch.setattr(factory, "_local_models", {})
+    try:
+        get_settings.cache_clear()
+        plain = llm.make_chat_model("local")
+        monkeypatch.setenv("HELPER_LLM_FLASH_ATTN", "true")
+        get_settings.cache_clear()
+        flash = llm.make_chat_model("local")
+    finally:
+        get_settings.cache_clear()
+    assert not plain.flash_attn and flash.flash_attn and flash is not plain
+
+
+def test_a_loaded_context_gets_the_flash_attention_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_new_context` hands `flash_attn` to llama-cpp-python's `Llama` (checked with a stand-in module)."""
+    import sys
+    import types
+
+    made: list[dict[str, Any]] = []
+    fake = types.ModuleType("llama_cpp")
+    fake.Llama = lambda **kwargs: made.append(kwargs) or ResettableContext("loaded")  # type: ignore[attr-defined]
+    fake.LlamaRAMCache = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", fake)
+    LlamaCppChatModel(model_path="unused.gguf", flash_attn=True)
+    LlamaCppChatModel(model_path="unused.gguf")
+    assert [m["flash_attn"] for m in made] == [True, False]
+    assert made[0]["model_path"] == "unused.gguf"
+
+
 def test_the_usage_recorder_keeps_langchains_totals_and_its_own_per_call_records() -> None:
     """`UsageRecorder` is LangChain's `UsageMetadataCallbackHandler` (totals per model name, which
     the in-process model now reports) plus the per-call records the run's figures come from."""

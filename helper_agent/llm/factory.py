@@ -17,7 +17,7 @@ _SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
 """`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
 `max_retries=0`, so that `invoke_with_retry` is the only retry layer. Others keep their defaults."""
 
-_local_models: dict[tuple[str, float, int, bool], LlamaCppChatModel] = {}
+_local_models: dict[tuple[str, float, int, bool, bool], LlamaCppChatModel] = {}
 
 
 def make_chat_model(
@@ -37,12 +37,14 @@ def make_chat_model(
         size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
         if size not in LOCAL_MODELS:
             raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
-        reuse_prefix = get_settings().llm_prefix_cache
-        key = (size, temperature, max_tokens, reuse_prefix)
+        settings = get_settings()
+        reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
+        key = (size, temperature, max_tokens, reuse_prefix, flash_attn)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             path = assemble_local_model(size)
             _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature,
-                                                   max_tokens=max_tokens, reuse_prefix=reuse_prefix)
+                                                   max_tokens=max_tokens, reuse_prefix=reuse_prefix,
+                                                   flash_attn=flash_attn)
         return _local_models[key]
     if timeout is None:
         timeout = get_settings().llm_timeout

@@ -69,6 +69,11 @@ class LlamaCppChatModel(BaseChatModel):
     number, and a call that names none, use that context too. A RAM cache of saved states (`state_cache_bytes`, off by default) is the other way to
     keep several prefixes, but each call then copies the whole context state (llama-cpp-python copies
     its logits buffer too), which costs more here than a second context.
+
+    `flash_attn=True` (setting `HELPER_LLM_FLASH_ATTN`) evaluates attention with llama.cpp's
+    flash-attention kernels, which llama-cpp-python leaves off: prompt evaluation is faster, the more
+    so the longer the prompt (`benchmarks/llm_bench.py`), but the sums are taken in another order, so
+    a greedy answer can differ where two tokens are nearly tied.
     """
 
     model_path: str
@@ -81,6 +86,7 @@ class LlamaCppChatModel(BaseChatModel):
     state_cache_bytes: int = 0
     prompt_kinds: int = 4
     reuse_prefix: bool = True
+    flash_attn: bool = False
     client: Any = None
     _kind_clients: dict[str, Any] = PrivateAttr(default_factory=dict)
     _owns_client: bool = PrivateAttr(default=False)
@@ -105,6 +111,7 @@ class LlamaCppChatModel(BaseChatModel):
             n_ctx=self.n_ctx,
             n_threads=self.n_threads or max(os.cpu_count() or 1, 1),
             seed=self.seed,
+            flash_attn=self.flash_attn,
             verbose=False,
         )
         if self.state_cache_bytes > 0:
