@@ -28,6 +28,7 @@ from langchain_core.runnables.config import get_callback_manager_for_config
 from langgraph.runtime import Runtime
 
 from helper_agent.graphs.helper.adaptation import (
+    MAX_CHANGES,
     change_messages,
     changes_grammar,
     edit_messages,
@@ -35,6 +36,7 @@ from helper_agent.graphs.helper.adaptation import (
     parse_changes,
     request_words,
 )
+from helper_agent.graphs.helper.clauses import Clauses
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.prompts import planner_messages
 from helper_agent.graphs.helper.requests import is_unchanged_recall
@@ -102,6 +104,7 @@ def understand(state: HelperState, runtime: Runtime[HelperContext], config: Runn
                                     "score": routine.get("score")}) as (_, out):
         out["program"] = base
     words = request_words(text, routine["name"])
+    notes: list[str] = []
     if not again and ctx.config.routine_fast_path and is_unchanged_recall(text, routine["name"], routine.get("request") or ""):
         changes: list[str] = []
     elif not any(words):
@@ -110,13 +113,16 @@ def understand(state: HelperState, runtime: Runtime[HelperContext], config: Runn
         with _span(manager, "changes", {"request": text}) as (callbacks, out):
             reply = _ask(ctx, callbacks, change_messages(routine["name"], routine.get("request") or "", text), "read_changes",
                          grammar_decoding(ctx.chat(), changes_grammar(words), kind="changes"))
-            changes = parse_changes(reply, words)
-            out["changes"] = changes
+            read = parse_changes(reply, words)
+            changes, notes = Clauses.of(text, words).refine(read)
+            changes = changes[:MAX_CHANGES]
+            out.update(read=read, changes=changes, notes=notes)
     rounds = int((state.get("adaptation") or {}).get("round", 0)) + 1 if again else 1
     adaptation = {"routine": routine["name"], "base": base, "source": text, "changes": changes, "edits": [],
                   "round": rounds}
     listed = "; ".join(changes) if changes else "none"
-    return {"adaptation": adaptation, "log": [f"understand: routine '{routine['name']}', changes: {listed}"]}
+    return {"adaptation": adaptation, "log": [*(f"understand: {n}" for n in notes),
+                                              f"understand: routine '{routine['name']}', changes: {listed}"]}
 
 
 def adapt(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -153,16 +159,20 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
               change: str) -> tuple[dict[str, Any], str]:
     """Ask for this change's edit (again with the reason when it is rejected) and apply it."""
     rejected: list[tuple[str, str]] = []
+    banned: list[Edit] = []  # rejected edits are not offered again
     record: dict[str, Any] = {"change": change, "edit": "none", "applied": False, "rejected": []}
     grounding = Grounding.of(change, program)
     for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
         movers, doers = program_roles(program)
-        grammar = edit_grammar(program_classes(program), grounding=grounding, movers=movers, doers=doers)
+        grammar = edit_grammar(program_classes(program), grounding=grounding, movers=movers, doers=doers,
+                               rejected=banned)
         decoding = grammar_decoding(ctx.chat(), grammar, temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1, kind="edit")
         line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
         try:
-            edit = in_form(parse_edit(line))
+            written = parse_edit(line)
+            banned.append(written)
+            edit = in_form(written)
             grounding.check(edit, program)
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
