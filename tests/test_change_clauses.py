@@ -7,7 +7,14 @@ import pytest
 
 from helper_agent.graphs.helper.adaptation import request_words
 from helper_agent.graphs.helper.clauses import Clauses, names_something
-from helper_agent.program.edits import EditError, Grounding, edit_grammar, new_holder, parse_edit, program_classes
+from helper_agent.program.edits import (
+    EditError,
+    Grounding,
+    edit_grammar,
+    new_holder,
+    parse_edit,
+    program_classes,
+)
 
 OMAR = """mug = InteractionObject("Mug", attributes=["clean"])
 mug.clean()
