@@ -112,6 +112,19 @@ def test_move_changes_where_it_goes_and_drops_the_unused_fixture() -> None:
     assert "cup.place(dining_table)" in put_down and "cup.put_down()" not in put_down
 
 
+def test_moving_into_another_dish_gives_it_the_old_dishs_preparation() -> None:
+    snack = ('plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
+             'for i in range(2):\n    apple_slice = InteractionObject("AppleSliced")\n    apple_slice.pickup_and_place(plate)')
+    out = apply(snack, "move AppleSliced to Bowl")
+    assert out == snack.replace('"Plate"', '"Bowl"').replace("plate", "bowl") + "\n"
+    # a fixture is no dish: the washed plate stays, the slices go on the counter
+    counter = apply(snack, "move AppleSliced to CounterTop")
+    assert "plate.clean()" in counter and "apple_slice.pickup_and_place(counter_top)" in counter
+    # the box of the keys has no preparation of its own: an ordinary move
+    assert apply(TIDY.replace("Sofa", "Box").replace("sofa", "box"), "move RemoteControl to Bowl").startswith(
+        'bowl = InteractionObject("Bowl")\n')
+
+
 def test_add_like_copies_the_steps_once_after_the_original() -> None:
     out = apply(SANDWICH, "add LettuceSliced like TomatoSliced")
     assert out.endswith('tomato_slice.pickup_and_place(plate)\nlettuce_slice = InteractionObject("LettuceSliced")\n'

@@ -707,6 +707,8 @@ def _move(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
     if all(m != "put_down" and c.args and isinstance(c.args[0], ast.Name) and by_var.get(c.args[0].id) == edit.value
            for _, _, m, c in sites):
         return False
+    if _move_into_dish(tree, all_decls, sites, edit.value):
+        return True
     first_top = sites[0][0].top
     top_index = _index(tree.body, first_top)
     # Reuse an object of the destination's class made at top level before the first placing.
@@ -725,6 +727,30 @@ def _move(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
             call.args = [ast.Name(dest, ast.Load())]
             call.keywords = []
     _drop_unused_fixtures(tree)
+    return True
+
+
+def _is_dish(cls: str) -> bool:
+    catalog = load_catalog()
+    return cls in catalog and catalog.get(cls).pickupable and catalog.get(cls).receptacle
+
+
+def _move_into_dish(tree: ast.Module, all_decls: list[_Decl], sites: list[tuple[_Decl, ast.stmt, str, ast.Call]],
+                    new_cls: str) -> bool:
+    """Moving what goes into a dish the routine prepares for it (a plate washed for the slices) to
+    another dish: the new dish takes the old one's place and its preparation ("apple slices in a
+    bowl instead of on the plate" -> the bowl is washed as the plate was). Read from the
+    calibration suite, where the moved slices went into a dirty bowl next to a washed, empty plate."""
+    olds = {c.args[0].id if c.args and isinstance(c.args[0], ast.Name) else "" for _, _, m, c in sites if m != "put_down"}
+    if len(olds) != 1 or len(sites) != sum(1 for _, _, m, _ in sites if m != "put_down") or not _is_dish(new_cls):
+        return False
+    old = next(iter(olds))
+    decl = next((x for x in all_decls if x.var == old), None)
+    if (decl is None or not _is_dish(decl.cls) or not _group(decl)[1:]
+            or len(_used_as_argument(tree, old)) != len(sites)):
+        return False
+    _set_class(decl.stmt, new_cls)
+    _rename([tree], old, _var_for(new_cls, _names(tree)))
     return True
 
 
