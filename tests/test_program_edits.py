@@ -237,3 +237,23 @@ def test_roles_limit_what_move_and_add_like_can_name() -> None:
     assert about.about(program_classes(SANDWICH)) == ["BreadSliced", "TomatoSliced"]
     with pytest.raises(EditError, match="the change is about BreadSliced, TomatoSliced, not the Plate"):
         Grounding.of("no bread, more tomato", SANDWICH).check(parse_edit("remove Plate"), SANDWICH)
+
+
+def test_put_places_one_new_object_on_what_the_change_names() -> None:
+    """`put B on C`: the planner wrote "vase.pickup(); vase.go_to()" for "put the vase on the side
+    table" on the calibration suite; the edit places it, reusing the routine's own receptacle."""
+    out = apply(TIDY, "put Vase on SideTable")
+    assert out == TIDY + ('side_table = InteractionObject("SideTable")\nvase = InteractionObject("Vase")\n'
+                          "vase.pickup_and_place(side_table)\n")
+    assert apply(TIDY, "put Pillow on Sofa").endswith('pillow = InteractionObject("Pillow")\npillow.pickup_and_place(sofa)\n')
+    assert "sofa_2" not in apply(TIDY, "put Pillow on Sofa")
+    with pytest.raises(EditError, match="a Sofa cannot be picked up"):
+        apply(TIDY, "put Sofa on Bed")
+    grounding = Grounding.of("and put the vase on the side table", TIDY)
+    grammar = edit_grammar(program_classes(TIDY), grounding=grounding)
+    assert '"put " new " on " place' in grammar and 'place ::= "SideTable"\n' in grammar
+    grounding.check(parse_edit("put Vase on SideTable"), TIDY)
+    with pytest.raises(EditError, match="put it on or in what the change names: SideTable"):
+        grounding.check(parse_edit("put Vase on Sofa"), TIDY)
+    assert parse_edit("put Vase on SideTable").describe() == "also a vase on the side table"
+    assert "put" not in Grounding.of("a vase instead of the remote", TIDY).kinds()

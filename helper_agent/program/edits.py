@@ -16,6 +16,7 @@ The edit language, one line per edit:
     remove Mug                   the Mug and every step on it
     move Pillow to Sofa          where the Pillow is put (placing steps, or putting it down)
     add Pan like Bowl            one Pan more, with the steps one Bowl gets
+    put Vase on SideTable        one Vase more, put on or in the SideTable (made if the routine has none)
     add task                     a new part the planner writes from the change's words (`append_program`)
     step PotatoSliced cook       one more step on the object, right after it is made
     skip BreadSliced toast       drop that step
@@ -59,7 +60,7 @@ __all__ = [
     "program_roles",
 ]
 
-EDIT_KINDS = ("none", "replace", "count", "remove", "move", "add_like", "add_task", "step", "skip")
+EDIT_KINDS = ("none", "replace", "count", "remove", "move", "add_like", "put", "add_task", "step", "skip")
 # Steps that change an object's state, which `step`/`skip` may add or drop.
 STEP_METHODS = ("clean", "toast", "cook", "slice", "fill_up", "empty", "toggle_on", "toggle_off", "open", "close")
 _PLACING = ("place", "pickup_and_place")
@@ -88,6 +89,7 @@ class Edit:
             "remove": f"remove {self.target}",
             "move": f"move {self.target} to {self.value}",
             "add_like": f"add {self.value} like {self.target}",
+            "put": f"put {self.value} on {self.target}",
             "add_task": "add task",
             "step": f"step {self.target} {self.value}",
             "skip": f"skip {self.target} {self.value}",
@@ -109,6 +111,8 @@ class Edit:
             return f"the {t} to the {v}{was}"
         if self.kind == "add_like":
             return f"also a {v} (like the {t})"
+        if self.kind == "put":
+            return f"also a {v} on the {t}"
         if self.kind == "step":
             return f"{self.value.replace('_', ' ')} the {t} too"
         if self.kind == "skip":
@@ -129,6 +133,7 @@ def _words(cls: str | None) -> str:
 _EDIT = re.compile(
     r"^(?:(?P<none>none)|(?P<task>add task)|replace (?P<r0>\w+) with (?P<r1>\w+)|count (?P<c0>\w+) (?P<c1>\d+)"
     r"|remove (?P<rm>\w+)|move (?P<m0>\w+) to (?P<m1>\w+)|add (?P<a1>\w+) like (?P<a0>\w+)"
+    r"|put (?P<p1>\w+) on (?P<p0>\w+)"
     r"|(?P<sk>step|skip) (?P<s0>\w+) (?P<s1>\w+))$"
 )
 
@@ -152,6 +157,8 @@ def parse_edit(line: str) -> Edit:
         return Edit("move", m["m0"], m["m1"])
     if m["a0"]:
         return Edit("add_like", m["a0"], m["a1"])
+    if m["p0"]:
+        return Edit("put", m["p0"], m["p1"])
     return Edit(m["sk"], m["s0"], m["s1"])
 
 
@@ -177,6 +184,7 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
     if grounding is not None:
         known = [k for k in known if k in grounding.new_classes]
         old, movers, doers = (grounding.about(c) for c in (old, movers, doers))
+    places = _places(classes, grounding, known)
     kinds = grounding.kinds() if grounding is not None else set(EDIT_KINDS)
     if not allow_task:
         kinds.discard("add_task")
@@ -184,14 +192,16 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
         ("none", '"none"'), ("count", '"count " old " " num'), ("remove", '"remove " old'),
         ("step", '"step " old " " method'), ("skip", '"skip " old " " method'),
         ("replace", '"replace " old " with " new'), ("move", '"move " mover " to " new'),
-        ("add_like", '"add " new " like " doer'), ("add_task", '"add task"'),
-    ) if kind in kinds and (kind not in ("replace", "move", "add_like") or known)
+        ("add_like", '"add " new " like " doer'), ("put", '"put " new " on " place'), ("add_task", '"add task"'),
+    ) if kind in kinds and (kind not in ("replace", "move", "add_like", "put") or known)
+        and (kind != "put" or places)
         and (kind != "move" or movers) and (kind != "add_like" or doers)]
     if rejected:
         slots = {"count": ("count ", old, " ", [str(n) for n in range(21)]), "remove": ("remove ", old, "", [""]),
                  "step": ("step ", old, " ", STEP_METHODS), "skip": ("skip ", old, " ", STEP_METHODS),
                  "replace": ("replace ", old, " with ", known), "move": ("move ", movers, " to ", known),
                  "add_like": ("add ", known, " like ", doers), "none": ("none", [""], "", [""]),
+                 "put": ("put ", known, " on ", places),
                  "add_task": ("add task", [""], "", [""])}
         banned = {kind: {_slot_values(e) for e in rejected if e.kind == kind} for kind, _ in forms}
         forms = [(kind, _without(slots[kind], banned[kind]) if banned[kind] else form) for kind, form in forms]
@@ -204,14 +214,26 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
         *([f"mover ::= {_alternatives(sorted(set(movers)))}"] if movers else []),
         *([f"doer ::= {_alternatives(sorted(set(doers)))}"] if doers else []),
         *([f"new ::= {_alternatives(sorted(set(known)))}"] if known else []),
+        *([f"place ::= {_alternatives(places)}"] if places and "put" in kinds else []),
         'num ::= [0-9] | "1" [0-9] | "20"',
         f"method ::= {_alternatives(STEP_METHODS)}",
     ]) + "\n"
 
 
+def _places(classes: Sequence[str], grounding: Grounding | None, known: Sequence[str]) -> list[str]:
+    """Where `put` may put a new object: a receptacle the change names, else one of the program's
+    (without a grounding: any receptacle of `known` or the program)."""
+    catalog = load_catalog()
+    holds = [c for c in dict.fromkeys(classes) if c in catalog and catalog.get(c).receptacle]
+    if grounding is None:
+        return sorted(set(holds) | {c for c in known if c in catalog and catalog.get(c).receptacle})
+    named = [c for c in grounding.named if c in catalog and catalog.get(c).receptacle and c not in grounding.new_classes]
+    return sorted(set(named or holds))
+
+
 def _slot_values(edit: Edit) -> tuple[str, str]:
     """An edit's two slots in the order its line shows them (`add B like A`: B, then A)."""
-    if edit.kind == "add_like":
+    if edit.kind in ("add_like", "put"):
         return edit.value, edit.target
     if edit.kind == "count":
         return edit.target, str(edit.count)
@@ -340,11 +362,11 @@ class Grounding:
         if self.named:
             kinds.discard("none")
         if self.must_bring:
-            kinds &= {"replace", "move", "add_like", "add_task"}
+            kinds &= {"replace", "move", "add_like", "put", "add_task"}
         if self.handled:
             kinds.discard("move")
         if self.contrast:
-            kinds -= {"add_like", "add_task"}
+            kinds -= {"add_like", "put", "add_task"}
         return kinds
 
     def about(self, classes: Sequence[str]) -> list[str]:
@@ -364,15 +386,18 @@ class Grounding:
         if edit.kind == "move" and self.handled:
             raise EditError(f"the change asks for the {self.handled[0]} itself, which holds nothing: bring it in with "
                             "replace, add ... like, or add task")
-        if edit.kind in ("add_like", "add_task") and self.contrast:
+        if edit.kind in ("add_like", "put", "add_task") and self.contrast:
             raise EditError("the change puts one thing in place of another: replace or move, do not add")
-        if program is not None and edit.kind not in ("none", "add_task"):
+        if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):
+            where = ", ".join(_places(program_classes(program), self, ())) or "nothing that holds it"
+            raise EditError(f"put it on or in what the change names: {where}")
+        if program is not None and edit.kind not in ("none", "add_task", "put"):
             movers, doers = program_roles(program)
             pool = {"move": movers, "add_like": doers}.get(edit.kind, program_classes(program))
             allowed = self.about(pool)
             if pool and edit.target not in allowed:
                 raise EditError(f"the change is about {', '.join(allowed)}, not the {edit.target}")
-        brings = edit.kind in ("replace", "move", "add_like")
+        brings = edit.kind in ("replace", "move", "add_like", "put")
         if brings and edit.value not in self.new_classes:
             named = ", ".join(self.new_classes) or "no object"
             raise EditError(f"the change names {named}; an edit may only bring in an object the change names")
@@ -573,6 +598,8 @@ def apply_edit(program: str, edit: Edit, *, check: bool = True) -> str:
         return program
     if edit.kind == "add_task":
         raise EditError("'add task' needs the new part's program: see append_program")
+    if edit.kind == "put":
+        return _put(program, edit)
     tree = _parse(program)
     decls = [d for d in _decls(tree) if d.cls == edit.target]
     if not decls:
@@ -813,6 +840,27 @@ def _skip(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
         raise EditError(f"no step does {edit.value} to the {edit.target}")
     _drop_empty_loops(tree.body)
     return True
+
+
+def _put(program: str, edit: Edit) -> str:
+    """One new object placed on or in a receptacle: the routine's own, made at top level, if it has
+    one (the keys' box takes the watch too), else a new one; appended after the routine's steps."""
+    _known(edit.value)
+    _known(edit.target)
+    if not _pickupable(edit.value):
+        raise EditError(f"a {edit.value} cannot be picked up; put something that can be carried")
+    tree = _parse(program)
+    dest = next((d.var for d in _decls(tree) if d.cls == edit.target and d.loop is None), None)
+    taken = _names(tree)
+    lines = []
+    if dest is None:
+        dest = _var_for(edit.target, taken)
+        taken.add(dest)
+        lines.append(f'{dest} = {_CTOR}("{edit.target}")')
+    var = _var_for(edit.value, taken)
+    lines += [f'{var} = {_CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
+    tree.body.extend(_parse("\n".join(lines)).body)
+    return _checked(tree, True, f"'{edit.text()}' would make an invalid program")
 
 
 _APPLY = {"replace": _replace, "count": _count, "remove": _remove, "move": _move, "add_like": _add_like,
