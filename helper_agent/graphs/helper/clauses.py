@@ -17,7 +17,7 @@ it had not copied at all. Both are fixed here from the sentence's own structure,
   overlaps is a change too (`cover`). "No change" stays the model's decision under its grammar.
 
 The coordinators and count words are the plain English ones the calibration suite's requests use
-(`helper_agent/evals/data/personalization_calibration.json`); nothing was chosen on the packaged suite.
+(`helper_agent/evals/studies/data/personalization_calibration.json`); nothing was chosen on the packaged suite.
 """
 
 from __future__ import annotations
