@@ -135,3 +135,35 @@ def test_a_rejected_edit_is_not_offered_again() -> None:
     grammar = edit_grammar(program_classes(OMAR), rejected=[parse_edit("count Bowl 3"), parse_edit("add task")])
     assert '"count Bowl " ("0" | "1" | "2" | "4"' in grammar and '"count Mug " ("0" | "1" | "2" | "3"' in grammar
     assert '"add task"' not in grammar and '"remove " old' in grammar
+
+
+def test_skip_names_only_a_step_the_routine_does() -> None:
+    """The 0.5B answered "skip the bowls" with "skip Bowl empty", "skip Bowl toast", ...: steps the
+    routine never does. With the program's steps, the grammar offers only "skip Bowl clean"."""
+    from helper_agent.program.edits import program_steps
+
+    assert program_steps(OMAR) == {"Mug": ["clean"], "Bowl": ["clean"]}
+    grounding = Grounding.of("skip the bowls", OMAR)
+    grammar = edit_grammar(program_classes(OMAR), grounding=grounding, steps=program_steps(OMAR))
+    assert '"skip Bowl " ("clean")' in grammar and '"skip " old' not in grammar
+    again = edit_grammar(program_classes(OMAR), grounding=grounding, steps=program_steps(OMAR),
+                         rejected=[parse_edit("skip Bowl clean")])
+    assert '"skip ' not in again and '"remove " old' in again
+    assert '"skip ' not in edit_grammar(["Pillow"], grounding=Grounding.of("skip the pillow", OMAR), steps={})
+    # put is for an object the routine lacks
+    assert "put" not in grounding.kinds()
+    with pytest.raises(EditError, match="put brings in an object the routine lacks"):
+        grounding.check(parse_edit("put Bowl on Mug"), OMAR)
+
+
+def test_a_dish_that_holds_things_is_not_copied() -> None:
+    """ "served in a bowl" came out as "add Bowl like Plate": an empty washed bowl beside the plate
+    of slices. A copy of what holds other things would hold nothing."""
+    from helper_agent.program.edits import apply_edit, program_roles
+
+    snack = ('plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
+             'for i in range(2):\n    apple_slice = InteractionObject("AppleSliced")\n    apple_slice.pickup_and_place(plate)')
+    assert program_roles(snack) == (["Plate", "AppleSliced"], ["AppleSliced"])
+    with pytest.raises(EditError, match="a copy of the Plate would hold nothing .the AppleSliced go on or in the Plate"
+                                        " itself.: to use a Bowl instead, replace the Plate"):
+        apply_edit(snack, parse_edit("add Bowl like Plate"))

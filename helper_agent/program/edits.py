@@ -58,6 +58,7 @@ __all__ = [
     "parse_edit",
     "program_classes",
     "program_roles",
+    "program_steps",
 ]
 
 EDIT_KINDS = ("none", "replace", "count", "remove", "move", "add_like", "put", "add_task", "step", "skip")
@@ -169,14 +170,16 @@ def _alternatives(names: Iterable[str]) -> str:
 
 def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, allow_task: bool = True,
                  grounding: Grounding | None = None, movers: Sequence[str] | None = None,
-                 doers: Sequence[str] | None = None, rejected: Sequence[Edit] = ()) -> str:
+                 doers: Sequence[str] | None = None, rejected: Sequence[Edit] = (),
+                 steps: dict[str, list[str]] | None = None) -> str:
     """GBNF for one edit over a program whose object classes are `classes` (where the routine's
     object is meant, only those are admitted; `move` only what is put somewhere, `movers`, and
     `add ... like` only what has steps, `doers`: see `program_roles`); a new class is any of `known`
     (default: the catalog), or with `grounding` only a class the change names, and the routine's
     object one the change names where it names one (`Grounding.about`). The `rejected` edits of this
     change are not admitted again (on the calibration suite the 0.5B repeated a rejected edit on
-    every retry, at a higher temperature too)."""
+    every retry, at a higher temperature too). With `steps` (`program_steps`), `skip` names only a
+    step the program does (the 0.5B wrote "skip Bowl empty" for "skip the bowls", three times over)."""
     if not classes:
         raise EditError("the program makes no objects to edit")
     known = list(known) if known is not None else load_catalog().names()
@@ -190,15 +193,17 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
         kinds.discard("add_task")
     forms = [(kind, form) for kind, form in (
         ("none", '"none"'), ("count", '"count " old " " num'), ("remove", '"remove " old'),
-        ("step", '"step " old " " method'), ("skip", '"skip " old " " method'),
+        ("step", '"step " old " " method'), ("skip", _skip_form(old, steps)),
         ("replace", '"replace " old " with " new'), ("move", '"move " mover " to " new'),
         ("add_like", '"add " new " like " doer'), ("put", '"put " new " on " place'), ("add_task", '"add task"'),
-    ) if kind in kinds and (kind not in ("replace", "move", "add_like", "put") or known)
+    ) if kind in kinds and form and (kind not in ("replace", "move", "add_like", "put") or known)
         and (kind != "put" or places)
         and (kind != "move" or movers) and (kind != "add_like" or doers)]
     if rejected:
         slots = {"count": ("count ", old, " ", [str(n) for n in range(21)]), "remove": ("remove ", old, "", [""]),
-                 "step": ("step ", old, " ", STEP_METHODS), "skip": ("skip ", old, " ", STEP_METHODS),
+                 "step": ("step ", old, " ", STEP_METHODS),
+                 "skip": ("skip ", old, " ", {c: list(steps.get(c, [])) if steps is not None else list(STEP_METHODS)
+                                             for c in old}),
                  "replace": ("replace ", old, " with ", known), "move": ("move ", movers, " to ", known),
                  "add_like": ("add ", known, " like ", doers), "none": ("none", [""], "", [""]),
                  "put": ("put ", known, " on ", places),
@@ -218,6 +223,13 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
         'num ::= [0-9] | "1" [0-9] | "20"',
         f"method ::= {_alternatives(STEP_METHODS)}",
     ]) + "\n"
+
+
+def _skip_form(old: Sequence[str], steps: dict[str, list[str]] | None) -> str:
+    """`skip` over `old` and any method, or (with `steps`) only the steps each class gets ("" if none)."""
+    if steps is None:
+        return '"skip " old " " method'
+    return " | ".join(f'"skip {c} " ({_alternatives(steps[c])})' for c in sorted(set(old)) if steps.get(c))
 
 
 def _places(classes: Sequence[str], grounding: Grounding | None, known: Sequence[str]) -> list[str]:
@@ -240,12 +252,14 @@ def _slot_values(edit: Edit) -> tuple[str, str]:
     return edit.target, edit.value
 
 
-def _without(slot: tuple[str, Sequence[str], str, Sequence[str]], banned: set[tuple[str, str]]) -> str:
-    """A form written out value by value, less the banned (first, second) pairs ("" if none is left)."""
+def _without(slot: tuple[str, Sequence[str], str, Sequence[str] | dict[str, list[str]]],
+             banned: set[tuple[str, str]]) -> str:
+    """A form written out value by value, less the banned (first, second) pairs ("" if none is left);
+    the seconds may depend on the first (a dict)."""
     prefix, firsts, mid, seconds = slot
     alts = []
     for a in sorted(set(firsts)):
-        rest = [b for b in seconds if (a, b) not in banned]
+        rest = [b for b in (seconds.get(a, []) if isinstance(seconds, dict) else seconds) if (a, b) not in banned]
         if rest == [""]:
             alts.append(f'"{prefix}{a}"')
         elif rest:
@@ -363,6 +377,8 @@ class Grounding:
             kinds.discard("none")
         if self.must_bring:
             kinds &= {"replace", "move", "add_like", "put", "add_task"}
+        else:
+            kinds.discard("put")  # put brings in an object the routine lacks
         if self.handled:
             kinds.discard("move")
         if self.contrast:
@@ -388,6 +404,8 @@ class Grounding:
                             "replace, add ... like, or add task")
         if edit.kind in ("add_like", "put", "add_task") and self.contrast:
             raise EditError("the change puts one thing in place of another: replace or move, do not add")
+        if edit.kind == "put" and not self.must_bring:
+            raise EditError("put brings in an object the routine lacks, and the change names none")
         if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):
             where = ", ".join(_places(program_classes(program), self, ())) or "nothing that holds it"
             raise EditError(f"put it on or in what the change names: {where}")
@@ -526,16 +544,28 @@ def _loop_var(body: list[ast.stmt]) -> str:
 
 def program_roles(program: str) -> tuple[list[str], list[str]]:
     """(movers, doers): the classes of the program that are put somewhere (what `move` can move),
-    and the classes that have steps of their own (what `add ... like` can copy)."""
+    and the classes that have steps of their own and hold nothing (what `add ... like` can copy: a
+    copy of the plate the slices go on would be an empty plate; see `_add_like`)."""
     movers: list[str] = []
     doers: list[str] = []
-    for d in _decls(_parse(program)):
+    tree = _parse(program)
+    for d in _decls(tree):
         steps = [hit[1] for hit in (_receiver(stmt) for stmt in _group(d)[1:]) if hit]
-        if steps and d.cls not in doers:
+        if steps and d.cls not in doers and not _used_as_argument(tree, d.var):
             doers.append(d.cls)
         if any(m in (*_PLACING, "put_down") for m in steps) and d.cls not in movers:
             movers.append(d.cls)
     return movers, doers
+
+
+def program_steps(program: str) -> dict[str, list[str]]:
+    """The state-changing steps (`STEP_METHODS`) the program does to each class: what `skip` can drop."""
+    out: dict[str, list[str]] = {}
+    for d in _decls(_parse(program)):
+        for hit in (_receiver(stmt) for stmt in _group(d)[1:]):
+            if hit and hit[1] in STEP_METHODS and hit[1] not in out.setdefault(d.cls, []):
+                out[d.cls].append(hit[1])
+    return {cls: methods for cls, methods in out.items() if methods}
 
 
 def program_classes(program: str) -> list[str]:
@@ -791,10 +821,15 @@ def _drop_unused_fixtures(tree: ast.Module) -> None:
 def _add_like(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
     _known(edit.value)
     d = decls[0]
-    if not _group(d)[1:]:
-        doers = [x.cls for x in _decls(tree) if _group(x)[1:]]
-        raise EditError(f"the {edit.target} has no steps of its own to copy (things are put on or in it); "
-                        f"add the {edit.value} like one of: {', '.join(dict.fromkeys(doers)) or 'nothing'}")
+    classes = {x.var: x.cls for x in _decls(tree)}
+    held = [classes.get(v, v) for v in _used_as_argument(tree, d.var)]
+    if not _group(d)[1:] or held:
+        doers = [x.cls for x in _decls(tree) if _group(x)[1:] and not _used_as_argument(tree, x.var)]
+        why = (f"a copy of the {edit.target} would hold nothing (the {', '.join(dict.fromkeys(held))} go on or in "
+               f"the {edit.target} itself): to use a {edit.value} instead, replace the {edit.target}"
+               if held and _group(d)[1:] else
+               f"the {edit.target} has no steps of its own to copy (things are put on or in it)")
+        raise EditError(f"{why}; add the {edit.value} like one of: {', '.join(dict.fromkeys(doers)) or 'nothing'}")
     var = _var_for(edit.value, _names(tree))
     copies = [copy.deepcopy(s) for s in _group(d)]
     _set_class(copies[0], edit.value)  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ from helper_agent.program.edits import (
     parse_edit,
     program_classes,
     program_roles,
+    program_steps,
 )
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
@@ -165,7 +166,7 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
     for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
         movers, doers = program_roles(program)
         grammar = edit_grammar(program_classes(program), grounding=grounding, movers=movers, doers=doers,
-                               rejected=banned)
+                               rejected=banned, steps=program_steps(program))
         decoding = grammar_decoding(ctx.chat(), grammar, temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1, kind="edit")
         line = first_line(_ask(ctx, callbacks, edit_messages(program, change, rejected), "edit", decoding))
