@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from helper_agent.evals.studies import personalization as P
 from helper_agent.graphs.helper.adaptation import request_words
 from helper_agent.graphs.helper.clauses import Clauses, names_something
 from helper_agent.program.edits import (
@@ -16,13 +19,8 @@ from helper_agent.program.edits import (
     program_classes,
 )
 
-OMAR = """mug = InteractionObject("Mug", attributes=["clean"])
-mug.clean()
-mug.put_down()
-for i in range(2):
-    bowl = InteractionObject("Bowl", attributes=["clean"])
-    bowl.clean()
-    bowl.put_down()"""
+# the calibration suite's first routine: wash the mug and two bowls
+OMAR = P.load_suite(Path(P.__file__).parent / "data" / "personalization_calibration.json").routine("the Omar dishes").program
 
 
 def refine(text: str, changes: list[str], name: str = "the Omar dishes") -> tuple[list[str], list[str]]:

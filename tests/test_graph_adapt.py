@@ -144,15 +144,20 @@ def test_no_change_keeps_the_routine_byte_for_byte(memories: dict) -> None:
     assert out["outcome"] == "done" and goals_met("omar-original-2", context.env)
 
 
+def recall_once(memories: dict, request_id: str, request: str, responses: list[str]) -> tuple[dict, ScriptedChat, HelperContext]:
+    """The Omar dishes taught, then recalled once by `request` in `request_id`'s household (no feedback)."""
+    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
+    chat = ScriptedChat(responses=responses)
+    context = HelperContext(env=scene(request_id), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
+    return build_graph().invoke({"request": request, "user": "Omar"}, context=context), chat, context
+
+
 def test_two_changes_copied_as_one_span_get_one_edit_each(memories: dict) -> None:
     """The 0.5B copied "skip the mug and wash a plate too" as one change (one edit, one change
     lost); the span is split at "and", where both sides name an object, and each half gets its edit."""
-    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
-    chat = ScriptedChat(responses=["- skip the mug and wash a plate too\n", "remove Mug", "add Plate like Bowl"])
-    context = HelperContext(env=scene("omar-two-3"), chat_model=chat,
-                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
-    out = build_graph().invoke({"request": "Omar dishes, but skip the mug and wash a plate too.", "user": "Omar"},
-                               context=context)
+    out, chat, context = recall_once(memories, "omar-two-3", "Omar dishes, but skip the mug and wash a plate too.",
+                                     ["- skip the mug and wash a plate too\n", "remove Mug", "add Plate like Bowl"])
     adaptation = out["adaptation"]
     assert adaptation["changes"] == ["skip the mug", "wash a plate too"]
     assert [e["edit"] for e in adaptation["edits"]] == ["remove Mug", "add Plate like Bowl"]
@@ -164,14 +169,11 @@ def test_two_changes_copied_as_one_span_get_one_edit_each(memories: dict) -> Non
 def test_a_new_object_with_contents_is_written_by_the_planner(memories: dict) -> None:
     """"a plate of toast" is a new plate holding toast: the edit grammar offers only `add task`, and
     the ordinary planner writes the part that is appended to the routine."""
-    memories["routines"].teach("the Omar dishes", OMAR, TAUGHT, user="Omar")
     toast = ('bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
              'plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
              "bread_slice.pickup_and_place(plate)")
-    chat = ScriptedChat(responses=["- then a plate of toast\n", "add task", fence(toast)])
-    context = HelperContext(env=scene("omar-one-3"), chat_model=chat,
-                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
-    out = build_graph().invoke({"request": "The Omar dishes and then a plate of toast.", "user": "Omar"}, context=context)
+    out, _, context = recall_once(memories, "omar-one-3", "The Omar dishes and then a plate of toast.",
+                                  ["- then a plate of toast\n", "add task", fence(toast)])
     edit = out["adaptation"]["edits"][0]
     assert edit["edit"] == "add task" and edit["applied"] and edit["rejected"] == []
     assert out["program"].startswith(OMAR.split("\n")[0]) and "bread_slice.toast()" in out["program"]
