@@ -184,6 +184,9 @@ def main() -> None:
                         "-c {n_ctx}' (the context is shared by the slots)")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--json", dest="json_path", default=None)
+    parser.add_argument("--keep", default=None,
+                        help="Keep the run folders (results.jsonl, metrics.json, server logs) in this folder "
+                        "instead of a temporary one")
     args = parser.parse_args()
     if args.part in ("served", "all"):
         # Set before anything reads the settings (they are read once per process): each request
@@ -191,7 +194,8 @@ def main() -> None:
         # workers' requests waiting, so a request's time includes its wait (120 s would cut it).
         os.environ.setdefault("HELPER_LLM_GRAMMAR", "llama.cpp")
         os.environ.setdefault("HELPER_LLM_TIMEOUT", "900")
-    scratch = Path(tempfile.mkdtemp(prefix="cluster-bench-"))
+    scratch = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="cluster-bench-"))
+    scratch.mkdir(parents=True, exist_ok=True)
     try:
         data = Path(args.data) if args.data else scratch / "bench"
         if not args.data:  # not timed
@@ -212,7 +216,8 @@ def main() -> None:
         if args.json_path:
             Path(args.json_path).write_text(json.dumps(figures, indent=1))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
