@@ -146,7 +146,10 @@ def served(data: Path, scratch: Path, episodes: int, workers_list: list[int], sl
         log = (scratch / f"server-{slots}.log").open("wb")
         proc = subprocess.Popen(server_command(template, model, port, slots, n_ctx), stdout=log, stderr=subprocess.STDOUT)
         try:
-            wait_until_serving(proc, f"http://127.0.0.1:{port}/v1/models", 180)
+            # llama-server answers /v1/models while it still loads the model (then 503 to completions);
+            # its /health is 200 only once it serves. llama-cpp-python's server has no /health.
+            probe = "/health" if template else "/v1/models"
+            wait_until_serving(proc, f"http://127.0.0.1:{port}{probe}", 180)
             for workers in workers_list:
                 run = EvalSpec(mode="tfd", data=str(data), split="valid_unseen", limit=episodes, planner="helper",
                                llm=f"http://127.0.0.1:{port}/v1#qwen", workers=workers, feedback=1,
