@@ -50,6 +50,7 @@ from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import check_agent_options, method_names
 from helper_agent.llm import LLMUnavailable, make_chat_model
+from helper_agent.llm.server_slots import slot_shortfall
 
 app = typer.Typer(no_args_is_help=True)
 # Piped or logged (make demo's output), Rich would squeeze the metrics table into 80 columns.
@@ -87,6 +88,8 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
             fail(f"{exc}")
     if planner in ORACLE_PLANNERS:
         console.print(f"[yellow]planner '{planner}' is an ORACLE: it measures the world and executor, not an agent[/yellow]")
+    elif warning := slot_shortfall(llm, workers):
+        console.print(f"[yellow]{warning}[/yellow]", highlight=False)
     successes = {"n": 0, "done": 0}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("SR {task.fields[sr]}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:

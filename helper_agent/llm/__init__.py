@@ -35,6 +35,7 @@ One module per job:
 | `budget` | `LLMBudget`, the per-episode LLM time budget |
 | `usage` | `UsageRecorder` |
 | `decoding_args` | `prompt_kind`, `grammar_decoding`, `program_decoding` (line by line on a server too) |
+| `server_slots` | a served model's parallel slots (llama.cpp's `/props`), and the warning when workers outnumber them |
 
 Callers import from the package (`from helper_agent.llm import make_chat_model`); tests replace
 `helper_agent.llm.make_chat_model` with a scripted chat model, which reaches the callers that look
