@@ -36,6 +36,16 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # pydantic builds JSON schemas only from this one on Python < 3.12
 
+import helper_agent.llm as llm
+from helper_agent.config import get_settings
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.engine.harness import checker_feedback
+from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.graphs.helper.agent import Memories
+from helper_agent.teach import check_task
+from helper_agent.teach.instances import load_instance
+from helper_agent.tracing import household_free_callbacks
+
 ROOMS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom")
 
 
@@ -88,9 +98,6 @@ _SHARED: dict[str, Any] = {}
 
 def served_chat_model(spec: str) -> Any:
     """One chat model per spec per server process (the local model loads once)."""
-    import helper_agent.llm as llm
-    from helper_agent.config import get_settings
-
     spec = spec or get_settings().llm
     with _LOCK:
         if spec not in _MODELS:
@@ -100,8 +107,6 @@ def served_chat_model(spec: str) -> Any:
 
 def _memories() -> Any:
     """The shared memories (the settings' folder or Chroma server), opened once per process."""
-    from helper_agent.graphs.helper.agent import Memories
-
     with _LOCK:
         if "memories" not in _SHARED:
             _SHARED["memories"] = Memories.at()
@@ -109,8 +114,6 @@ def _memories() -> Any:
 
 
 def _helper_graph() -> Any:
-    from helper_agent.graphs.helper import build_graph
-
     with _LOCK:
         if "graph" not in _SHARED:
             _SHARED["graph"] = build_graph()  # no checkpointer: a subgraph uses the server's
@@ -118,8 +121,6 @@ def _helper_graph() -> Any:
 
 
 def _config(ctx: ServeContext) -> Any:
-    from helper_agent.graphs.helper import HelperConfig
-
     if ctx.locator not in ("llm", "random"):
         raise ValueError(f"locator must be llm or random, not {ctx.locator!r}")
     if ctx.feedback not in ("person", "checker"):
@@ -130,13 +131,9 @@ def _config(ctx: ServeContext) -> Any:
 
 def served_household(state: ServeState) -> tuple[Any, Any, str]:
     """The environment at the run's start, the loaded instance (or None), and the request."""
-    from helper_agent.envs.symbolic import SymbolicEnv
-
     env = SymbolicEnv()
     request = (state.get("request") or "").strip()
     if state.get("instance"):
-        from helper_agent.teach.instances import load_instance
-
         loaded = load_instance(str(state["instance"]))
         loaded.start(env)
         return env, loaded, request or loaded.dialogue
@@ -160,9 +157,6 @@ def _saved_world(graph: Any, config: RunnableConfig) -> dict[str, Any] | None:
 
 def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableConfig) -> dict[str, Any]:
     """Build the household, then run the HELPER graph on it (resuming it after an interrupt)."""
-    from helper_agent.graphs.helper import HelperContext
-    from helper_agent.tracing import household_free_callbacks
-
     ctx = runtime.context if isinstance(runtime.context, ServeContext) else ServeContext(**(runtime.context or {}))
     graph = _helper_graph()
     env, loaded, request = served_household(state)
@@ -174,8 +168,6 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
     if ctx.feedback == "checker":
         if loaded is None:
             raise ValueError("feedback='checker' needs an instance (the checker knows its task)")
-        from helper_agent.evals.engine.harness import checker_feedback
-
         feedback = checker_feedback(loaded.task, env)
     memories = _memories()
     context = HelperContext(env=env, chat_model=served_chat_model(ctx.llm), examples=memories.examples,
@@ -197,8 +189,6 @@ def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableC
         "checker": None,
     }
     if loaded is not None:
-        from helper_agent.teach import check_task
-
         progress = check_task(loaded.task, env.objects_metadata())
         update["checker"] = {"success": progress.success, "goal_conditions_satisfied": progress.goal_conditions_satisfied,
                              "goal_conditions_total": progress.goal_conditions_total}

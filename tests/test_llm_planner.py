@@ -89,9 +89,9 @@ def test_a_plan_naming_an_absent_object_fails_and_the_replanner_sees_what_was_ob
     """Algorithm 1: the first plan names a class absent from the room; its search fails, the
     re-planning prompt lists the completed subgoals and the objects seen, its grammar allows only
     those objects, and the continuation it returns completes the task."""
-    import helper_agent.llm as llm
+    from helper_agent.graphs.llm_planner import nodes
 
-    monkeypatch.setattr(llm, "grammar_decoding", lambda chat, grammar, **kw: {"grammar": grammar})
+    monkeypatch.setattr(nodes, "grammar_decoding", lambda chat, grammar, **kw: {"grammar": grammar})
     loaded = load_instance(_family_path(bench, "sliced_x"), "tfd")
     env = SymbolicEnv()
     loaded.start(env)

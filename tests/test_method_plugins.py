@@ -35,7 +35,12 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(runner, "_worker_cache", {})
     monkeypatch.setattr(serving, "_MODELS", {})
     replies = ["Turn Left"]
-    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: FakeListChatModel(responses=replies))
+
+    def fake(*args: object, **kwargs: object) -> FakeListChatModel:
+        return FakeListChatModel(responses=replies)
+
+    monkeypatch.setattr(llm, "make_chat_model", fake)  # the LangGraph server's models
+    monkeypatch.setattr(runner, "make_chat_model", fake)  # an evaluation run's
     yield replies
     for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:
         del sys.modules[name]

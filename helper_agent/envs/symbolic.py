@@ -12,6 +12,7 @@ from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.geometry import GRID_SIZE, PERCEPTION_DISTANCE
 from helper_agent.world.metadata import export_objects, export_state, load_state, load_state_file
+from helper_agent.world.render import render_top_down
 from helper_agent.world.simulator import Simulator
 from helper_agent.world.state import WorldState
 
@@ -145,6 +146,4 @@ class SymbolicEnv:
         self.failures = int(snapshot.get("failures", 0))
 
     def render(self, path: str | Path) -> Path:
-        from helper_agent.world.render import render_top_down
-
         return render_top_down(self.state, path, self.catalog)

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from helper_agent.memory.base import MemoryRecord
+from helper_agent.memory.base import MemoryRecord, iter_jsonl_objects
 from helper_agent.memory.embeddings import normalize_rows
 from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.memory.examples import dialogue_text
@@ -152,8 +152,6 @@ class CorrectionMemory(SeededMemory):
 
 def load_seed_corrections() -> list[CorrectionExample]:
     """The shipped correction examples, without a store."""
-    from helper_agent.memory.base import iter_jsonl_objects
-
     return [
         CorrectionExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(CORRECTIONS_FILE))
     ]

@@ -29,6 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from helper_agent.memory.settings import get_memory_settings
+
 log = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -414,8 +416,6 @@ def get_embedder(
 ) -> Embedder:
     """The process-wide shared embedder for `spec` (default: the settings' `embeddings`)."""
     if settings is None:
-        from helper_agent.memory.settings import get_memory_settings
-
         settings = get_memory_settings()
     spec = spec or settings.embeddings
     key = (spec, str(cache_path) if cache_path else "")

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from helper_agent.memory.base import MemoryRecord
+from helper_agent.memory.base import MemoryRecord, iter_jsonl_objects
 from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.memory.keyed import SeededMemory, seed_file
 
@@ -80,8 +80,6 @@ class ExampleMemory(SeededMemory):
 
 
 def _load_packaged(name: str) -> list[ProgramExample]:
-    from helper_agent.memory.base import iter_jsonl_objects
-
     return [ProgramExample.model_validate(obj) for _, obj in iter_jsonl_objects(seed_file(name))]
 
 

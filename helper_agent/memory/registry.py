@@ -25,7 +25,10 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
+from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.errors import UnknownMemoryError
+from helper_agent.memory.settings import get_memory_settings
+from helper_agent.memory.store import EMBEDDING_CACHE_FILE, VectorStore, open_store
 
 ENTRY_POINT_GROUP = "helper_agent.memories"
 
@@ -94,10 +97,6 @@ def create_memory(name: str, **config: Any) -> Any:
     (a Chroma server), `embedder` (an Embedder) or `embeddings` (a spec such as "hash:256"),
     `settings` (MemorySettings), `collection` (collection name).
     """
-    from helper_agent.memory.embeddings import get_embedder
-    from helper_agent.memory.settings import get_memory_settings
-    from helper_agent.memory.store import EMBEDDING_CACHE_FILE, VectorStore, open_store
-
     factory = memory_factory(name)
     settings = config.get("settings") or get_memory_settings()
     if "memory_dir" in config:

@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from helper_agent import __version__
 from helper_agent.memory.errors import (
     EmbeddingMismatchError,
     IncompatibleStoreError,
@@ -73,15 +74,6 @@ META_COLLECTION = "helper_memory_meta"  # the same information on a Chroma serve
 _SYNC_ID = "__helper_sync__"
 MAX_QUERY_K = 10_000  # Chroma's embedded store fails on far larger result sets (SQLite variable limit)
 _FORMAT = "helper-agent-memory"
-
-
-def _package_version() -> str:
-    try:
-        from helper_agent import __version__
-
-        return __version__
-    except ImportError:  # pragma: no cover
-        return "unknown"
 
 
 def _chroma_settings() -> Any:
@@ -290,7 +282,7 @@ class VectorStore:
         return {
             "format": _FORMAT,
             "schema_version": SCHEMA_VERSION,
-            "created_by": f"helper-agent {_package_version()}",
+            "created_by": f"helper-agent {__version__}",
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
 
@@ -298,7 +290,7 @@ class VectorStore:
     def _refuse(where: str, found: Any, written_by: Any) -> IncompatibleStoreError:
         return IncompatibleStoreError(
             f"{where}: schema_version {found!r} (written by {written_by or 'an unknown version'}); "
-            f"this helper-agent {_package_version()} reads schema_version {SCHEMA_VERSION}. "
+            f"this helper-agent {__version__} reads schema_version {SCHEMA_VERSION}. "
             "Point HELPER_MEMORY_DIR at another folder, or export the memories with the version that "
             "wrote them (`export_jsonl`) and import them here."
         )

@@ -43,6 +43,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from helper_agent.config import get_settings
 from helper_agent.teach.errors import TeachFormatError
 from helper_agent.world.errors import StateFormatError
 from helper_agent.world.metadata import (
@@ -126,8 +127,6 @@ class Interaction(TeachRecord):
 
 
 def _limits() -> Any:
-    from helper_agent.config import get_settings
-
     return get_settings()
 
 

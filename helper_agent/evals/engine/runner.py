@@ -26,20 +26,28 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.envs.thor import EnvironmentUnavailable
 from helper_agent.evals.engine.agents import GoldAgent, OracleGraphAgent
 from helper_agent.evals.engine.executors import Executor, Job, SerialExecutor, local_executor
+from helper_agent.evals.engine.harness import run_instance
 from helper_agent.evals.engine.methods import build_request
 from helper_agent.evals.engine.provenance import code_version
+from helper_agent.evals.engine.report import write_outputs
 from helper_agent.evals.engine.runfiles import read_spec, write_spec
 from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
 from helper_agent.evals.engine.store import ResultStore
 from helper_agent.graphs.helper.agent import Memories, helper_config
 from helper_agent.graphs.registry import build_agent
+from helper_agent.llm import make_chat_model
+from helper_agent.memory.errors import StoreUnavailableError
+from helper_agent.memory.examples import ProgramExample
+from helper_agent.teach.formats import TeachDataset
+from helper_agent.teach.instances import instance_id_of, instruction_text, load_instance
+from helper_agent.teach.metrics import failed_episode
 
 
 def instance_paths(spec: EvalSpec) -> list[Path]:
-    from helper_agent.teach.formats import TeachDataset
-
     if spec.mode not in ("tfd", "edh"):
         raise ValueError(f"mode must be tfd or edh, not {spec.mode!r}")
     if spec.instances:
@@ -53,8 +61,6 @@ def instance_paths(spec: EvalSpec) -> list[Path]:
 
 
 def _instance_id(path: Path) -> str:
-    from helper_agent.teach.instances import instance_id_of
-
     return instance_id_of(path)
 
 
@@ -74,8 +80,6 @@ def run_memories(spec: EvalSpec) -> Any:
 def _chat(spec: EvalSpec) -> Any:
     key = f"chat:{spec.llm}"
     if key not in _worker_cache:
-        from helper_agent.llm import make_chat_model
-
         _worker_cache[key] = make_chat_model(spec.llm)
     return _worker_cache[key]
 
@@ -97,13 +101,6 @@ def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
 
 def run_episode(spec: EvalSpec, path: str, chat_model: Any = None) -> dict[str, Any]:
     """Run and score one instance through the harness; never raises: an error becomes an error record."""
-    from helper_agent.envs.symbolic import SymbolicEnv
-    from helper_agent.envs.thor import EnvironmentUnavailable
-    from helper_agent.evals.engine.harness import run_instance
-    from helper_agent.memory.errors import StoreUnavailableError
-    from helper_agent.teach.instances import load_instance
-    from helper_agent.teach.metrics import failed_episode
-
     started = time.perf_counter()
     instance_id = _instance_id(Path(path))
     game_id = instance_id.split(".")[0]
@@ -136,8 +133,6 @@ def _job(spec_dict: dict[str, Any], path: str, chat_model: Any = None) -> dict[s
 def lost_record(spec: EvalSpec, path: str, reason: str) -> dict[str, Any]:
     """The error record of an episode the executor could not finish (its Ray worker or node died
     more often than its retries allow): scored as an error, like an episode that raised."""
-    from helper_agent.teach.metrics import failed_episode
-
     instance_id = _instance_id(Path(path))
     record = failed_episode(instance_id, instance_id.split(".")[0]).to_teach_dict()
     record.update({"ended_by": "error", "error_message": f"episode lost by the executor: {reason}",
@@ -156,8 +151,6 @@ def run_eval(
     Episodes run on `executor` (default: this process for one worker, a local process pool for
     `spec.workers`; see `evals/engine/executors.py`); whichever it is, this driver alone appends their
     records to `results.jsonl`. An in-process `chat_model` runs every episode here."""
-    from helper_agent.evals.engine.report import write_outputs
-
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)
     store = ResultStore(out / "results.jsonl")
@@ -213,10 +206,6 @@ def examples_from_split(data: str | Path, split: str = "train") -> list[Any]:
     rewritten, not doubled, by `--train-memory` on the seed-0 benchmark), `<split>:<instance id>`
     otherwise. Instances without a gold program (TEACh's own download has none) are skipped.
     """
-    from helper_agent.memory.examples import ProgramExample
-    from helper_agent.teach.formats import TeachDataset
-    from helper_agent.teach.instances import instruction_text
-
     dataset = TeachDataset(data)
     prefix = f"{split}:{_benchmark_seed_tag(Path(data))}"
     records = []

@@ -32,6 +32,7 @@ from helper_agent.graphs.embodiedrag.scene import THOR_ATTRIBUTES
 from helper_agent.graphs.embodiedrag.state import EmbodiedRAGState
 from helper_agent.graphs.object_actions import answer_step, observation_fingerprint, step_refusals
 from helper_agent.graphs.steps import Step
+from helper_agent.llm import grammar_decoding, invoke_with_retry
 from helper_agent.memory.scene_graph import humanize_label
 from helper_agent.tools.errors import EpisodeLimit
 
@@ -46,8 +47,6 @@ class ContextOverflow(RuntimeError):
 
 def _ask(ctx: EmbodiedRAGContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
          grammar: str, attempt: int) -> str:
-    from helper_agent.llm import grammar_decoding, invoke_with_retry
-
     chat: Any = ctx.chat()
     temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
     decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1, kind=name)

@@ -21,7 +21,7 @@ from typing import Any
 from helper_agent.envs.base import Environment
 from helper_agent.graphs.embodiedrag.actions import BY_NAME, ReactAnswer
 from helper_agent.graphs.object_actions import ShortIds
-from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
+from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory, graph_from_thor_objects
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
 from helper_agent.tools.executor import Executor, ExecutorConfig
@@ -124,8 +124,6 @@ class EpisodeScene(ShortIds):
         return eid, str(meta["objectType"]), attrs
 
     def _edges_among(self, ids: set[str]) -> list[tuple[str, str, str]]:
-        from helper_agent.memory.scene_graph import graph_from_thor_objects
-
         _, edges = graph_from_thor_objects([self.objects[i] for i in sorted(ids)], THOR_ATTRIBUTES)
         return [(e.source, e.relation, e.target) for e in edges]
 

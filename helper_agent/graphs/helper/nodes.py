@@ -31,6 +31,8 @@ from helper_agent.graphs.helper.prompts import (
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.tracing import SubgoalSpans
+from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
+from helper_agent.memory.corrections import correction_query
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.extract import parse_code
 from helper_agent.program.subgoals import ObjectRef
@@ -42,6 +44,7 @@ from helper_agent.tools.executor import (
     ExecutorConfig,
     Prechecks,
 )
+from helper_agent.tools.locator import LLMLocator, RandomLocator
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 LIMITS = ("step_limit", "failure_limit")
@@ -51,8 +54,6 @@ __all__ = ["FEEDBACK_QUESTION"]
 
 def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
          decoding: dict[str, Any] | None = None) -> str:
-    from helper_agent.llm import invoke_with_retry
-
     chat: Any = ctx.chat()
     if decoding:
         chat = chat.bind(**decoding)
@@ -71,8 +72,6 @@ def _program_decoding(ctx: HelperContext, attempt: int, kind: str, agent_moves: 
 
     `kind` keeps a prompt kind's prefix cached apart from the others: plans and replans share
     their system text, examples and dialogue; the corrector and the locator would evict them."""
-    from helper_agent.llm import program_decoding
-
     temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
     return program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, temperature=temperature,
                             seed=ctx.config.seed + attempt - 1, agent_moves=agent_moves, kind=kind)
@@ -243,14 +242,10 @@ def _summary(result: ExecutionResult, trace: list[list[Any]]) -> dict[str, Any]:
 
 def locate(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Search for an object not seen yet: LLM-suggested places (or random order), then exploration."""
-    from helper_agent.tools.locator import LLMLocator, RandomLocator
-
     ctx = HelperContext.of(runtime)
     executor = _executor(ctx, state)
     missing = state["execution"].get("missing") or ""
     if ctx.config.locator == "llm":
-        from helper_agent.llm import prompt_kind
-
         chat: Any = ctx.chat()
         chat = chat.bind(**prompt_kind(chat, "locate")).with_config(ctx.llm_config(config, "locate"))
         locator: Any = LLMLocator(chat, dialogue=state["request"])
@@ -270,8 +265,6 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
 
 def correct(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Retrieve correction examples for the diagnosed failure and ask for a corrective program."""
-    from helper_agent.memory.corrections import correction_query
-
     ctx = HelperContext.of(runtime)
     execution = state["execution"]
     failure = execution.get("failure") or execution.get("error", "")
@@ -307,8 +300,6 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
         text = str(answer or "").strip()
 
         def ask(messages: list[BaseMessage], grammar: str) -> str:
-            from helper_agent.llm import grammar_decoding
-
             return _ask(ctx, config, messages, "read_feedback",
                         {**grammar_decoding(ctx.chat(), grammar, kind="feedback"), "max_tokens": 32})
 

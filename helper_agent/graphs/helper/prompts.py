@@ -21,6 +21,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
+from helper_agent.memory.base import iter_jsonl_objects
+from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.program import api_documentation
 from helper_agent.prompts import load_template
 
@@ -76,9 +78,6 @@ ADAPTATIONS_FILE = "adaptations.jsonl"
 @cache
 def load_adaptation_examples() -> tuple[AdaptationExample, ...]:
     """The packaged routine-adaptation examples (errors name the file and line)."""
-    from helper_agent.memory.base import iter_jsonl_objects
-    from helper_agent.memory.errors import InvalidRecordError
-
     path = resources.files("helper_agent.prompts").joinpath("examples", ADAPTATIONS_FILE)
     examples = []
     for lineno, obj in iter_jsonl_objects(str(path)):

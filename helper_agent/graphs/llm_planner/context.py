@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from helper_agent.graphs.base import RunContext
 from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.controller import Controller, make_controller
-from helper_agent.graphs.llm_planner.plans import PlanVocabulary
+from helper_agent.graphs.llm_planner.plans import ALFRED_ACTIONS, PlanVocabulary
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample
+from helper_agent.world.catalog import load_catalog
 
 
 @dataclass
@@ -47,9 +48,6 @@ class LLMPlannerContext(RunContext):
 
     def first_vocabulary(self) -> PlanVocabulary:
         if self.vocabulary is None:
-            from helper_agent.graphs.llm_planner.plans import ALFRED_ACTIONS
-            from helper_agent.world.catalog import load_catalog
-
             self.vocabulary = PlanVocabulary.build(ALFRED_ACTIONS, load_catalog().names())
         return self.vocabulary
 

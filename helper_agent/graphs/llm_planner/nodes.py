@@ -24,6 +24,7 @@ from helper_agent.graphs.llm_planner.plans import (
 )
 from helper_agent.graphs.llm_planner.prompts import PlanQuery, fit_examples, planner_messages
 from helper_agent.graphs.llm_planner.state import LLMPlannerState
+from helper_agent.llm import grammar_decoding, invoke_with_retry
 
 LIMITS = ("step_limit", "failure_limit")
 
@@ -31,8 +32,6 @@ LIMITS = ("step_limit", "failure_limit")
 def ask_plan(ctx: LLMPlannerContext, config: RunnableConfig, examples: list[PlanQuery], query: PlanQuery,
              vocabulary: PlanVocabulary, name: str) -> tuple[list[Step], str, list[str]]:
     """One planning call under the grammar, retried with the parser's reason; (plan, error, log)."""
-    from helper_agent.llm import grammar_decoding, invoke_with_retry
-
     actions = list(vocabulary.actions)
     grammar = plan_grammar(vocabulary)
     error, previous, log = "", "", []

@@ -34,6 +34,7 @@ from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.prompts import render_experience, step_messages
 from helper_agent.graphs.prag.state import PRAGState
 from helper_agent.graphs.steps import Step
+from helper_agent.llm import grammar_decoding, invoke_with_retry
 from helper_agent.tools.errors import EpisodeLimit
 
 
@@ -77,8 +78,6 @@ def retrieve(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
 
 
 def _ask(ctx: PRAGContext, config: RunnableConfig, messages: list[Any], grammar: str, attempt: int) -> str:
-    from helper_agent.llm import grammar_decoding, invoke_with_retry
-
     chat: Any = ctx.chat()
     temperature = 0.0 if attempt <= 1 else ctx.config.retry_temperature
     decoding = grammar_decoding(chat, grammar, temperature=temperature, seed=ctx.config.seed + attempt - 1)

@@ -1,5 +1,6 @@
 """What the EAI adapters of LLM-Planner, P-RAG and EmbodiedRAG share: one constrained LLM call with a
-bounded retry, one action in the VirtualHome environment, and the record an episode leaves.
+bounded retry, one action in the VirtualHome environment, the record an episode leaves, and EAI's
+goal check on a whole step sequence (`sequence_success`, which the runner writes for every method).
 
 An action goes to `VirtualHomeEnv.step`, which executes it exactly as EAI's evaluator does. A step
 the simulator calls an additional step (already satisfied) changes nothing and is not part of the
@@ -12,16 +13,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from helper_agent.envs.virtualhome import VirtualHomeEnv
 from helper_agent.evals.studies.eai.grammar import Step, render
 from helper_agent.evals.studies.eai.steps import DONE, parse_action
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
-
-if TYPE_CHECKING:
-    from helper_agent.envs.virtualhome import VirtualHomeEnv
 
 T = TypeVar("T")
 _IDS = re.compile(r"<([^>]+)> \(\d+\)")
@@ -108,3 +107,13 @@ def act_on(env: VirtualHomeEnv, episode: EaiEpisode, entry: dict[str, str], obje
     if not finished and number >= max_steps:
         finished, episode.outcome = True, "max_steps"
     return executed, finished
+
+
+def sequence_success(task_id: str, steps: list[Step]) -> bool:
+    """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
+    env = VirtualHomeEnv(task_id)
+    try:
+        env.run([env.line(a, *args) for a, args in steps])
+    except KeyError:
+        return False
+    return env.success()

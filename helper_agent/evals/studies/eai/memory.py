@@ -13,6 +13,7 @@ import numpy as np
 
 from helper_agent.evals.studies.eai.grammar import Step
 from helper_agent.evals.studies.eai.tasks import EaiTask, gold_steps, load_tasks
+from helper_agent.memory.embeddings import get_embedder, normalize_rows
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,6 @@ class GoldMemory:
     """An in-memory cosine index over the tasks' goal texts (the packaged embeddings by default)."""
 
     def __init__(self, pool: list[EaiTask] | None = None, embedder: object | None = None) -> None:
-        from helper_agent.memory.embeddings import get_embedder, normalize_rows
-
         self.embedder = embedder or get_embedder()
         self.pool = list(pool if pool is not None else load_tasks())
         self._normalize = normalize_rows

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from helper_agent.evals.studies.eai.acting import EaiEpisode
+from helper_agent.evals.studies.eai.acting import EaiEpisode, sequence_success
+from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag
+from helper_agent.evals.studies.eai.llm_planner import run_llm_planner
+from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag
 from helper_agent.evals.studies.eai.tasks import EaiTask
+from helper_agent.memory.experience import ExperienceMemory
 
 STEPWISE = ("prag", "embodiedrag")
 OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps"),
@@ -46,25 +50,16 @@ def check_options(agent: str, mode: str, options: dict[str, str]) -> None:
 def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, chat: Any, *, k: int,
                max_replans: int, memory: Any = None, embedder: Any = None) -> dict[str, Any]:
     """One task by `agent`; its record (without the run's bookkeeping fields)."""
-    from helper_agent.evals.studies.eai.runner import sequence_success
-
     if agent == "llm-planner":
-        from helper_agent.evals.studies.eai.llm_planner import run_llm_planner
-
         episode, env, recorder = run_llm_planner(task, chat, closed_loop=mode == "closed-loop", pool=memory, k=k,
                                                  max_replans=max_replans)
     elif agent == "prag":
-        from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag
-        from helper_agent.memory.experience import ExperienceMemory
-
         config = PRAGEaiConfig(retrieval=options.get("retrieval", "goal+scene"),  # type: ignore[arg-type]
                                k=int(options.get("k", 3)), max_steps=int(options.get("max_steps", 20)))
         path = options.get("database")
         database = ExperienceMemory(path=path, embedder=embedder) if path else None
         episode, env, recorder = run_prag(task, chat, database=database, config=config)
     elif agent == "embodiedrag":
-        from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag
-
         config = EmbodiedRAGEaiConfig(graph=options.get("graph", "subgraph"),  # type: ignore[arg-type]
                                       k=int(options.get("k", 3)), max_steps=int(options.get("max_steps", 20)))
         episode, env, recorder = run_embodiedrag(task, chat, config=config, embedder=embedder)

@@ -27,9 +27,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.studies.eai.peers import score_outputs
+from helper_agent.evals.studies.eai.report import our_extras, row
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses, run_tasks
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import atomic_path, atomic_write_json, atomic_write_text, read_json_object
+from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
 
 #: progress(iteration, finished tasks, total tasks)
 Progress = Callable[[int, int, int], None]
@@ -72,8 +75,6 @@ def pass_spec(spec: EaiProgressiveSpec, i: int) -> EaiRunSpec:
 
 def experience_records(tasks: list[EaiTask], run_dir: Path, iteration: int) -> list[Any]:
     """One `Experience` per task of a finished pass: goal, the agent's own trajectory, done flag."""
-    from helper_agent.memory.experience import Experience, ExperienceStep
-
     by_id = {r["identifier"]: r for r in load_results(run_dir)}
     out = []
     for task in tasks:
@@ -89,8 +90,6 @@ def experience_records(tasks: list[EaiTask], run_dir: Path, iteration: int) -> l
 
 def build_database(spec: EaiProgressiveSpec, i: int, tasks: list[EaiTask], embedder: Any = None) -> int:
     """Di from the passes 0..i-1, one committed round each (rebuilt unless complete); its record count."""
-    from helper_agent.memory.experience import ExperienceMemory
-
     folder = iter_dir(spec, i)
     marker = folder / "database.json"
     memory = ExperienceMemory(path=str(folder / "database"), embedder=embedder)
@@ -129,9 +128,6 @@ def run_eai_progressive(spec: EaiProgressiveSpec, chat: Any, *, progress: Progre
                         embedder: Any = None, tasks: list[EaiTask] | None = None,
                         iteration0_from: Path | None = None) -> dict[str, Any]:
     """Run (or resume) every iteration; the metrics (also written to `metrics.json`)."""
-    from helper_agent.evals.studies.eai.peers import score_outputs
-    from helper_agent.evals.studies.eai.report import our_extras, row
-
     spec.check()
     out = Path(spec.out)
     out.mkdir(parents=True, exist_ok=True)

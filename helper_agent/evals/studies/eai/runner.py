@@ -1,7 +1,7 @@
 """Runs an agent over EAI tasks into a resumable `results.jsonl`, then scores it with EAI's evaluator.
 
 One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
-`sequence_success`: EAI's goal check after executing *every* step in the simulator. EAI's
+`sequence_success` (`acting.py`): EAI's goal check after executing *every* step in the simulator. EAI's
 evaluator reads the response with `json.loads`, which keeps only the last of repeated keys, so a
 sequence that repeats an action name (WALK, WALK, ...) is scored on a collapsed sequence; the
 second figure shows what that costs (it is ours, not EAI's, and labelled so).
@@ -15,10 +15,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helper_agent.envs.virtualhome import VirtualHomeEnv
 from helper_agent.evals.engine.provenance import code_version
 from helper_agent.evals.engine.store import append_line
-from helper_agent.evals.studies.eai.grammar import Step
+from helper_agent.evals.studies.eai.acting import sequence_success
+from helper_agent.evals.studies.eai.closed_loop import HelperActor
+from helper_agent.evals.studies.eai.memory import GoldMemory
 from helper_agent.evals.studies.eai.methods import check_options, run_method
+from helper_agent.evals.studies.eai.open_loop import HelperSequencer
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import (
     FileFormatError,
@@ -93,26 +97,10 @@ def load_results(run_dir: Path) -> list[dict[str, Any]]:
     return _read(run_dir / "results.jsonl")
 
 
-def sequence_success(task_id: str, steps: list[Step]) -> bool:
-    """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
-    from helper_agent.envs.virtualhome import VirtualHomeEnv
-
-    env = VirtualHomeEnv(task_id)
-    try:
-        env.run([env.line(a, *args) for a, args in steps])
-    except KeyError:
-        return False
-    return env.success()
-
-
 def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask] | None = None,
               memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None,
               embedder: Any = None) -> list[dict[str, Any]]:
     """Run (or resume) `spec` into `run_dir/results.jsonl`; returns all records in task order."""
-    from helper_agent.evals.studies.eai.closed_loop import HelperActor
-    from helper_agent.evals.studies.eai.memory import GoldMemory
-    from helper_agent.evals.studies.eai.open_loop import HelperSequencer
-
     check_spec(spec)
     run_dir.mkdir(parents=True, exist_ok=True)
     spec_path = run_dir / "spec.json"
@@ -143,8 +131,6 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
                           problems=answer.problems, usage=answer.usage, seconds=answer.seconds,
                           examples=answer.example_ids, sequence_success=sequence_success(task.identifier, answer.steps))
         else:
-            from helper_agent.envs.virtualhome import VirtualHomeEnv
-
             env = VirtualHomeEnv(task.identifier)
             episode = HelperActor(sequencer, max_replans=spec.max_replans).act(task, env)
             record.update(llm_output=episode.text, steps=episode.executed, attempts=episode.attempts,
