@@ -3,6 +3,7 @@ points at it, not at a document outside the repository."""
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -43,3 +44,21 @@ def test_evals_is_split_by_job_as_the_contract_and_the_table_say() -> None:
     modules = sorted(p.stem for p in (ROOT / "helper_agent" / "evals").glob("*.py") if p.stem != "__init__")
     assert sorted(documented) == sorted(layers) == folders == ["benchmark", "engine", "studies"]
     assert modules == []
+
+
+def test_an_import_of_our_own_modules_inside_a_function_says_why_it_is_deferred() -> None:
+    """Imports sit at module level (a deferred one hides a dependency from readers and import-linter's
+    reader alike); the few that stay inside a function carry a `deferred:` comment just above them."""
+    silent = []
+    for path in sorted((ROOT / "helper_agent").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for function in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helper_agent") or \
+                        isinstance(node, ast.Import) and any(a.name.startswith("helper_agent") for a in node.names):
+                    above = " ".join(lines[max(0, node.lineno - 4):node.lineno]).lower()
+                    if "deferred" not in above:
+                        silent.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert silent == []
