@@ -9,7 +9,7 @@
 | `harness` | one episode: environment from the instance, the agent, TEACh's scoring |
 | `executors`, `workers`, `ray_executor` | where episodes run: this process, a process pool, a Ray cluster |
 | `store`, `runfiles` | `results.jsonl` and the run folder's other files |
-| `report`, `provenance` | metrics, tables and the code version behind them |
+| `report`, `provenance`, `plots` | metrics, tables, figures and the code version behind them |
 
 It imports no study (`evals/studies/`) and reads the built-in benchmark only as files, like TEACh's
 own download (an import-linter contract in `pyproject.toml`).

@@ -12,10 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.engine.provenance import code_counts, code_note
 from helper_agent.evals.engine.runfiles import read_metrics, read_metrics_or_summary, read_progressive_spec
 from helper_agent.evals.engine.store import errored, read_records
-from helper_agent.files import atomic_path, atomic_write_json, atomic_write_text
+from helper_agent.files import atomic_write_json, atomic_write_text
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
 
@@ -123,26 +124,17 @@ def markdown_report(runs: Sequence[dict[str, Any]]) -> str:
 
 def _bar_chart(labels: Sequence[str], sr: Sequence[float], gc: Sequence[float], title: str, path: Path, rotation: int) -> Path:
     """SR and GC bars per label, as PNG (matplotlib without a display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels) + 2), 4))
-    xs = range(len(labels))
-    ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
-    ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels, rotation=rotation, ha="right", fontsize=8)
-    ax.set_ylim(0, 100)
-    ax.set_ylabel("%")
-    if title:
-        ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    with figure(path, (max(6, 0.6 * len(labels) + 2), 4)) as (_, ax):
+        xs = range(len(labels))
+        ax.bar([x - 0.2 for x in xs], sr, width=0.4, label="SR")
+        ax.bar([x + 0.2 for x in xs], gc, width=0.4, label="GC")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(labels, rotation=rotation, ha="right", fontsize=8)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("%")
+        if title:
+            ax.set_title(title)
+        ax.legend()
     return path
 
 
@@ -234,31 +226,22 @@ def run_code(run: dict[str, Any]) -> dict[str, int]:
 
 def plot_methods(runs: Sequence[dict[str, Any]], path: Path) -> Path:
     """Three panels per method: SR and GC (%), prompt tokens per episode, seconds per episode."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = [method_row(r) for r in runs]
     labels = [r["method"] for r in rows]
     xs = list(range(len(rows)))
-    fig, axes = plt.subplots(1, 3, figsize=(max(9, 1.6 * len(rows) + 6), 4))
-    axes[0].bar([x - 0.2 for x in xs], [r["SR"] for r in rows], width=0.4, label="SR")
-    axes[0].bar([x + 0.2 for x in xs], [r["GC"] for r in rows], width=0.4, label="GC")
-    axes[0].set_ylim(0, 100)
-    axes[0].set_ylabel("%")
-    axes[0].legend()
-    axes[1].bar(xs, [r["prompt_tokens"] for r in rows], color="tab:green")
-    axes[1].set_ylabel("prompt tokens / episode")
-    axes[2].bar(xs, [r["seconds"] for r in rows], color="tab:red")
-    axes[2].set_ylabel("seconds / episode")
-    for ax in axes:
-        ax.set_xticks(xs)
-        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    with figure(path, (max(9, 1.6 * len(rows) + 6), 4), ncols=3) as (_, axes):
+        axes[0].bar([x - 0.2 for x in xs], [r["SR"] for r in rows], width=0.4, label="SR")
+        axes[0].bar([x + 0.2 for x in xs], [r["GC"] for r in rows], width=0.4, label="GC")
+        axes[0].set_ylim(0, 100)
+        axes[0].set_ylabel("%")
+        axes[0].legend()
+        axes[1].bar(xs, [r["prompt_tokens"] for r in rows], color="tab:green")
+        axes[1].set_ylabel("prompt tokens / episode")
+        axes[2].bar(xs, [r["seconds"] for r in rows], color="tab:red")
+        axes[2].set_ylabel("seconds / episode")
+        for ax in axes:
+            ax.set_xticks(xs)
+            ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
     return Path(path)
 
 

@@ -34,13 +34,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from helper_agent.evals.engine.executors import Executor
+from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.engine.provenance import code_counts, code_note, code_version
 from helper_agent.evals.engine.runfiles import SPEC_FILE, read_progressive_spec, read_spec, write_spec
 from helper_agent.evals.engine.runner import instance_paths, run_eval
 from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.evals.engine.store import ResultStore
 from helper_agent.files import (
-    atomic_path,
     atomic_write_json,
     atomic_write_text,
     read_json_model,
@@ -375,23 +375,14 @@ def progressive_report(metrics: dict[str, Any]) -> str:
 
 
 def plot_sr_by_iteration(metrics: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     xs = [r["iteration"] for r in metrics["iterations"]]
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(xs, metrics["SR_by_iteration"], marker="o", label="SR")
-    ax.plot(xs, metrics["GC_by_iteration"], marker="s", linestyle="--", label="GC")
-    ax.set_xticks(xs)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 100)
-    ax.set_title(metrics["label"], fontsize=8)
-    ax.legend()
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    with figure(path, (5, 3.5)) as (_, ax):
+        ax.plot(xs, metrics["SR_by_iteration"], marker="o", label="SR")
+        ax.plot(xs, metrics["GC_by_iteration"], marker="s", linestyle="--", label="GC")
+        ax.set_xticks(xs)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("%")
+        ax.set_ylim(0, 100)
+        ax.set_title(metrics["label"], fontsize=8)
+        ax.legend()
     return path

@@ -27,11 +27,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs
 from helper_agent.evals.studies.eai.report import our_extras, row
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses, run_tasks
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
-from helper_agent.files import atomic_path, atomic_write_json, atomic_write_text, read_json_object
+from helper_agent.files import atomic_write_json, atomic_write_text, read_json_object
 from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
 
 #: progress(iteration, finished tasks, total tasks)
@@ -184,24 +185,15 @@ def markdown(metrics: dict[str, Any]) -> str:
 
 
 def plot(metrics: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     its = [r["iteration"] for r in metrics["iterations"]]
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.plot(its, [r["done_rate"] for r in metrics["iterations"]], marker="o", label="done rate (environment)")
-    eai = [r["eai_task_success"] for r in metrics["iterations"]]
-    if all(v is not None for v in eai):
-        ax.plot(its, eai, marker="s", label="EAI task success")
-    ax.set_xticks(its)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("%")
-    ax.set_title(metrics["label"], fontsize=8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    with figure(path, (5, 3.2)) as (_, ax):
+        ax.plot(its, [r["done_rate"] for r in metrics["iterations"]], marker="o", label="done rate (environment)")
+        eai = [r["eai_task_success"] for r in metrics["iterations"]]
+        if all(v is not None for v in eai):
+            ax.plot(its, eai, marker="s", label="EAI task success")
+        ax.set_xticks(its)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("%")
+        ax.set_title(metrics["label"], fontsize=8)
+        ax.legend(fontsize=7)
     return path

@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import our_extras, row, write_report
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses
-from helper_agent.files import atomic_path, read_json_object
+from helper_agent.files import read_json_object
 
 
 def run_name(run_dir: Path) -> str:
@@ -65,26 +66,17 @@ def table(run_dirs: Sequence[Path], out: Path, *, peers: bool = True, peers_dir:
 
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     """Task and execution success per row, ours in colour and the peers in grey (matplotlib, no display)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = [r["name"] for r in rows]
-    fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.5))
-    y = range(len(rows))
-    ours = [str(n).startswith("ours-") for n in names]
-    ax.barh([i + 0.2 for i in y], [r["task_success"] for r in rows], height=0.4, label="task success",
-            color=["tab:blue" if o else "0.55" for o in ours])
-    ax.barh([i - 0.2 for i in y], [r["execution_success"] for r in rows], height=0.4, label="execution success",
-            color=["tab:orange" if o else "0.8" for o in ours])
-    ax.set_yticks(list(y), names, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xlabel("% of the tasks EAI's evaluator keeps")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
+    with figure(path, (10, 0.32 * len(rows) + 1.5)) as (_, ax):
+        y = range(len(rows))
+        ours = [str(n).startswith("ours-") for n in names]
+        ax.barh([i + 0.2 for i in y], [r["task_success"] for r in rows], height=0.4, label="task success",
+                color=["tab:blue" if o else "0.55" for o in ours])
+        ax.barh([i - 0.2 for i in y], [r["execution_success"] for r in rows], height=0.4, label="execution success",
+                color=["tab:orange" if o else "0.8" for o in ours])
+        ax.set_yticks(list(y), names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("% of the tasks EAI's evaluator keeps")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
     return path
