@@ -97,7 +97,7 @@ def test_recorded_seeds_follow_the_scene_rule(suite: P.PersonalizationSuite) -> 
         assert q.scene.seed is not None, q.id
         assert find_seed(q) == q.scene.seed, (
             f"{q.id}: the scene rule now picks another seed; run "
-            "`python -m helper_agent.evals.studies.personalization --write-seeds`"
+            "`helper eval personalization --write-seeds`"
         )
         assert P.scene_problems(q) == [], q.id
 
