@@ -36,7 +36,7 @@ Run (an LLM job: alone on the machine, or under the LLM lock):
 
 `NAME=DIR,fa` runs that build with flash attention on (llama-cpp-python's default is off).
 Without `--build` it measures the installed llama-cpp-python's own libraries (`installed`).
-`--llama-bench` also runs the `llama-bench` binary found beside a build's libraries (pp512, tg64).
+`--llama-bench PATH` also runs that `llama-bench` binary on each build's libraries (pp512, tg64).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def table(out: dict[str, Any], builds: Sequence[str], models: Sequence[str], siz
 # The machine's limits.
 
 
-def memory_bandwidth_gb_s(megabytes: int = 512, threads: int | None = None, repeats: int = 3) -> float:
+def memory_bandwidth_gb_s(megabytes: int = 512, threads: int | None = None, repeats: int = 5) -> float:
     """The best of `repeats` copies of a `megabytes` float64 array, one slice per thread (numpy
     releases the GIL while it copies), as GB/s of bytes read plus bytes written."""
     threads = threads or os.cpu_count() or 1
@@ -185,7 +185,7 @@ def memory_bandwidth_gb_s(megabytes: int = 512, threads: int | None = None, repe
     return 2 * n * 8 / best / 1e9
 
 
-def matmul_rates(n: int = 2048, repeats: int = 3) -> dict[str, float]:
+def matmul_rates(n: int = 2048, repeats: int = 5) -> dict[str, float]:
     """The best of `repeats` n x n matrix multiplications: numpy float32 (GFLOP/s), and with torch
     int8 x int8 -> int32 (`torch._int_mm`, GOP/s) and bfloat16 (GFLOP/s)."""
 
@@ -308,13 +308,12 @@ def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bo
     return out
 
 
-def llama_bench(folder: Path, model_path: str, n_threads: int) -> dict[str, float]:
-    """pp512 and tg64 from the `llama-bench` binary beside a build's libraries ({} if none)."""
-    binary = folder / "llama-bench"
-    if not binary.exists():
-        return {}
+def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str, n_threads: int) -> dict[str, float]:
+    """pp512 and tg64 from a `llama-bench` binary run on a build's libraries ({} if it fails).
+    `LD_LIBRARY_PATH` (searched before the binary's RUNPATH) points it at the build's libllama and
+    ggml; the working folder is where ggml looks for dynamically loaded CPU variants."""
     run = subprocess.run([str(binary), "-m", model_path, "-p", "512", "-n", "64", "-r", "1", "-t", str(n_threads),
-                          "-o", "json"], capture_output=True, text=True, timeout=900, check=False)
+                          "-o", "json"], env=env, cwd=folder, capture_output=True, text=True, timeout=900, check=False)
     if run.returncode != 0:
         return {}
     rates = {}
@@ -325,7 +324,7 @@ def llama_bench(folder: Path, model_path: str, n_threads: int) -> dict[str, floa
 
 
 def run_worker(build: str, folder: Path, flash_attn: bool, model: str, model_path: str, sizes: Sequence[int],
-               n_threads: int, with_llama_bench: bool) -> dict[str, Any]:
+               n_threads: int, bench_binary: Path | None) -> dict[str, Any]:
     """One build x model in a subprocess whose llama.cpp libraries come from `folder`."""
     env = dict(os.environ, LLAMA_CPP_LIB_PATH=str(folder),
                LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("LD_LIBRARY_PATH")])))
@@ -338,8 +337,8 @@ def run_worker(build: str, folder: Path, flash_attn: bool, model: str, model_pat
             row["error"] = (run.stderr.strip().splitlines() or [f"exit code {run.returncode}"])[-1]
             return row
         row.update(json.loads(Path(out.name).read_text()))
-    if with_llama_bench:
-        row["llama_bench"] = llama_bench(folder, model_path, n_threads)
+    if bench_binary:
+        row["llama_bench"] = llama_bench(bench_binary, env, folder, model_path, n_threads)
     return row
 
 
@@ -360,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model-dir", default=None, help="default: HELPER_MODEL_DIR or ~/.cache/helper-agent/models")
     parser.add_argument("--sizes", default=",".join(map(str, PROMPT_SIZES)))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--llama-bench", action="store_true")
+    parser.add_argument("--llama-bench", type=Path, default=None, help="a llama-bench binary, run on every build too")
     parser.add_argument("--flash-attn", action="store_true", help=argparse.SUPPRESS)  # the worker's, from ",fa"
     parser.add_argument("--json", dest="json_path", default=None, help="write the flat figures here")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -389,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     limits["load_1min_end"] = round(os.getloadavg()[0], 2)
     out = figures(limits, rows)
     print(table(out, [b[0] for b in builds], models, sizes))
+    for key, value in out.items():
+        if ".llama_bench_" in key:
+            print(f"{key} {value}")
     for row in rows:
         for kind in ("free", "grammar"):
             if f"gen_{kind}_text" in row:

@@ -1,0 +1,58 @@
+"""tools/llama_cmake_args.py: the llama.cpp build flags `make install-local` uses. A plain AVX2 CPU
+gets today's portable build; AVX-512 options only for what the CPU reports; AMX never."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+TOOL = Path(__file__).parents[1] / "tools" / "llama_cmake_args.py"
+
+HASWELL = ("fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ss "
+           "ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq ssse3 fma cx16 "
+           "pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand hypervisor lahf_lm abm bmi1 avx2 smep "
+           "bmi2 erms invpcid xsaveopt")
+SAPPHIRE = (HASWELL + " avx512f avx512dq avx512ifma avx512cd avx512bw avx512vl avx_vnni avx512_bf16 avx512vbmi "
+            "avx512_vbmi2 avx512_vnni avx512_bitalg avx512_vpopcntdq avx512_fp16 amx_bf16 amx_tile amx_int8")
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("llama_cmake_args", TOOL)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tool = _tool()
+
+
+def _cpuinfo(flags: str) -> str:
+    return f"processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: {flags}\nbugs\t\t: spectre_v1\n\nprocessor\t: 1\n"
+
+
+def test_a_plain_avx2_cpu_gets_the_portable_build() -> None:
+    assert tool.cmake_args(tool.cpu_flags(_cpuinfo(HASWELL))) == "-DGGML_NATIVE=OFF"
+
+
+def test_an_avx512_cpu_gets_what_it_reports_and_never_amx() -> None:
+    args = tool.cmake_args(tool.cpu_flags(_cpuinfo(SAPPHIRE)))
+    assert args == ("-DGGML_NATIVE=OFF -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON "
+                    "-DGGML_AVX512_BF16=ON")
+    assert "AMX" not in args
+
+
+def test_avx512_without_its_whole_base_set_is_not_used() -> None:
+    # AVX-512 F and CD without VL/DQ/BW (Knights Landing): ggml's AVX512 option needs all five.
+    assert tool.cmake_args(tool.cpu_flags(_cpuinfo(HASWELL + " avx512f avx512cd avx512_vnni"))) == "-DGGML_NATIVE=OFF"
+
+
+def test_no_cpuinfo_or_no_x86_flags_gives_the_portable_build(tmp_path: Path) -> None:
+    arm = tmp_path / "cpuinfo"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics\n")
+    for path in (arm, tmp_path / "missing"):
+        run = subprocess.run([sys.executable, str(TOOL), str(path)], capture_output=True, text=True, check=True)
+        assert run.stdout.strip() == "-DGGML_NATIVE=OFF"
