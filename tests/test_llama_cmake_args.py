@@ -1,4 +1,4 @@
-"""tools/llama_cmake_args.py: the llama.cpp build flags `make install-local` uses. A plain AVX2 CPU
+"""tools/llama_cmake_args.py: the opt-in llama.cpp build flags for `make install-local`. A plain AVX2 CPU
 gets today's portable build; AVX-512 options only for what the CPU reports; AMX never."""
 
 from __future__ import annotations
