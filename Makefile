@@ -8,12 +8,17 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # torch is pinned to the CPU build (a bare "torch" pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
-# llama.cpp's CPU build (README, "The local model's build"): portable x86-64 code (GGML_NATIVE=OFF:
-# AVX2/FMA/F16C), which runs on any AVX2 machine. llama.cpp's native build takes an AMX path that
-# crashes on these CPUs. The faster AVX-512 build this CPU reports (never AMX) is opt-in until a
-# planner run shows it keeps SR (its greedy output differs on a near tie):
-#   make install-local LLAMA_CMAKE_ARGS="$$(python3 tools/llama_cmake_args.py)"
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# llama.cpp's CPU build (README, "The local model's build"): tools/llama_cmake_args.py reads the CPU
+# make runs on and gives -DGGML_NATIVE=OFF (portable x86-64: AVX2/FMA/F16C) plus the AVX-512 options
+# the CPU reports (VBMI, VNNI, BF16), never AMX (llama.cpp's native build takes an AMX path that crashes
+# on these CPUs). A CPU without AVX-512 gets -DGGML_NATIVE=OFF alone. Override with, e.g.,
+#   make install-local LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF
+LLAMA_CPUINFO ?= /proc/cpuinfo
+LLAMA_CMAKE_ARGS ?= $(shell $(PYTHON) tools/llama_cmake_args.py $(LLAMA_CPUINFO))
+# pip's own wheel cache ignores CMAKE_ARGS (it would reinstall whatever it built first), so the wheel is
+# built once per set of flags and Python version into a folder named by their hash, and installed from it.
+LLAMA_WHEELS ?= $(HOME)/.cache/helper-agent/llama-wheels/$(shell printf '%s %s' "$(LLAMA_CMAKE_ARGS)" "$$($(PYTHON) --version 2>&1)" | sha256sum | cut -c1-16)
+LLAMA_CPP := llama-cpp-python==0.3.36
 
 .PHONY: demo test install install-dev install-local bench lint clean packaged-examples
 
@@ -28,7 +33,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet $(TORCH)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local]'
+	@ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+		echo "Building $(LLAMA_CPP) with $(LLAMA_CMAKE_ARGS) (about 10 minutes on 2 cores) into $(LLAMA_WHEELS)"; \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir \
+			--wheel-dir $(LLAMA_WHEELS) '$(LLAMA_CPP)'; }
+	$(PIP) install --quiet $(LLAMA_WHEELS)/llama_cpp_python-*.whl
+	$(PIP) install --quiet -e '.[dev,local]'
 	touch $@
 
 install-dev: $(VENV)/.installed-dev

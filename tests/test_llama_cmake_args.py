@@ -1,13 +1,18 @@
-"""tools/llama_cmake_args.py: the opt-in llama.cpp build flags for `make install-local`. A plain AVX2 CPU
-gets today's portable build; AVX-512 options only for what the CPU reports; AMX never."""
+"""tools/llama_cmake_args.py: the llama.cpp build flags `make install-local` uses by default. A plain AVX2
+CPU gets the portable build; AVX-512 options only for what the CPU reports; AMX never. The Makefile builds
+one wheel per set of flags, because pip's own cache would reinstall the first one whatever the flags."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 TOOL = Path(__file__).parents[1] / "tools" / "llama_cmake_args.py"
 
@@ -56,3 +61,36 @@ def test_no_cpuinfo_or_no_x86_flags_gives_the_portable_build(tmp_path: Path) -> 
     for path in (arm, tmp_path / "missing"):
         run = subprocess.run([sys.executable, str(TOOL), str(path)], capture_output=True, text=True, check=True)
         assert run.stdout.strip() == "-DGGML_NATIVE=OFF"
+
+
+def _make_install_local(tmp_path: Path, *overrides: str) -> str:
+    """What `make install-local` would run, for a venv that does not exist yet (`make -n`: nothing runs)."""
+    run = subprocess.run(["make", "-n", "install-local", f"VENV={tmp_path / 'venv'}", f"PYTHON={sys.executable}",
+                          f"HOME={tmp_path}", *overrides],
+                         cwd=TOOL.parents[1], capture_output=True, text=True, check=True)
+    return run.stdout
+
+
+def _built(plan: str) -> tuple[str, str]:
+    """The CMAKE_ARGS the wheel is built with and the folder it is built into."""
+    match = re.search(r'CMAKE_ARGS="([^"]*)" .* wheel .*--wheel-dir (\S+)', plan, re.S)
+    assert match, plan
+    return match.group(1), match.group(2)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_install_local_builds_what_the_cpu_reports_into_a_folder_per_flag_set(tmp_path: Path) -> None:
+    haswell, sapphire = tmp_path / "haswell", tmp_path / "sapphire"
+    haswell.write_text(_cpuinfo(HASWELL))
+    sapphire.write_text(_cpuinfo(SAPPHIRE))
+    avx2_args, avx2_dir = _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}"))
+    avx512_args, avx512_dir = _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={sapphire}"))
+    assert avx2_args == "-DGGML_NATIVE=OFF"
+    assert avx512_args.startswith("-DGGML_NATIVE=OFF -DGGML_AVX512=ON") and "AMX" not in avx512_args
+    assert avx2_dir != avx512_dir and avx2_dir.startswith(str(tmp_path / ".cache/helper-agent/llama-wheels"))
+    # The same flags give the same folder, so a second install reuses the wheel built the first time;
+    # an explicit override is honoured as given.
+    assert _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}"))[1] == avx2_dir
+    assert _built(_make_install_local(tmp_path, "LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF"))[1] == avx2_dir
+    plan = _make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}")
+    assert f"pip install --quiet {avx2_dir}/llama_cpp_python-" in plan
