@@ -9,7 +9,7 @@ import pytest
 
 from helper_agent.evals.studies import personalization as P
 from helper_agent.graphs.helper.adaptation import request_words
-from helper_agent.graphs.helper.clauses import Clauses, names_something
+from helper_agent.graphs.helper.clauses import Clauses, asks_something, names_something
 from helper_agent.program.edits import (
     EditError,
     Grounding,
@@ -165,3 +165,36 @@ def test_a_dish_that_holds_things_is_not_copied() -> None:
     with pytest.raises(EditError, match="a copy of the Plate would hold nothing .the AppleSliced go on or in the Plate"
                                         " itself.: to use a Bowl instead, replace the Plate"):
         apply_edit(snack, parse_edit("add Bowl like Plate"))
+
+
+# ------------------------------------------------------------------ the extended calibration suite's rules
+def test_a_change_that_names_nothing_is_no_change() -> None:
+    text = "Omar dishes, thanks. I'm in a hurry, and my sister is visiting, so three bowls."
+    changes, notes = refine(text, ["I'm in a hurry", "three bowls"])
+    assert changes == ["three bowls"]
+    assert notes == ["dropped 'I'm in a hurry' (names nothing the routine or the world knows)"]
+    # a request whose only "change" is a context sentence keeps the routine as it is
+    assert refine("Good morning! My sister is visiting, so the Omar dishes.", ["My sister is visiting"])[0] == []
+    # a step, a liquid or a count is something asked for
+    assert refine("Omar dishes without washing them.", ["without washing them"])[0] == ["without washing them"]
+    assert refine("Omar dishes and make me a coffee.", ["make me a coffee"])[0] == ["make me a coffee"]
+    assert asks_something(["double", "it"]) and not asks_something(["guests", "are", "coming", "tonight"])
+
+
+def test_the_contents_of_one_thing_are_not_split() -> None:
+    text = "Omar dishes without the mug, and a salad with lettuce and tomato too."
+    changes, _ = refine(text, ["without the mug, and a salad with lettuce and tomato too"])
+    assert changes == ["without the mug", "a salad with lettuce and tomato too"]
+    # "and" before a thing of its own (an article, a count) or after "instead of" still divides
+    assert refine("Omar dishes with a bowl of apple and a pan.", ["with a bowl of apple and a pan"])[0] == [
+        "with a bowl of apple", "a pan"]
+    assert refine("Omar dishes with a cup instead of the mug and bowls too.", ["with a cup instead of the mug and bowls too"])[0] == [
+        "with a cup instead of the mug", "bowls too"]
+
+
+@pytest.mark.parametrize(("text", "holder"), [
+    ("a bowl with two apple slices too", "Bowl"), ("and a salad with lettuce and tomato", "salad"),
+    ("with a slice of apple instead of the toast", ""), ("the bowl with the apples", ""),
+])
+def test_a_new_thing_with_contents(text: str, holder: str) -> None:
+    assert new_holder(text) == holder

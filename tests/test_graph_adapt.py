@@ -242,3 +242,84 @@ def test_the_usage_recorder_survives_a_merge_of_callback_managers() -> None:
     recorder = UsageRecorder()
     merged = merge_configs({"callbacks": CallbackManager([recorder])}, {"callbacks": CallbackManager([recorder])})
     assert merged["callbacks"].handlers == [recorder]
+
+
+def recall(memories: dict, request_id: str, responses: list[str]) -> tuple[dict, ScriptedChat, HelperContext]:
+    """The routine of `request_id` (calibration suite) taught, then recalled once by its text in its household."""
+    suite = P.load_suite(CALIBRATION)
+    req = suite.request(request_id)
+    routine = suite.routine(req.routine)
+    memories["routines"].teach(routine.name, routine.program, routine.request, user=routine.user)
+    chat = ScriptedChat(responses=responses)
+    context = HelperContext(env=scene(request_id), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
+    return build_graph().invoke({"request": req.text, "user": routine.user}, context=context), chat, context
+
+
+def test_put_it_all_on_the_table_moves_everything_served(memories: dict) -> None:
+    """ "Zainab breakfast, and put it all on the dining table": the plate with its toast and the mug
+    of coffee both go to the table (before: one `move` of one object, the other left behind)."""
+    out, chat, context = recall(memories, "zainab-one-2", ["- put it all on the dining table\n", "move all to DiningTable"])
+    edit = out["adaptation"]["edits"][0]
+    assert edit["edit"] == "move all to DiningTable" and edit["applied"]
+    assert out["adaptation"]["summary"] == "the Zainab breakfast, with: the plate and the mug to the dining table"
+    assert out["program"].rstrip().endswith("mug.pickup_and_place(dining_table)")
+    assert out["outcome"] == "done" and goals_met("zainab-one-2", context.env) and len(chat.seen) == 2
+
+
+def test_a_context_sentence_is_no_change(memories: dict) -> None:
+    """ "I'm in a hurry this morning" copied as a change names nothing: no edit is asked for and the
+    routine runs byte for byte."""
+    out, chat, context = recall(memories, "zainab-original-1", ["- I'm in a hurry this morning\n"])
+    assert out["adaptation"]["changes"] == [] and out["adaptation"]["summary"] == "the Zainab breakfast, unchanged"
+    assert out["program"] == P.load_suite(CALIBRATION).routine("the Zainab breakfast").program
+    assert len(chat.seen) == 1 and out["outcome"] == "done" and goals_met("zainab-original-1", context.env)
+
+
+def test_a_food_prepared_differently_replaces_the_old_one(memories: dict) -> None:
+    """ "a slice of apple instead of the toast": the apple slice takes the toast's place on the plate
+    and is not toasted (before: the edit was rejected as an invalid program and the change lost)."""
+    out, _, context = recall(memories, "zainab-one-1", ["- with a slice of apple instead of the toast\n",
+                                                      "replace BreadSliced with Apple"])
+    assert out["adaptation"]["summary"] == ("the Zainab breakfast, with: apple slice instead of bread slice "
+                                            "(not toasted)")
+    assert "toast" not in out["program"] and out["outcome"] == "done" and goals_met("zainab-one-1", context.env)
+
+
+def test_a_replacement_no_edit_makes_is_a_removal_and_a_new_part(memories: dict) -> None:
+    """Three rejected edits for "an apple slice instead of the potato": the potato slice is removed
+    and the ordinary planner writes the apple slice's part from the words before "instead of"."""
+    apple = ('bowl = InteractionObject("Bowl")\napple_slice = InteractionObject("AppleSliced")\n'
+             "apple_slice.pickup_and_place(bowl)")
+    coffee = P.load_suite(CALIBRATION).request("hana-one-3").program.split("\n", 4)[4]  # its coffee part
+    out, chat, context = recall(memories, "nadia-three-1", [
+        "- an apple slice instead of the potato\n- no tomato\n- a mug of coffee\n",
+        "remove TomatoSliced", "count TomatoSliced 1", "remove Bowl", fence(apple),
+        "remove TomatoSliced", "add task", fence(coffee)])
+    first = out["adaptation"]["edits"][0]
+    assert [r["edit"] for r in first["rejected"]] == ["remove TomatoSliced", "count TomatoSliced 1", "remove Bowl"]
+    assert first["edit"] == "remove PotatoSliced; add task" and first["applied"]
+    assert chat.seen[4][-1].content.startswith("Dialogue: an apple slice\n")  # the planner writes the new part
+    assert out["adaptation"]["summary"].startswith("the Nadia lunch, with: an apple slice (no potato slice); no tomato slice")
+    assert "PotatoSliced" not in out["program"] and "apple_slice.pickup_and_place(bowl" in out["program"]
+    assert len(chat.seen) == 8
+
+
+def test_a_routine_named_in_other_words_is_recalled(memories: dict) -> None:
+    """ "Thanks for yesterday! Could you do the Yuki tidy again?" scored under the recall threshold
+    (the words around the name weigh more than it); saying the routine's name recalls it."""
+    suite = P.load_suite(CALIBRATION)
+    routine = suite.routine("the Yuki tidy")
+    memories["routines"].teach(routine.name, routine.program, routine.request, user="Yuki")
+    request = suite.request("yuki-original-2").text
+    assert memories["routines"].recall(request, user="Yuki", min_score=0.99) == []
+    assert [r.name for r in memories["routines"].named_in(request, user="Yuki")] == ["the Yuki tidy"]
+    assert memories["routines"].named_in("Could you tidy up?", user="Yuki") == []
+    assert memories["routines"].named_in("the Yuki tidy", user="Omar") == []
+    chat = ScriptedChat(responses=["none"])
+    context = HelperContext(env=scene("yuki-original-2"), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False, routine_min_score=0.99),
+                            **memories)
+    out = build_graph().invoke({"request": request, "user": "Yuki"}, context=context)
+    assert out["routine"]["name"] == "the Yuki tidy" and out["routine"]["score"] == "named"
+    assert out["program"] == routine.program and goals_met("yuki-original-2", context.env)

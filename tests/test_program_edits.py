@@ -14,8 +14,11 @@ from helper_agent.program.edits import (
     apply_edit,
     edit_grammar,
     in_form,
+    named_steps,
     parse_edit,
     program_classes,
+    replaced_steps,
+    served,
 )
 
 CLEANING = """for i in range(2):
@@ -258,3 +261,155 @@ def test_put_places_one_new_object_on_what_the_change_names() -> None:
         grounding.check(parse_edit("put Vase on Sofa"), TIDY)
     assert parse_edit("put Vase on SideTable").describe() == "also a vase on the side table"
     assert "put" not in Grounding.of("a vase instead of the remote", TIDY).kinds()
+
+
+# ------------------------------------------------------------------ the extended calibration suite's rules
+BREAKFAST = """bread_slice = InteractionObject("BreadSliced")
+bread_slice.toast()
+plate = InteractionObject("Plate", attributes=["clean"])
+plate.clean()
+plate.put_down()
+bread_slice.pickup_and_place(plate)
+mug = InteractionObject("Mug", attributes=["clean"])
+mug.clean()
+coffee_machine = InteractionObject("CoffeeMachine")
+mug.pickup_and_place(coffee_machine)
+coffee_machine.toggle_on()
+"""
+
+SOFA = """sofa = InteractionObject("Sofa")
+remote_control = InteractionObject("RemoteControl")
+remote_control.pickup_and_place(sofa)
+newspaper = InteractionObject("Newspaper")
+newspaper.pickup_and_place(sofa)
+"""
+
+
+def test_what_a_routine_serves() -> None:
+    # the plate (not the toast on it) and the mug left in the coffee machine; both things on the sofa
+    assert served(BREAKFAST) == ["Plate", "Mug"]
+    assert served(SOFA) == ["RemoteControl", "Newspaper"]
+    assert served(SANDWICH) == ["Plate"] and served(CLEANING) == ["Plate", "Cup"]
+
+
+def test_move_all_places_everything_served() -> None:
+    out = apply(SOFA, "move all to ArmChair")
+    assert out == ('arm_chair = InteractionObject("ArmChair")\n'
+                   'remote_control = InteractionObject("RemoteControl")\nremote_control.pickup_and_place(arm_chair)\n'
+                   'newspaper = InteractionObject("Newspaper")\nnewspaper.pickup_and_place(arm_chair)\n')
+    assert parse_edit("move all to ArmChair") == Edit("move_all", value="ArmChair")
+    assert apply(out, "move all to ArmChair") == out  # already there: byte for byte
+
+
+def test_move_all_carries_what_a_machine_made_after_it() -> None:
+    out = apply(BREAKFAST, "move all to DiningTable")
+    lines = out.splitlines()
+    assert lines[0] == 'dining_table = InteractionObject("DiningTable")'
+    assert "plate.place(dining_table)" in lines and "plate.put_down()" not in lines
+    # the coffee is made first, then the mug is carried to the table
+    assert lines[-2:] == ["coffee_machine.toggle_on()", "mug.pickup_and_place(dining_table)"]
+    assert ("place", "DiningTable") not in kinds(BREAKFAST)
+    with pytest.raises(EditError, match="no step puts anything anywhere"):
+        apply('lamp = InteractionObject("FloorLamp")\nlamp.toggle_on()\n', "move all to Sofa")
+
+
+def test_a_pronoun_destination_is_about_everything_served() -> None:
+    grounding = Grounding.of("but put them on the armchair", SOFA)
+    assert grounding.whole and grounding.kinds() == {"move_all"}
+    grammar = edit_grammar(program_classes(SOFA), grounding=grounding)
+    assert grammar.splitlines()[0] == 'root ::= "move all to " new' and 'new ::= "ArmChair"' in grammar
+    with pytest.raises(EditError, match="move all to"):
+        grounding.check(parse_edit("move RemoteControl to ArmChair"), SOFA)
+    grounding.check(parse_edit("move all to ArmChair"), SOFA)
+    for text in ("serve it all at the dining table", "put both on the coffee table", "everything on the armchair"):
+        assert Grounding.of(text, SOFA).whole, text
+    # naming what moves, or naming no destination, is not about everything
+    assert not Grounding.of("put the newspaper on the armchair", SOFA).whole
+    assert not Grounding.of("make it five", SOFA).whole
+    with pytest.raises(EditError, match="move that object only"):
+        Grounding.of("put the newspaper on the armchair", SOFA).check(parse_edit("move all to ArmChair"), SOFA)
+
+
+def test_a_replacement_leaves_out_steps_the_new_object_cannot_take() -> None:
+    # before: "replace BreadSliced with Apple" kept the toasting and was rejected as an invalid program
+    edit = parse_edit("replace BreadSliced with Apple")
+    assert replaced_steps(BREAKFAST, edit) == ["toast"]
+    out = apply_edit(BREAKFAST, edit)
+    assert out.splitlines()[:2] == ['apple_slice = InteractionObject("AppleSliced")',
+                                    'plate = InteractionObject("Plate", attributes=["clean"])']
+    assert "toast" not in out and "apple_slice.pickup_and_place(plate)" in out
+    assert edit.describe(dropped=["toast"]) == "apple instead of bread slice (not toasted)"
+    # steps the new object can take stay
+    assert replaced_steps(CLEANING, parse_edit("replace Cup with Bowl")) == []
+    assert "bowl.clean()" in apply(CLEANING, "replace Cup with Bowl")
+
+
+def test_the_steps_a_change_names_for_the_new_object_follow_a_replacement() -> None:
+    grounding = Grounding.of("a cooked potato slice instead of the tomato", SANDWICH)
+    assert grounding.new_steps == ("cook",)
+    edit = parse_edit("replace TomatoSliced with PotatoSliced")
+    after = apply_edit(SANDWICH, edit)
+    assert grounding.follow_up(edit, after) == [Edit("step", "PotatoSliced", "cook")]
+    assert "potato_slice.cook()" in apply_edit(after, Edit("step", "PotatoSliced", "cook"))
+    # a step the new object cannot take, or no step named, adds nothing
+    assert Grounding.of("a toasted tomato slice instead of the bread", SANDWICH).follow_up(
+        parse_edit("replace BreadSliced with TomatoSliced"), apply(SANDWICH, "replace BreadSliced with TomatoSliced")) == []
+    assert Grounding.of("lettuce instead of the tomato", SANDWICH).follow_up(edit, after) == []
+    assert named_steps("washed, then chopped and fried") == ["clean", "slice", "cook"]
+
+
+def test_a_liquid_names_the_object_that_holds_it() -> None:
+    # "two coffees", "no coffee": the Mug the coffee machine fills, though the change names no class
+    grounding = Grounding.of("two coffees", BREAKFAST)
+    assert grounding.vessels == ("Mug",) and grounding.about(program_classes(BREAKFAST)) == ["Mug"]
+    assert Grounding.of("fill it with water", 'cup = InteractionObject("Cup")\ncup.fill_up()\n').vessels == ("Cup",)
+    assert Grounding.of("no coffee", SOFA).about(program_classes(SOFA)) == program_classes(SOFA)
+
+
+def test_a_replacement_no_edit_makes_falls_back_to_remove_and_add() -> None:
+    grounding = Grounding.of("with a slice of apple instead of the toast", BREAKFAST)
+    assert grounding.fallback(BREAKFAST) == (Edit("remove", "BreadSliced"), "with a slice of apple")
+    assert Grounding.of("two coffees", BREAKFAST).fallback(BREAKFAST) is None  # no replacement
+    assert Grounding.of("a cup instead of the vase", BREAKFAST).fallback(BREAKFAST) is None  # not the routine's
+
+
+def test_a_count_is_the_number_the_change_says() -> None:
+    # "double the tomato" in a routine of two slices is four; "three bowls" is three, nothing else
+    grounding = Grounding.of("double the tomato", SANDWICH.replace("tomato_slice = ", "for i in range(2):\n    tomato_slice = ")
+                             .replace("tomato_slice.pickup", "    tomato_slice.pickup"))
+    assert grounding.times == 2 and grounding.numbers_for(["TomatoSliced"]) == {"TomatoSliced": ["4"]}
+    grammar = edit_grammar(["Plate", "BreadSliced", "TomatoSliced"], grounding=grounding)
+    assert '"count TomatoSliced " ("4")' in grammar and "num" not in grammar.splitlines()[0]
+    with pytest.raises(EditError, match="asks for 4 of them, not 3"):
+        grounding.check(parse_edit("count TomatoSliced 3"))
+    assert Grounding.of("three bowls", CLEANING).numbers_for(["Plate", "Cup"]) == {"Plate": ["3"], "Cup": ["3"]}
+    assert Grounding.of("make it 5", CLEANING).numbers == (5,)
+    assert Grounding.of("no cups", CLEANING).numbers_for(["Cup"]) is None
+
+
+def test_a_counted_object_repeats_without_the_steps_of_others() -> None:
+    # "two slices of toast": the plate is washed once, before the loop, not again with toast on it
+    out = apply(BREAKFAST, "count BreadSliced 2")
+    assert out.splitlines()[:6] == ['plate = InteractionObject("Plate", attributes=["clean"])', "plate.clean()",
+                                    "plate.put_down()", "for i in range(2):",
+                                    '    bread_slice = InteractionObject("BreadSliced")', "    bread_slice.toast()"]
+    assert out.splitlines()[6] == "    bread_slice.pickup_and_place(plate)"
+
+
+def test_a_liquid_the_routine_holds_asks_for_something() -> None:
+    # "no coffee" named no class, so the 0.5B could answer none; the mug is what it is about
+    grounding = Grounding.of("no coffee", BREAKFAST)
+    assert "none" not in grounding.kinds()
+    with pytest.raises(EditError, match="asks for something"):
+        grounding.check(parse_edit("none"), BREAKFAST)
+    grounding.check(parse_edit("remove Mug"), BREAKFAST)
+
+
+def test_a_thing_put_somewhere_is_brought_in_not_a_destination() -> None:
+    # "a box on the sofa": the Box is placed (it can hold things, but here it is the thing put)
+    grounding = Grounding.of("a box on the sofa", SOFA)
+    assert grounding.handled == ("Box",) and "move" not in grounding.kinds()
+    grounding.check(parse_edit("put Box on Sofa"), SOFA)
+    with pytest.raises(EditError):
+        grounding.check(parse_edit("move Newspaper to Sofa"), SOFA)
+    assert Grounding.of("served in a bowl", SANDWICH).handled == ()  # a destination stays one

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -65,6 +66,9 @@ Progress = Callable[[int, int], None]
 def _now_precise() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1e6):06d}Z"
+
+
+_TEXT_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
 def routine_key(name: str) -> str:
@@ -367,6 +371,21 @@ class RoutineMemory(BaseMemory):
             if record.key not in best or record.version > best[record.key].version:
                 best[record.key] = record
         return sorted(best.values(), key=lambda r: r.key)
+
+    def named_in(self, text: str, *, user: str | None = None) -> list[Routine]:
+        """`user`'s routines (latest versions) whose name, without its article, the text says word
+        for word ("Thanks for yesterday! Could you do the Yuki tidy again?" names the Yuki tidy).
+        The similarity `recall` missed that request on the extended calibration suite: the words
+        around the name weighed more than the name."""
+        said = f" {' '.join(_TEXT_WORD.findall(text.casefold()))} "
+        out = []
+        for routine in self.routines(user=user):
+            words = _TEXT_WORD.findall(routine.key)
+            if words and words[0] == "the" and len(words) > 1:
+                words = words[1:]
+            if words and f" {' '.join(words)} " in said:
+                out.append(routine)
+        return out
 
     def users(self) -> list[str]:
         return sorted(user for user, col in self._user_cols().items() if col.count() > 0)

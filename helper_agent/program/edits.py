@@ -11,10 +11,12 @@ program raises `EditError` with a reason the model can act on.
 
 The edit language, one line per edit:
 
-    replace Cup with Bowl        every Cup of the program becomes a Bowl (its steps stay)
+    replace Cup with Bowl        every Cup of the program becomes a Bowl (its steps stay, but for the
+                                 ones a Bowl cannot take: an apple slice instead of toast is not toasted)
     count Plate 1                how many Plates: the loop's bound, a loop made, unrolled; 0 removes
     remove Mug                   the Mug and every step on it
     move Pillow to Sofa          where the Pillow is put (placing steps, or putting it down)
+    move all to DiningTable      where everything the routine serves goes (`served`): "put them all there"
     add Pan like Bowl            one Pan more, with the steps one Bowl gets
     put Vase on SideTable        one Vase more, put on or in the SideTable (made if the routine has none)
     add task                     a new part the planner writes from the change's words (`append_program`)
@@ -41,7 +43,9 @@ from helper_agent.program.classes import LexicalClassMapper, normalise
 from helper_agent.program.compiler import compile_program
 from helper_agent.program.errors import ProgramError
 from helper_agent.program.extract import parse_code
+from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
+from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = [
     "EDIT_KINDS",
@@ -54,14 +58,18 @@ __all__ = [
     "edit_grammar",
     "in_form",
     "named_classes",
+    "named_steps",
     "new_holder",
     "parse_edit",
     "program_classes",
+    "program_counts",
     "program_roles",
     "program_steps",
+    "replaced_steps",
+    "served",
 ]
 
-EDIT_KINDS = ("none", "replace", "count", "remove", "move", "add_like", "put", "add_task", "step", "skip")
+EDIT_KINDS = ("none", "replace", "count", "remove", "move", "move_all", "add_like", "put", "add_task", "step", "skip")
 # Steps that change an object's state, which `step`/`skip` may add or drop.
 STEP_METHODS = ("clean", "toast", "cook", "slice", "fill_up", "empty", "toggle_on", "toggle_off", "open", "close")
 _PLACING = ("place", "pickup_and_place")
@@ -89,6 +97,7 @@ class Edit:
             "count": f"count {self.target} {self.count}",
             "remove": f"remove {self.target}",
             "move": f"move {self.target} to {self.value}",
+            "move_all": f"move all to {self.value}",
             "add_like": f"add {self.value} like {self.target}",
             "put": f"put {self.value} on {self.target}",
             "add_task": "add task",
@@ -96,12 +105,18 @@ class Edit:
             "skip": f"skip {self.target} {self.value}",
         }[self.kind]
 
-    def describe(self, before: int | None = None, destination: str | None = None) -> str:
+    def describe(self, before: int | None = None, destination: str | None = None,
+                 items: Sequence[str] = (), dropped: Sequence[str] = ()) -> str:
         """The edit in a person's words ("bowl instead of cup"), for the reply that lists the changes.
-        `before`: how many of the target the routine made (count); `destination`: where it went (move)."""
+        `before`: how many of the target the routine made (count); `destination`: where it went (move);
+        `items`: what a `move all` moves; `dropped`: the steps a replacement cannot take."""
         t, v = _words(self.target), _words(self.value)
         if self.kind == "replace":
-            return f"{v} instead of {t}"
+            skipped = f" (not {', '.join(_PARTICIPLES.get(m, m) for m in dropped)})" if dropped else ""
+            return f"{v} instead of {t}{skipped}"
+        if self.kind == "move_all":
+            what = " and ".join(f"the {_words(c)}" for c in items) or "everything"
+            return f"{what} to the {v}"
         if self.kind == "count":
             was = f" instead of {before}" if before is not None else ""
             return f"{self.count} {t}{'' if self.count == 1 else 's'}{was}"
@@ -133,7 +148,7 @@ def _words(cls: str | None) -> str:
 
 _EDIT = re.compile(
     r"^(?:(?P<none>none)|(?P<task>add task)|replace (?P<r0>\w+) with (?P<r1>\w+)|count (?P<c0>\w+) (?P<c1>\d+)"
-    r"|remove (?P<rm>\w+)|move (?P<m0>\w+) to (?P<m1>\w+)|add (?P<a1>\w+) like (?P<a0>\w+)"
+    r"|remove (?P<rm>\w+)|move all to (?P<ma>\w+)|move (?P<m0>\w+) to (?P<m1>\w+)|add (?P<a1>\w+) like (?P<a0>\w+)"
     r"|put (?P<p1>\w+) on (?P<p0>\w+)"
     r"|(?P<sk>step|skip) (?P<s0>\w+) (?P<s1>\w+))$"
 )
@@ -154,6 +169,8 @@ def parse_edit(line: str) -> Edit:
         return Edit("count", m["c0"], count=int(m["c1"]))
     if m["rm"]:
         return Edit("remove", m["rm"])
+    if m["ma"]:
+        return Edit("move_all", value=m["ma"])
     if m["m0"]:
         return Edit("move", m["m0"], m["m1"])
     if m["a0"]:
@@ -191,20 +208,26 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
     kinds = grounding.kinds() if grounding is not None else set(EDIT_KINDS)
     if not allow_task:
         kinds.discard("add_task")
+    numbers = grounding.numbers_for(old) if grounding is not None else None
+    count_form = (" | ".join(f'"count {c} " ({_alternatives(numbers[c])})' for c in sorted(set(old)) if numbers.get(c))
+                  if numbers is not None else '"count " old " " num')
     forms = [(kind, form) for kind, form in (
-        ("none", '"none"'), ("count", '"count " old " " num'), ("remove", '"remove " old'),
+        ("none", '"none"'), ("count", count_form), ("remove", '"remove " old'),
         ("step", '"step " old " " method'), ("skip", _skip_form(old, steps)),
         ("replace", '"replace " old " with " new'), ("move", '"move " mover " to " new'),
+        ("move_all", '"move all to " new'),
         ("add_like", '"add " new " like " doer'), ("put", '"put " new " on " place'), ("add_task", '"add task"'),
-    ) if kind in kinds and form and (kind not in ("replace", "move", "add_like", "put") or known)
+    ) if kind in kinds and form and (kind not in ("replace", "move", "move_all", "add_like", "put") or known)
         and (kind != "put" or places)
-        and (kind != "move" or movers) and (kind != "add_like" or doers)]
+        and (kind not in ("move", "move_all") or movers) and (kind != "add_like" or doers)]
     if rejected:
-        slots = {"count": ("count ", old, " ", [str(n) for n in range(21)]), "remove": ("remove ", old, "", [""]),
+        slots = {"count": ("count ", old, " ", numbers if numbers is not None else [str(n) for n in range(21)]),
+                 "remove": ("remove ", old, "", [""]),
                  "step": ("step ", old, " ", STEP_METHODS),
                  "skip": ("skip ", old, " ", {c: list(steps.get(c, [])) if steps is not None else list(STEP_METHODS)
                                              for c in old}),
                  "replace": ("replace ", old, " with ", known), "move": ("move ", movers, " to ", known),
+                 "move_all": ("move all to ", [""], "", known),
                  "add_like": ("add ", known, " like ", doers), "none": ("none", [""], "", [""]),
                  "put": ("put ", known, " on ", places),
                  "add_task": ("add task", [""], "", [""])}
@@ -269,6 +292,7 @@ def _without(slot: tuple[str, Sequence[str], str, Sequence[str] | dict[str, list
 
 # ------------------------------------------------------------------------------------------ grounding
 _SPAN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_SPAN_WORD_OR_DIGIT = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+")
 
 
 def _exact_class(phrase: str) -> str | None:
@@ -304,22 +328,88 @@ def named_classes(text: str) -> list[str]:
 _INDEFINITE = ("a", "an", "another")
 _CONTRAST = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
 
+# The English words for the steps of the action API (`STEP_METHODS`), in their stem forms: the
+# program's own vocabulary, not a list read from any suite. "washed", "frying", "cut" all name a step.
+STEP_WORDS: dict[str, str] = {
+    "clean": "clean", "wash": "clean", "rinse": "clean", "toast": "toast", "cook": "cook", "fry": "cook",
+    "slice": "slice", "cut": "slice", "chop": "slice", "fill": "fill_up", "empty": "empty",
+    "open": "open", "close": "close",
+}
+_PARTICIPLES = {"clean": "washed", "toast": "toasted", "cook": "cooked", "slice": "sliced", "fill_up": "filled",
+                "empty": "emptied", "toggle_on": "switched on", "toggle_off": "switched off", "open": "opened",
+                "close": "closed"}
+# Numbers in words, and words that multiply what the routine makes ("double the tomato"): English's own.
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "single": 1, "couple": 2}
+MULTIPLIERS = {"double": 2, "twice": 2, "triple": 3}
+# Pronouns and quantifiers that stand for everything a routine serves ("put them / it all / both /
+# everything on the table"): English's closed class of such words, not a list read from any suite.
+WHOLE_WORDS = ("it", "them", "both", "everything", "all")
+
+
+def _stems(word: str) -> list[str]:
+    """The word and its stems without an inflection: washed -> wash, frying -> fry, fried -> fry."""
+    w = word.lower()
+    out = [w]
+    for suffix, repl in (("ied", "y"), ("ies", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""),
+                         ("s", ""), ("d", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 2:
+            out.append(w[: -len(suffix)] + repl)
+    out += [x[:-1] for x in list(out) if len(x) > 3 and x[-1] == x[-2]]  # chopped -> chopp -> chop
+    return out
+
+
+def named_steps(text: str) -> list[str]:
+    """The steps (`STEP_METHODS`) the text's words name, in order: "a cooked potato slice" -> cook."""
+    out: list[str] = []
+    for word in _SPAN_WORD.findall(text):
+        method = next((STEP_WORDS[s] for s in _stems(word) if s in STEP_WORDS), None)
+        if method and method not in out:
+            out.append(method)
+    return out
+
+
+_LOCATIVE = ("on", "in", "onto", "into", "at", "inside")
+
+
+def _placed_objects(text: str) -> list[str]:
+    """The classes the text puts somewhere: a class followed by "on"/"in"/... and another class ("a
+    box on the sofa": the Box is what is placed, though a box can hold things). Read from the
+    extended calibration suite, where "a box on the sofa" moved the newspaper onto the sofa."""
+    words = _SPAN_WORD.findall(text)
+    out: list[str] = []
+    for j, word in enumerate(words):
+        if word.lower() not in _LOCATIVE or not named_classes(" ".join(words[j + 1:])):
+            continue
+        for n in (2, 1):
+            found = _exact_class(" ".join(words[j - n:j])) if j - n >= 0 else None
+            if found:
+                out.append(found)
+                break
+    return out
+
 
 def new_holder(text: str) -> str:
     """The class of a new object with contents the text asks for, or "": an indefinite article, an
-    object class, then "of" ("a plate of toast", "another mug of coffee", "a bowl of apple slices").
-    The article makes it a new object (not "the plate of toast" the routine already makes), and
-    "of" after a class gives it contents ("instead of" follows no class). No edit of the routine's
-    objects makes a new object with something in it, so the planner writes it (`add task`); seen
-    on the calibration suite, where such changes came out as `count` or `add ... like` edits."""
+    object class, then "of" or "with" ("a plate of toast", "another mug of coffee", "a bowl with
+    apple slices"). The article makes it a new object (not "the plate of toast" the routine already
+    makes), and "of" after a class gives it contents ("instead of" follows no class). No edit of the
+    routine's objects makes a new object with something in it, so the planner writes it (`add
+    task`); seen on the calibration suite, where such changes came out as `count` or `add ... like`
+    edits. A thing no class names, "with" things one does ("a salad with lettuce and tomato"), is
+    such a new thing too; its word is returned (the extended calibration suite)."""
     words = _SPAN_WORD.findall(text)
     for j, word in enumerate(words):
-        if word.lower() != "of":
+        if word.lower() not in ("of", "with"):
             continue
         for n in (2, 1):
             found = _exact_class(" ".join(words[j - n:j])) if j - n - 1 >= 0 else None
             if found and words[j - n - 1].lower() in _INDEFINITE:
                 return found
+        # "a salad with lettuce and tomato": a new thing no class names, made of things one does
+        if (word.lower() == "with" and j >= 2 and words[j - 2].lower() in _INDEFINITE
+                and not _exact_class(words[j - 1]) and named_classes(" ".join(words[j + 1:]))):
+            return words[j - 1].lower()
     return ""
 
 
@@ -339,6 +429,14 @@ class Grounding:
     new object with edits of the routine's own objects ("put the pencil on the desk" -> "move Book
     to Desk") or with classes nobody named ("make me a coffee" -> "move Mug to Plate").
 
+    Two rules read from the extended calibration suite (82 requests; the words are English's own):
+    - A change whose object is a pronoun or quantifier (`WHOLE_WORDS`: "put them on the armchair",
+      "serve it all at the table") and that names only where things go is about everything the
+      routine serves: `move all to` (`whole`), never one object's move.
+    - A replacement keeps the old object's steps the new one can take and drops the others
+      (`_replace`); the steps the change names for the new object ("a cooked potato slice instead
+      of the tomato": `new_steps`) are added after it (`follow_up`).
+
     Three more rules, read from the calibration suite's logs (the 50-request version):
     - A change that names an object asks for something: no `none` ("skip the phone" -> none).
     - A named object the routine lacks that can hold nothing (a pencil, a vase: `handled`) is the
@@ -355,6 +453,14 @@ class Grounding:
     holder: str = ""  # "a plate of toast": a new Plate with something in it (only `add task` makes that)
     handled: tuple[str, ...] = ()  # named, lacking from the routine, holding nothing: what is brought in
     contrast: bool = False  # "X instead of Y": one thing in place of another
+    whole: bool = False  # "put them all on the table": a destination for everything the routine serves
+    new_steps: tuple[str, ...] = ()  # steps the change names for the new object ("a cooked potato slice instead of ...")
+    new_part: str = ""  # the words before "instead of" (what is wanted), "" without a contrast
+    old_named: tuple[str, ...] = ()  # the classes named after it (what it takes the place of)
+    vessels: tuple[str, ...] = ()  # the routine's objects holding a liquid the change names ("two coffees": the Mug)
+    numbers: tuple[int, ...] = ()  # the counts the change says ("three bowls": 3)
+    times: int = 0  # a multiplier the change says ("double the tomato": 2)
+    made: tuple[tuple[str, int], ...] = ()  # how many of each class the program makes
 
     @classmethod
     def of(cls, change: str, program: str) -> Grounding:
@@ -362,18 +468,37 @@ class Grounding:
         have = {_base(c) for c in program_classes(program)}
         catalog = load_catalog()
         missing = [c for c in named if _base(c) not in have]
-        handled = tuple(c for c in missing if c in catalog and not catalog.get(c).receptacle)
+        placed = _placed_objects(change)
+        handled = tuple(c for c in missing if c in catalog and (not catalog.get(c).receptacle or c in placed))
         pool = handled or missing or named
         forms = [f for c in pool for f in (c, _base(c), *(_base(c) + x for x in _FORMS)) if f in catalog]
+        contrast = _CONTRAST.search(change)
+        words = {w.lower() for w in _SPAN_WORD.findall(change)}
+        movers = {_base(c) for c in program_roles(program)[0]}
+        whole = (bool(words & set(WHOLE_WORDS)) and bool(named) and not handled
+                 and all(c in catalog and catalog.get(c).receptacle and _base(c) not in movers for c in named))
+        # what the new object is: its participles ("a cooked potato slice"), not "slice" the noun
+        described = [w for w in _SPAN_WORD.findall(change[:contrast.start()]) if w.lower().endswith("ed")
+                     or w.lower() in ("clean", "cut")] if contrast else []
+        new_steps = tuple(named_steps(" ".join(described)))
+        liquids = {w.rstrip("s") for w in words} & {WATER, COFFEE}
         return cls(tuple(named), tuple(dict.fromkeys(forms)), bool(missing), new_holder(change), handled,
-                   bool(_CONTRAST.search(change)))
+                   bool(contrast), whole, new_steps, change[:contrast.start()].strip() if contrast else "",
+                   tuple(named_classes(change[contrast.end():])) if contrast else (),
+                   tuple(_vessels(program, liquids)) if liquids and not named else (),
+                   tuple(dict.fromkeys(NUMBER_WORDS.get(w, int(w) if w.isdigit() else 0) for w in _SPAN_WORD_OR_DIGIT.findall(change.lower())
+                                       if w in NUMBER_WORDS or w.isdigit())),
+                   max((MULTIPLIERS[w] for w in words if w in MULTIPLIERS), default=0),
+                   tuple(program_counts(program).items()))
 
     def kinds(self) -> set[str]:
         """The edit kinds this change admits (`EDIT_KINDS` less what the rules above take away)."""
+        if self.whole:
+            return {"move_all"}
         if self.holder:
             return {"add_task"}
-        kinds = set(EDIT_KINDS)
-        if self.named:
+        kinds = set(EDIT_KINDS) - {"move_all"}
+        if self.named or self.vessels:
             kinds.discard("none")
         if self.must_bring:
             kinds &= {"replace", "move", "add_like", "put", "add_task"}
@@ -385,19 +510,54 @@ class Grounding:
             kinds -= {"add_like", "put", "add_task"}
         return kinds
 
+    def follow_up(self, edit: Edit, program: str) -> list[Edit]:
+        """The steps the change names for a replacement's new object that it can take and does not
+        get yet in `program` (the program after the replacement)."""
+        if edit.kind != "replace" or not self.new_steps:
+            return []
+        cls = in_form(edit).value
+        have = program_steps(program).get(cls, [])
+        return [Edit("step", cls, m) for m in self.new_steps if m not in have and affords(m, cls)]
+
+    def numbers_for(self, classes: Sequence[str]) -> dict[str, list[str]] | None:
+        """The counts a `count` edit may set for each class: the numbers the change says, or the
+        routine's count times the change's multiplier; None when it says no count. Read from the
+        extended calibration suite ("double the tomato": the model has to know the routine makes two)."""
+        if not self.numbers and not self.times:
+            return None
+        made = dict(self.made)
+        return {c: [str(n) for n in (self.numbers or ((made.get(c) or 1) * self.times,)) if 0 <= n <= api.MAX_LOOP_LENGTH]
+                for c in classes}
+
+    def fallback(self, program: str) -> tuple[Edit, str] | None:
+        """For a replacement no edit could make: (remove the old object, words for the new part),
+        the new part to be written by the planner. None when the change is no replacement of one
+        class of the routine, or the new part names nothing new."""
+        have = program_classes(program)
+        olds = [c for c in have if _base(c) in {_base(o) for o in self.old_named}]
+        if not self.contrast or len(set(olds)) != 1 or not named_classes(self.new_part):
+            return None
+        return Edit("remove", olds[0]), self.new_part
+
     def about(self, classes: Sequence[str]) -> list[str]:
         """Of the routine's `classes` an edit could be about, the ones the change names (in either
         form), or all of them when it names none: "the laptop instead of the phone" is about the
         CellPhone, not the Desk."""
-        named = {_base(c) for c in self.named}
+        named = {_base(c) for c in self.named or self.vessels}
         return [c for c in classes if _base(c) in named] or list(classes)
 
     def check(self, edit: Edit, program: str | None = None) -> None:
         """`EditError` for an edit the grammar would not have admitted (for models without one)."""
+        if edit.kind not in self.kinds():
+            if self.whole:
+                raise EditError(f"the change puts everything the routine serves on or in the {self.new_classes[0]}: "
+                                "write move all to ...")
+            if edit.kind == "move_all":
+                raise EditError("the change names what it moves, or names no destination: move that object only")
         if self.holder and edit.kind != "add_task":
             raise EditError(f"the change asks for a new {self.holder} with something in it, which no edit of the "
                             "routine's objects makes: write it with add task")
-        if edit.kind == "none" and self.named:
+        if edit.kind == "none" and (self.named or self.vessels):
             raise EditError(f"the change names {', '.join(self.named)}: it asks for something; write the edit that does it")
         if edit.kind == "move" and self.handled:
             raise EditError(f"the change asks for the {self.handled[0]} itself, which holds nothing: bring it in with "
@@ -409,13 +569,17 @@ class Grounding:
         if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):
             where = ", ".join(_places(program_classes(program), self, ())) or "nothing that holds it"
             raise EditError(f"put it on or in what the change names: {where}")
-        if program is not None and edit.kind not in ("none", "add_task", "put"):
+        numbers = self.numbers_for([edit.target]) if edit.kind == "count" else None
+        if numbers is not None and str(edit.count) not in numbers[edit.target]:
+            raise EditError(f"the change asks for {' or '.join(numbers[edit.target]) or 'another number'} of them, "
+                            f"not {edit.count}")
+        if program is not None and edit.kind not in ("none", "add_task", "put", "move_all"):
             movers, doers = program_roles(program)
             pool = {"move": movers, "add_like": doers}.get(edit.kind, program_classes(program))
             allowed = self.about(pool)
             if pool and edit.target not in allowed:
                 raise EditError(f"the change is about {', '.join(allowed)}, not the {edit.target}")
-        brings = edit.kind in ("replace", "move", "add_like", "put")
+        brings = edit.kind in ("replace", "move", "move_all", "add_like", "put")
         if brings and edit.value not in self.new_classes:
             named = ", ".join(self.new_classes) or "no object"
             raise EditError(f"the change names {named}; an edit may only bring in an object the change names")
@@ -568,6 +732,18 @@ def program_steps(program: str) -> dict[str, list[str]]:
     return {cls: methods for cls, methods in out.items() if methods}
 
 
+def program_counts(program: str) -> dict[str, int]:
+    """How many objects of each class the program makes (empty if it does not compile)."""
+    try:
+        compiled = compile_program(program)
+    except ProgramError:
+        return {}
+    out: dict[str, set[object]] = {}
+    for ref in compiled.objects:
+        out.setdefault(ref.object_class, set()).add(ref.instance_key)
+    return {cls: len(keys) for cls, keys in out.items()}
+
+
 def program_classes(program: str) -> list[str]:
     """The object classes a program makes, in order of first appearance."""
     out: list[str] = []
@@ -630,6 +806,8 @@ def apply_edit(program: str, edit: Edit, *, check: bool = True) -> str:
         raise EditError("'add task' needs the new part's program: see append_program")
     if edit.kind == "put":
         return _put(program, edit)
+    if edit.kind == "move_all":
+        return _move_all(program, edit)
     tree = _parse(program)
     decls = [d for d in _decls(tree) if d.cls == edit.target]
     if not decls:
@@ -652,12 +830,36 @@ def _checked(tree: ast.Module, check: bool, why: str) -> str:
     return text
 
 
+def replaced_steps(program: str, edit: Edit) -> list[str]:
+    """The steps the routine does to `edit.target` that a `replace`'s new class cannot take, which
+    `_replace` leaves out ("a slice of apple instead of the toast": an apple slice is not toasted)."""
+    if edit.kind != "replace":
+        return []
+    new = in_form(edit).value
+    return [m for m in program_steps(program).get(edit.target, []) if not affords(m, new)]
+
+
 def _replace(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
+    """Every target becomes the new class; steps it cannot take are dropped with the attributes that
+    stand for them. Read from the extended calibration suite: "a slice of apple instead of the
+    toast" kept the toasting and was rejected as an invalid program, so the change was lost."""
     if edit.value == edit.target:
         return False
     _known(edit.value)
     for d in decls:
         _set_class(d.stmt, edit.value)
+        for stmt in _group(d)[1:]:
+            hit = _receiver(stmt)
+            if hit and hit[1] in STEP_METHODS and not affords(hit[1], edit.value):
+                d.body.remove(stmt)
+        call = d.stmt.value
+        assert isinstance(call, ast.Call)
+        for kw in call.keywords:
+            if kw.arg == "attributes" and isinstance(kw.value, ast.List):
+                kw.value.elts = [e for e in kw.value.elts if not (
+                    isinstance(e, ast.Constant) and e.value in api.ATTRIBUTE_METHODS
+                    and not affords(api.ATTRIBUTE_METHODS[e.value], edit.value))]
+    _drop_empty_loops(tree.body)
     for node in ast.walk(tree):  # loops over class names: for x in ["Cup", "Mug"]
         if isinstance(node, ast.For) and isinstance(node.iter, (ast.List, ast.Tuple)):
             for i, elt in enumerate(node.iter.elts):
@@ -713,12 +915,22 @@ def _count(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
     group = _group(d)
     start, end = _index(body, d.stmt), _index(body, group[-1])
     span = body[start:end + 1]
-    hoisted = [s for s in span if s is not d.stmt and isinstance(s, ast.Assign) and _ctor_class(s.value)]
+    hoisted = [s for s in span if s is not d.stmt and _not_about(s, d.var)]
     looped = [s for s in span if not any(s is h for h in hoisted)]
     loop = ast.For(target=ast.Name(_loop_var(looped), ast.Store()),
                    iter=ast.Call(ast.Name("range", ast.Load()), [ast.Constant(n)], []), body=looped, orelse=[])
     body[start:end + 1] = [*hoisted, loop]
     return True
+
+
+def _not_about(stmt: ast.stmt, var: str) -> bool:
+    """A statement between an object's steps that makes or acts on another object and does not use
+    this one: it stays before the loop that repeats the object. Read from the extended calibration
+    suite: "two slices of toast" washed the plate again, with toast on it, for every slice."""
+    if isinstance(stmt, ast.Assign) and _ctor_class(stmt.value):
+        return True
+    hit = _receiver(stmt)
+    return hit is not None and hit[0] != var and var not in _names(ast.Module(body=[stmt], type_ignores=[]))
 
 
 def _range_count(call: ast.Call) -> int | None:
@@ -785,6 +997,78 @@ def _move(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
             call.keywords = []
     _drop_unused_fixtures(tree)
     return True
+
+
+def served(program: str) -> list[str]:
+    """The classes of what a routine serves: objects it puts somewhere (or down) whose last place is
+    not another object it puts somewhere (the plate, not the toast on it; the mug in the coffee
+    machine). What "put them all on the table" moves (`move all to`)."""
+    return list(dict.fromkeys(d.cls for d, _ in _served(_parse(program))))
+
+
+def _last_place(decl: _Decl) -> tuple[str, str | None] | None:
+    """(method, receptacle variable or None) of the object's last placing step, if any."""
+    last = None
+    for stmt in _group(decl)[1:]:
+        hit = _receiver(stmt)
+        if hit and hit[1] in (*_PLACING, "put_down"):
+            arg = hit[2].args[0] if hit[2].args else None
+            last = (hit[1], arg.id if isinstance(arg, ast.Name) else None)
+    return last
+
+
+def _served(tree: ast.Module) -> list[tuple[_Decl, tuple[str, str | None]]]:
+    placed = [(d, last) for d in _decls(tree) if (last := _last_place(d)) is not None]
+    placed_vars = {d.var for d, _ in placed}
+    return [(d, last) for d, last in placed if last[1] is None or last[1] not in placed_vars]
+
+
+def _move_all(program: str, edit: Edit) -> str:
+    """Everything the routine serves (`served`) goes on or in the new place: what is put down or
+    placed on a surface is placed there instead; what is left in a machine the routine runs (the mug
+    in the coffee machine) is carried there after the routine's steps."""
+    _known(edit.value)
+    tree = _parse(program)
+    roots = _served(tree)
+    if not roots:
+        raise EditError("no step puts anything anywhere; use 'add task' for a new step")
+    toggled = {hit[0] for stmt in ast.walk(tree) if isinstance(stmt, ast.stmt)
+               and (hit := _receiver(stmt)) and hit[1] == "toggle_on"}
+    classes = {x.var: x.cls for x in _decls(tree)}
+    if all(arg is not None and classes.get(arg) == edit.value for _, (_, arg) in roots):
+        return program
+    if not any(x.cls == edit.value and x.loop is None for x in _decls(tree)):
+        tree.body.insert(0, ast.Assign([ast.Name(_var_for(edit.value, _names(tree)), ast.Store())],
+                                       ast.Call(ast.Name(_CTOR, ast.Load()), [ast.Constant(edit.value)], [])))
+    after = [d for d, (_, arg) in roots if arg in toggled]
+    for cls in dict.fromkeys(d.cls for d, (_, arg) in roots if arg not in toggled):
+        _move(tree, [x for x in _decls(tree) if x.cls == cls], Edit("move", cls, edit.value))
+    dest = next(x.var for x in _decls(tree) if x.cls == edit.value and x.loop is None)
+    for d in after:
+        carry = ast.Expr(ast.Call(ast.Attribute(ast.Name(d.var, ast.Load()), "pickup_and_place", ast.Load()),
+                                  [ast.Name(dest, ast.Load())], []))
+        (d.body if d.loop is not None else tree.body).append(carry)
+    _drop_unused_fixtures(tree)
+    return _checked(tree, True, f"'{edit.text()}' would make an invalid program")
+
+
+def _vessels(program: str, liquids: set[str]) -> list[str]:
+    """The classes of the program's objects that end up holding one of `liquids`: filled at the sink
+    (water) or placed in a coffee machine (coffee), as `world.effects` fills them."""
+    tree = _parse(program)
+    classes = {d.var: d.cls for d in _decls(tree)}
+    out: list[str] = []
+    for d in _decls(tree):
+        for stmt in _group(d)[1:]:
+            hit = _receiver(stmt)
+            if not hit:
+                continue
+            arg = hit[2].args[0] if hit[2].args else None
+            into = classes.get(arg.id, "") if isinstance(arg, ast.Name) else ""
+            if ((WATER in liquids and hit[1] == "fill_up")
+                    or (COFFEE in liquids and hit[1] in _PLACING and into == "CoffeeMachine")) and d.cls not in out:
+                out.append(d.cls)
+    return out
 
 
 def _is_dish(cls: str) -> bool:

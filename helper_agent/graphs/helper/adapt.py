@@ -55,6 +55,8 @@ from helper_agent.program.edits import (
     program_classes,
     program_roles,
     program_steps,
+    replaced_steps,
+    served,
 )
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
@@ -183,24 +185,60 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
             rejected.append((line, str(err)))
             record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
             continue
-        record.update(edit=edit.text(), applied=new != program, words=_describe(edit, program, change))
+        steps = []
+        for extra in grounding.follow_up(edit, new):  # "a cooked potato slice instead of ...": cook it too
+            try:
+                new = apply_edit(new, extra)
+                steps.append(extra)
+            except EditError:
+                continue
+        record.update(edit="; ".join(e.text() for e in (edit, *steps)), applied=new != program,
+                      words=_describe(edit, program, change, steps))
         return record, new
-    return record, program
+    return _fallback(ctx, callbacks, program, grounding, record)
+
+
+def _fallback(ctx: HelperContext, callbacks: CallbackManager, program: str, grounding: Grounding,
+              record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A replacement no edit could make ("a pillow instead of the toast") is the old object removed
+    and the new one written by the planner from the words before "instead of", rather than a change
+    dropped as not understood."""
+    plan = grounding.fallback(program)
+    if plan is None:
+        return record, program
+    remove, wanted = plan
+    try:
+        new = append_program(apply_edit(program, remove), _write_part(ctx, callbacks, wanted))
+    except EditError as err:
+        record["rejected"] = [*record["rejected"], {"edit": f"{remove.text()}; add task", "reason": str(err)}]
+        return record, program
+    record.update(edit=f"{remove.text()}; add task", applied=True, words=f"{wanted} ({remove.describe()})")
+    return record, new
 
 
 def _add_task(ctx: HelperContext, callbacks: CallbackManager, state: HelperState, program: str, change: str) -> str:
     """A new part for the change, written by the ordinary planner from retrieved examples."""
-    hits = ctx.example_memory().retrieve(change, k=ctx.config.k)
+    return append_program(program, _write_part(ctx, callbacks, change))
+
+
+def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> str:
+    hits = ctx.example_memory().retrieve(words, k=ctx.config.k)
     examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program} for h in hits]
     decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan")
-    part = _ask(ctx, callbacks, planner_messages(change, examples), "plan", decoding)
-    return append_program(program, part)
+    return _ask(ctx, callbacks, planner_messages(words, examples), "plan", decoding)
 
 
-def _describe(edit: Edit, program: str, change: str) -> str:
-    """The edit in words, with what the routine had (how many, where it went)."""
+def _describe(edit: Edit, program: str, change: str, steps: list[Edit] | None = None) -> str:
+    """The edit in words, with what the routine had (how many, where it went, what a replacement
+    cannot take) and the steps added after it."""
     if edit.kind == "add_task":
         return f"also: {change}"
+    if edit.kind == "replace":
+        done = {e.value for e in steps or []}
+        words = edit.describe(dropped=[m for m in replaced_steps(program, edit) if m not in done])
+        return words + "".join(f", {e.describe()}" for e in steps or [])
+    if edit.kind == "move_all":
+        return edit.describe(items=served(program))
     if edit.kind == "count":
         return edit.describe(before=_how_many(program, edit.target))
     if edit.kind == "move":

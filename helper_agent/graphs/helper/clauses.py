@@ -15,6 +15,12 @@ it had not copied at all. Both are fixed here from the sentence's own structure,
 - **Cover.** Once the model has found at least one change, every clause of the request from the
   routine's name (or the first change, if earlier) on that names something and that no change
   overlaps is a change too (`cover`). "No change" stays the model's decision under its grammar.
+- **Nothing named, no change.** A change that names nothing the routine or the world knows (no
+  object class, count, step of the action API or liquid: "I'm in a hurry", "my sister is
+  visiting") is dropped. Read from the extended calibration suite, where such context sentences
+  stand beside the routine's name and its changes.
+- **Lists.** "a salad with lettuce and tomato" is one change: an "and" between bare things after
+  "with"/"of" joins the contents of one thing (`_in_list`).
 
 The coordinators and count words are the plain English ones the calibration suite's requests use
 (`helper_agent/evals/studies/data/personalization_calibration.json`); nothing was chosen on the packaged suite.
@@ -26,22 +32,37 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helper_agent.program.edits import named_classes
+from helper_agent.program.edits import named_classes, named_steps
+from helper_agent.world.effects import COFFEE, WATER
 
-__all__ = ["COORDINATORS", "COUNT_WORDS", "Clauses", "names_something"]
+__all__ = ["COORDINATORS", "COUNT_WORDS", "LIQUIDS", "Clauses", "asks_something", "names_something"]
 
 COORDINATORS = ("and", "plus", "then", "but")
 _DROPPED = ("and", "but")  # a coordinator that is not itself part of the change ("then water it" keeps "then")
-COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "single", "couple")
+COUNT_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "single", "couple",
+               "double", "twice", "triple")
+# What the world holds besides objects: its liquids ("make me a coffee", "two coffees").
+LIQUIDS = (WATER, COFFEE)
+_DETERMINERS = ("a", "an", "the", "some", "another", "my", "your", "its", "their")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 _STOP = re.compile(r"[,;:.!?]")
 
 
 def names_something(words: Sequence[str]) -> bool:
-    """The words name an object class or a count, so they can be a change of their own."""
+    """The words name an object class, a count or a liquid of the world ("two coffees"), so they
+    can be a change of their own (a clause to split off or to add)."""
     if any(w.isdigit() or w.lower() in COUNT_WORDS for w in words):
         return True
+    if any(w.lower().rstrip("s") in LIQUIDS for w in words):
+        return True
     return bool(words) and bool(named_classes(" ".join(words)))
+
+
+def asks_something(words: Sequence[str]) -> bool:
+    """The words name something the routine or the world knows: what `names_something` takes, or
+    a step of the action API ("without cooking them"). A change that asks nothing ("I'm in a
+    hurry", "my sister is visiting") is no change."""
+    return names_something(words) or bool(named_steps(" ".join(words)))
 
 
 @dataclass(frozen=True)
@@ -78,9 +99,31 @@ class Clauses:
         return names_something([w for w in self.words[start:end] if w])
 
     def _breaks(self, start: int, end: int) -> list[int]:
-        """Indices in (start, end) where a clause may begin: after a punctuation mark, or at a coordinator."""
+        """Indices in (start, end) where a clause may begin: after a punctuation mark, or at a
+        coordinator that does not join the contents of one thing (`_in_list`)."""
         return [i for i in range(start + 1, end)
-                if i in self.stops or (self.words[i] or "").lower() in COORDINATORS]
+                if i in self.stops or ((self.words[i] or "").lower() in COORDINATORS and not self._in_list(start, i))]
+
+    def _in_list(self, start: int, i: int) -> bool:
+        """An "and" between two bare things after "with" or "of" ("a salad with lettuce and tomato"):
+        the contents of one thing, not two changes. The thing after "and" has no determiner or count
+        of its own ("and a pan", "and three bowls" are new things) and the "of" is not "instead of"."""
+        if (self.words[i] or "").lower() != "and" or i + 1 >= len(self.words):
+            return False
+        nxt = (self.words[i + 1] or "").lower()
+        if not nxt or nxt in _DETERMINERS or nxt in COUNT_WORDS or nxt.isdigit() or not named_classes(nxt):
+            return False
+        for j in range(i - 1, start - 1, -1):
+            w = (self.words[j] or "").lower()
+            if not w or w in COORDINATORS:
+                return False
+            if w == "than" or (w == "of" and (self.words[j - 1] or "").lower() in ("instead", "place")):
+                return False  # "instead of the mug and bowls": one thing in place of another, then more
+            if w in ("with", "of"):
+                return named_classes(" ".join(x for x in self.words[j + 1:i] if x)) != []
+            if j in self.stops:
+                return False
+        return False
 
     def _trim(self, start: int, end: int) -> tuple[int, int]:
         while start < end and (self.words[start] or "").lower() in _DROPPED:
@@ -137,5 +180,10 @@ class Clauses:
                 if self._names(s, e) and not any(s < e2 and s2 < e for s2, e2 in spans):
                     spans.append((s, e))
                     notes.append(f"added '{self._text(s, e)}' (a clause no change covered)")
-        out = [self._text(s, e) for s, e in sorted(spans)]
+        out = []
+        for s, e in sorted(spans):
+            if asks_something([w for w in self.words[s:e] if w]):
+                out.append(self._text(s, e))
+            else:
+                notes.append(f"dropped '{self._text(s, e)}' (names nothing the routine or the world knows)")
         return list(dict.fromkeys([*out, *unplaced])), notes

@@ -155,10 +155,14 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     user = state.get("user")
     if user and not teach:
         hits = ctx.routine_memory().recall(request, user=user, k=1, min_score=ctx.config.routine_min_score)
+        named = ctx.routine_memory().named_in(request, user=user) if not hits else []
         if hits:
             hit = hits[0]
             update["routine"] = {"name": hit.record.name, "program": hit.record.program, "request": hit.record.request,
                                  "score": round(hit.score, 3), "version": hit.details.get("versions")}
+        elif len(named) == 1:  # the person said the routine's name, in words the similarity weighed less
+            update["routine"] = {"name": named[0].name, "program": named[0].program, "request": named[0].request,
+                                 "score": "named", "version": named[0].version}
     names = ", ".join(e["id"] for e in examples)
     routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
     return {**update, "log": Overwrite([f"retrieve: examples {names}{routine}"])}
