@@ -198,3 +198,11 @@ def test_the_contents_of_one_thing_are_not_split() -> None:
 ])
 def test_a_new_thing_with_contents(text: str, holder: str) -> None:
     assert new_holder(text) == holder
+
+
+def test_a_change_inside_another_is_dropped() -> None:
+    # the 0.5B copied "wash the", "wash the bowl instead of the mug" and "the mug" for one change
+    text = "Do the Omar dishes, but wash the bowl instead of the mug."
+    changes, notes = refine(text, ["wash the", "wash the bowl instead of the mug", "the mug"])
+    assert changes == ["wash the bowl instead of the mug"]
+    assert notes == ["dropped 'wash the' (inside another change)", "dropped 'the mug' (inside another change)"]

@@ -256,6 +256,12 @@ def recall(memories: dict, request_id: str, responses: list[str]) -> tuple[dict,
     return build_graph().invoke({"request": req.text, "user": routine.user}, context=context), chat, context
 
 
+def adapting(chat: ScriptedChat) -> list:
+    """The calls that read the changes or wrote edits and parts (not the locator's, which may follow
+    when an object is not in sight: it asks for "place names")."""
+    return [m for m in chat.seen if "place names" not in m[-1].content]
+
+
 def test_put_it_all_on_the_table_moves_everything_served(memories: dict) -> None:
     """ "Zainab breakfast, and put it all on the dining table": the plate with its toast and the mug
     of coffee both go to the table (before: one `move` of one object, the other left behind)."""
@@ -264,7 +270,7 @@ def test_put_it_all_on_the_table_moves_everything_served(memories: dict) -> None
     assert edit["edit"] == "move all to DiningTable" and edit["applied"]
     assert out["adaptation"]["summary"] == "the Zainab breakfast, with: the plate and the mug to the dining table"
     assert out["program"].rstrip().endswith("mug.pickup_and_place(dining_table)")
-    assert out["outcome"] == "done" and goals_met("zainab-one-2", context.env) and len(chat.seen) == 2
+    assert out["outcome"] == "done" and goals_met("zainab-one-2", context.env) and len(adapting(chat)) == 2
 
 
 def test_a_context_sentence_is_no_change(memories: dict) -> None:
@@ -302,7 +308,7 @@ def test_a_replacement_no_edit_makes_is_a_removal_and_a_new_part(memories: dict)
     assert chat.seen[4][-1].content.startswith("Dialogue: an apple slice\n")  # the planner writes the new part
     assert out["adaptation"]["summary"].startswith("the Nadia lunch, with: an apple slice (no potato slice); no tomato slice")
     assert "PotatoSliced" not in out["program"] and "apple_slice.pickup_and_place(bowl" in out["program"]
-    assert len(chat.seen) == 8
+    assert len(adapting(chat)) == 8
 
 
 def test_a_routine_named_in_other_words_is_recalled(memories: dict) -> None:

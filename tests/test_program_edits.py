@@ -413,3 +413,23 @@ def test_a_thing_put_somewhere_is_brought_in_not_a_destination() -> None:
     with pytest.raises(EditError):
         grounding.check(parse_edit("move Newspaper to Sofa"), SOFA)
     assert Grounding.of("served in a bowl", SANDWICH).handled == ()  # a destination stays one
+
+
+def test_what_something_takes_the_place_of_is_replaced_not_moved() -> None:
+    # the 0.5B answered "wash a plate instead of the mug" with "move Mug to Plate" (a mug put on a plate)
+    program = 'mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\nmug.put_down()\n'
+    grounding = Grounding.of("wash a plate instead of the mug", program)
+    grammar = edit_grammar(program_classes(program), grounding=grounding, movers=["Mug"], doers=["Mug"])
+    assert '"move "' not in grammar and '"replace " old " with " new' in grammar
+    with pytest.raises(EditError, match="replace it, do not move it"):
+        grounding.check(parse_edit("move Mug to Plate"), program)
+    grounding.check(parse_edit("replace Mug with Plate"), program)
+
+
+def test_a_change_naming_only_where_things_go_adds_nothing() -> None:
+    # "served in a bowl" came out as "add task" (a new bowl of its own) on the calibration suite
+    grounding = Grounding.of("served in a bowl", SANDWICH)
+    assert grounding.destination_only and not {"add_task", "add_like", "put"} & grounding.kinds()
+    with pytest.raises(EditError, match="names only where things go"):
+        grounding.check(parse_edit("add task"), SANDWICH)
+    assert not Grounding.of("put the laptop on the sofa too", SOFA).destination_only

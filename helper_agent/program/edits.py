@@ -204,6 +204,8 @@ def edit_grammar(classes: Sequence[str], known: Sequence[str] | None = None, *, 
     if grounding is not None:
         known = [k for k in known if k in grounding.new_classes]
         old, movers, doers = (grounding.about(c) for c in (old, movers, doers))
+        if grounding.contrast:  # what something takes the place of is replaced, not moved
+            movers = [m for m in movers if _base(m) not in {_base(o) for o in grounding.old_named}]
     places = _places(classes, grounding, known)
     kinds = grounding.kinds() if grounding is not None else set(EDIT_KINDS)
     if not allow_task:
@@ -372,6 +374,22 @@ def named_steps(text: str) -> list[str]:
 _LOCATIVE = ("on", "in", "onto", "into", "at", "inside")
 
 
+def _destinations(text: str) -> list[str]:
+    """The classes the text names right after "on"/"in"/... (and an article): where things go."""
+    words = _SPAN_WORD.findall(text)
+    out: list[str] = []
+    for j, word in enumerate(words):
+        if word.lower() not in (*_LOCATIVE, "to") or (j and words[j - 1].lower().rstrip("ed") in ("turn", "switch")):
+            continue  # "turn on the television" names no place
+        k = j + 1 + (j + 1 < len(words) and words[j + 1].lower() in ("a", "an", "the", "another"))
+        for n in (2, 1):
+            found = _exact_class(" ".join(words[k:k + n])) if k + n <= len(words) else None
+            if found:
+                out.append(found)
+                break
+    return out
+
+
 def _placed_objects(text: str) -> list[str]:
     """The classes the text puts somewhere: a class followed by "on"/"in"/... and another class ("a
     box on the sofa": the Box is what is placed, though a box can hold things). Read from the
@@ -461,6 +479,7 @@ class Grounding:
     numbers: tuple[int, ...] = ()  # the counts the change says ("three bowls": 3)
     times: int = 0  # a multiplier the change says ("double the tomato": 2)
     made: tuple[tuple[str, int], ...] = ()  # how many of each class the program makes
+    destination_only: bool = False  # every class named follows "on"/"in"/...: "served in a bowl"
 
     @classmethod
     def of(cls, change: str, program: str) -> Grounding:
@@ -489,7 +508,8 @@ class Grounding:
                    tuple(dict.fromkeys(NUMBER_WORDS.get(w, int(w) if w.isdigit() else 0) for w in _SPAN_WORD_OR_DIGIT.findall(change.lower())
                                        if w in NUMBER_WORDS or w.isdigit())),
                    max((MULTIPLIERS[w] for w in words if w in MULTIPLIERS), default=0),
-                   tuple(program_counts(program).items()))
+                   tuple(program_counts(program).items()),
+                   bool(named) and set(named) <= set(_destinations(change)))
 
     def kinds(self) -> set[str]:
         """The edit kinds this change admits (`EDIT_KINDS` less what the rules above take away)."""
@@ -506,7 +526,7 @@ class Grounding:
             kinds.discard("put")  # put brings in an object the routine lacks
         if self.handled:
             kinds.discard("move")
-        if self.contrast:
+        if self.contrast or self.destination_only:
             kinds -= {"add_like", "put", "add_task"}
         return kinds
 
@@ -564,6 +584,10 @@ class Grounding:
                             "replace, add ... like, or add task")
         if edit.kind in ("add_like", "put", "add_task") and self.contrast:
             raise EditError("the change puts one thing in place of another: replace or move, do not add")
+        if edit.kind in ("add_like", "put", "add_task") and self.destination_only:
+            raise EditError("the change names only where things go: move them there, do not add")
+        if edit.kind == "move" and self.contrast and _base(edit.target) in {_base(c) for c in self.old_named}:
+            raise EditError(f"the change puts something in place of the {edit.target}: replace it, do not move it")
         if edit.kind == "put" and not self.must_bring:
             raise EditError("put brings in an object the routine lacks, and the change names none")
         if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):

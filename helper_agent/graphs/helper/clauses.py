@@ -173,6 +173,10 @@ class Clauses:
             if len(pieces) > 1:
                 notes.append(f"split '{change}' into " + " | ".join(f"'{self._text(*p)}'" for p in pieces))
             spans.extend(pieces)
+        inside = [sp for sp in spans if any(o != sp and o[0] <= sp[0] and sp[1] <= o[1] for o in spans)]
+        for s, e in inside:  # "wash the" and "the mug" beside "wash the bowl instead of the mug": one change
+            notes.append(f"dropped '{self._text(s, e)}' (inside another change)")
+        spans = [sp for sp in spans if sp not in inside]
         if spans:
             name_end = max((i + 1 for i, w in enumerate(self.words) if w is None), default=0)
             start = min(name_end, min(s for s, _ in spans))
