@@ -5,23 +5,17 @@ or setting and the field, or with the correct result, within its timeout; no tra
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _matrix() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bad_input_matrix", ROOT / "benchmarks" / "bad_input_matrix.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bad_input_matrix"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bad_input_matrix.py")
 
 
 MATRIX = _matrix()

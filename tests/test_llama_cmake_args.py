@@ -4,15 +4,14 @@ one wheel per set of flags, because pip's own cache would reinstall the first on
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from scripts import load_script
 
 TOOL = Path(__file__).parents[1] / "tools" / "llama_cmake_args.py"
 
@@ -24,15 +23,7 @@ SAPPHIRE = (HASWELL + " avx512f avx512dq avx512ifma avx512cd avx512bw avx512vl a
             "avx512_vbmi2 avx512_vnni avx512_bitalg avx512_vpopcntdq avx512_fp16 amx_bf16 amx_tile amx_int8")
 
 
-def _tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("llama_cmake_args", TOOL)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _tool()
+tool = load_script("tools/llama_cmake_args.py")
 
 
 def _cpuinfo(flags: str) -> str:

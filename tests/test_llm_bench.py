@@ -3,24 +3,13 @@ no model: the worker's measures are given)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from scripts import load_script
 
-
-def _bench() -> ModuleType:
-    path = Path(__file__).parents[1] / "benchmarks" / "llm_bench.py"
-    spec = importlib.util.spec_from_file_location("llm_bench", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _bench()
+bench = load_script("benchmarks/llm_bench.py")
 
 LIMITS = {"bandwidth_gb_s": 20.0, "matmul_f32_gflop_s": 100.0, "matmul_int8_gop_s": 400.0}
 

@@ -3,9 +3,7 @@ and the prompt variants change only what they say they change."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,6 +11,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from scripts import load_script
 
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.engine.runner import run_eval
@@ -20,13 +19,7 @@ from helper_agent.evals.engine.spec import EvalSpec
 
 
 def _probe_module() -> ModuleType:
-    path = Path(__file__).parents[1] / "benchmarks" / "prag_step_probe.py"
-    spec = importlib.util.spec_from_file_location("prag_step_probe", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the chat model's annotations through it
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/prag_step_probe.py")  # registered: pydantic resolves annotations through it
 
 
 class Wanderer(BaseChatModel):
