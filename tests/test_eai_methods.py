@@ -228,11 +228,12 @@ def test_modes_and_switches_are_checked():
 def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
+    from helper_agent import llm
     from helper_agent.cli import app
     from helper_agent.commands import eval_eai
 
     tasks = _tasks()
-    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
+    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
     monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None: tasks)
     run = tmp_path / "prag"
     result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
@@ -244,7 +245,7 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
     # The peers' scoring is `test_eai_sequencing`'s; here the table of our runs (two: another --out
     # over the same tasks), and a run over other tasks refused.
     other = tmp_path / "prag-goal"
-    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
+    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
     assert CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
                                     "-o", "retrieval=goal", "--out", str(other)]).exit_code == 0
     table = CliRunner().invoke(app, ["eval", "eai-table", str(run), str(other), "--no-peers", "--out", str(tmp_path / "table")])

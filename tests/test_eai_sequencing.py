@@ -183,12 +183,12 @@ def test_unknown_methods_and_modes_are_refused_not_substituted():
 def test_cli_runs_resumes_and_refuses_a_mode_a_method_lacks(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
+    from helper_agent import llm
     from helper_agent.cli import app
-    from helper_agent.commands import eval_eai
 
     tasks = select_tasks(2)
     replies = [render(gold_steps(t.identifier)) for t in tasks]
-    monkeypatch.setattr(eval_eai, "_chat", lambda *a, **k: FakeListChatModel(responses=replies))
+    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: FakeListChatModel(responses=replies))
     out = tmp_path / "run"
     args = ["eval", "eai", "--limit", "2", "--k", "0", "--no-peers", "--out", str(out)]
     result = CliRunner().invoke(app, args)

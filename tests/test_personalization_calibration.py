@@ -53,6 +53,7 @@ def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatc
 
     from typer.testing import CliRunner
 
+    from helper_agent import llm
     from helper_agent.cli import app
     from helper_agent.commands import eval as eval_cmd
     from helper_agent.evals.engine import agents
@@ -67,7 +68,7 @@ def test_cli_switches_between_edits_and_whole_program(tmp_path: Path, monkeypatc
         def __getattr__(self, name: str) -> object:
             return getattr(self.gold, name)
 
-    monkeypatch.setattr(eval_cmd, "_chat_model", lambda llm: object())
+    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: object())
     monkeypatch.setattr(eval_cmd, "HelperAgent", RecordingAgent)
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["eval", "personalization", "--suite", str(CALIBRATION), "--limit", "2",

@@ -1,14 +1,19 @@
 """Typer sub-applications of the `helper` command, one module per command group.
 
-Each module exposes `app: typer.Typer`; `helper_agent.cli` mounts them.
+Each module exposes `app: typer.Typer`; `helper_agent.cli` mounts them. The helpers they share
+live here.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.syntax import Syntax
+
+from helper_agent import llm
+from helper_agent.commands.errors import fail
 
 
 def table_console(piped_width: int) -> Console:
@@ -26,3 +31,16 @@ def program_syntax(program: str) -> Syntax:
     body = program.lstrip("\n")
     return Syntax(body.rstrip("\n"), "python", theme="ansi_dark", line_numbers=True,
                   start_line=len(program) - len(body) + 1)
+
+
+def load_chat_model(spec: str, *, max_tokens: int | None = None, n_ctx: int | None = None) -> Any:
+    """The chat model `--llm SPEC` names, or `error: cannot load the chat model: <why>` and exit 2.
+
+    The one way a command makes its model from `--llm`, so every command reports a bad spec alike.
+    `max_tokens` and `n_ctx` (a local model's context length) default to the factory's. The factory
+    is looked up on `helper_agent.llm` at call time: a test's scripted model reaches every command."""
+    options = {name: value for name, value in (("max_tokens", max_tokens), ("n_ctx", n_ctx)) if value is not None}
+    try:
+        return llm.make_chat_model(spec, **options)
+    except llm.LLMUnavailable as exc:
+        fail(f"cannot load the chat model: {exc}")

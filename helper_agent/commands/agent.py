@@ -23,7 +23,7 @@ from rich.table import Table
 
 from helper_agent import tracing
 from helper_agent.chat_runtime import ChatRuntime, chat_config
-from helper_agent.commands import program_syntax
+from helper_agent.commands import load_chat_model, program_syntax
 from helper_agent.commands.errors import fail
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
@@ -34,7 +34,7 @@ from helper_agent.graphs.helper.facts import log_lines, request_facts
 from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, method_names
-from helper_agent.llm import LLMBudget, LLMError, LLMUnavailable, make_chat_model
+from helper_agent.llm import LLMBudget, LLMError
 from helper_agent.teach.errors import TeachFormatError
 from helper_agent.teach.instances import load_instance
 from helper_agent.world.rooms import ROOM_TYPES
@@ -45,13 +45,6 @@ console = Console()
 def _check_room(room: str) -> None:
     if room not in ROOM_TYPES:
         raise typer.BadParameter(f"unknown room {room!r}; choose {', '.join(ROOM_TYPES)}", param_hint="--room")
-
-
-def _chat_model(llm: str) -> Any:
-    try:
-        return make_chat_model(llm)
-    except LLMUnavailable as exc:
-        fail(f"cannot load the chat model: {exc}")
 
 
 def _print_trace(state: dict[str, Any]) -> None:
@@ -100,7 +93,7 @@ def run(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     try:
-        chat_model = _with_spinner(_chat_model(llm))  # a spinner shows while the LLM works
+        chat_model = _with_spinner(load_chat_model(llm))  # a spinner shows while the LLM works
         agent = build_agent(agent_name, BuildRequest.interactive(chat_model, options, task_known=loaded is not None))
     except ValueError as exc:
         fail(f"{exc}")
@@ -276,7 +269,7 @@ def chat(
     env = SymbolicEnv()
     budget_seconds = llm_budget or settings.llm_budget_seconds or 600.0
     helper_config = chat_config(feedback_rounds, max_steps)
-    context = runtime.context(env, _with_spinner(_chat_model(llm)), user, helper_config)
+    context = runtime.context(env, _with_spinner(load_chat_model(llm)), user, helper_config)
     session = {"thread": thread or _current_thread(home, user)}
 
     def config() -> dict[str, Any]:

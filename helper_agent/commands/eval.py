@@ -17,7 +17,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from helper_agent.commands import eval_eai, eval_hlp, eval_progressive, table_console
+from helper_agent.commands import eval_eai, eval_hlp, eval_progressive, load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -49,7 +49,6 @@ from helper_agent.graphs.helper import HelperConfig
 from helper_agent.graphs.helper.agent import HelperAgent, Memories
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import check_agent_options, method_names
-from helper_agent.llm import LLMUnavailable, make_chat_model
 from helper_agent.llm.server_slots import slot_shortfall
 
 app = typer.Typer(no_args_is_help=True)
@@ -329,7 +328,7 @@ def personalization(
                 memories.routines.teach(routine.name, routine.program, routine.request, user=routine.user)
         # No feedback: Table 3 scores the adapted program the request produces, acted out once.
         config = HelperConfig(feedback_rounds=0, routine_fast_path=fast_recall, routine_edits=routine_edits)
-        agent = HelperAgent(_chat_model(llm), memories, config)
+        agent = HelperAgent(load_chat_model(llm), memories, config)
     else:
         raise typer.BadParameter("--planner takes helper, gold or unmodified")
     with Progress(TextColumn("personalization"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -351,13 +350,6 @@ def personalization(
                                                    "llm_seconds_per_request": seconds,
                                                    "scores": [s.model_dump() for s in result.scores]}, indent=1, default=str))
     console.print(f"results: {out / 'results.json'}")
-
-
-def _chat_model(llm: str):  # noqa: ANN202
-    try:
-        return make_chat_model(llm)
-    except LLMUnavailable as exc:
-        fail(f"cannot load the chat model: {exc}")
 
 
 # Method-specific evaluations live in their own modules and register themselves here.

@@ -19,7 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from helper_agent.commands import table_console
+from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import COLUMNS, our_extras, row, write_report
@@ -27,29 +27,8 @@ from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, respon
 from helper_agent.evals.studies.eai.table import table
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
 from helper_agent.graphs.options import parse_agent_options
-from helper_agent.llm import (
-    LOCAL_MODELS,
-    LlamaCppChatModel,
-    LLMUnavailable,
-    assemble_local_model,
-    make_chat_model,
-)
 
 console = table_console(160)
-
-
-def _chat(llm: str, n_ctx: int, max_tokens: int) -> Any:
-    """The chat model; a local model gets the context length EAI's long prompts need."""
-    try:
-        if llm == "local" or llm.startswith("local:"):
-            size = llm.partition(":")[2] or "0.5b"
-            if size not in LOCAL_MODELS:
-                raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
-            return LlamaCppChatModel(model_path=str(assemble_local_model(size)), n_ctx=n_ctx, max_tokens=max_tokens,
-                                     temperature=0.0)
-        return make_chat_model(llm, max_tokens=max_tokens)
-    except LLMUnavailable as exc:
-        fail(f"cannot load the chat model: {exc}")
 
 
 def _progress() -> Progress:
@@ -111,7 +90,7 @@ def eai(
     if not peers_only:
         if mode == "closed-loop":
             console.print("[yellow]closed-loop: the agent acts and sees failures — NOT EAI's open-loop protocol[/yellow]")
-        chat = _chat(llm, n_ctx, max_tokens)
+        chat = load_chat_model(llm, max_tokens=max_tokens, n_ctx=n_ctx)  # a local model needs the long context
         stats = {"done": 0, "seq": 0}
         with _progress() as bar:
             job = bar.add_task(spec.row_name, total=len(tasks), note="")

@@ -18,10 +18,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from helper_agent.commands import table_console
+from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.evals.studies.hlp import MODES, HLPOptions, run_hlp
-from helper_agent.llm import LLMUnavailable, make_chat_model
 from helper_agent.memory.errors import ImportFormatError
 from helper_agent.memory.fewshot import load_knn_set
 
@@ -47,10 +46,7 @@ def hlp(
         examples = load_knn_set(pool)
     except ImportFormatError as exc:
         fail(f"{exc}")
-    try:
-        chat = make_chat_model(llm)
-    except LLMUnavailable as exc:
-        fail(f"cannot load the chat model: {exc}")
+    chat = load_chat_model(llm)
     options = HLPOptions(k=k, retriever=retriever, modes=modes, limit=limit, seed=seed, visible=visible)
     scores = {"n": 0, "exact": 0}
     with Progress(TextColumn(f"HLP {retriever} k={k}"), BarColumn(), MofNCompleteColumn(), TextColumn("exact {task.fields[acc]}"),

@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from helper_agent.commands import eval_eai, table_console
+from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -121,7 +121,7 @@ def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm
         check_options("prag", "closed-loop", spec.agent_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    chat = eval_eai._chat(llm, spec.n_ctx, 640)  # through the module: the tests replace it there
+    chat = load_chat_model(llm, max_tokens=640, n_ctx=spec.n_ctx)
     console.print(f"[bold]{spec.label()}[/bold]")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as bar:

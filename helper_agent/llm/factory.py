@@ -17,7 +17,7 @@ _SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
 """`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
 `max_retries=0`, so that `invoke_with_retry` is the only retry layer. Others keep their defaults."""
 
-_local_models: dict[tuple[str, float, int, bool, bool], LlamaCppChatModel] = {}
+_local_models: dict[tuple[str, float, int, int | None, bool, bool], LlamaCppChatModel] = {}
 
 
 def make_chat_model(
@@ -26,11 +26,13 @@ def make_chat_model(
     temperature: float = 0.0,
     max_tokens: int = 384,
     timeout: float | None = None,
+    n_ctx: int | None = None,
 ) -> Any:
     """A chat model from a spec (see the package docstring). Raises `LLMUnavailable` with a reason.
 
     `timeout` (default `HELPER_LLM_TIMEOUT`) bounds each request to a server; remote clients make
-    one attempt per call: retries are `invoke_with_retry`'s.
+    one attempt per call: retries are `invoke_with_retry`'s. `n_ctx` is a local model's context
+    length (default `LlamaCppChatModel`'s; EAI's long prompts need more); a server keeps its own.
     """
     spec = spec.strip()
     if spec == "local" or spec.startswith("local:"):
@@ -39,12 +41,13 @@ def make_chat_model(
             raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
         settings = get_settings()
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
-        key = (size, temperature, max_tokens, reuse_prefix, flash_attn)
+        key = (size, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             path = assemble_local_model(size)
+            context = {"n_ctx": n_ctx} if n_ctx is not None else {}
             _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature,
                                                    max_tokens=max_tokens, reuse_prefix=reuse_prefix,
-                                                   flash_attn=flash_attn)
+                                                   flash_attn=flash_attn, **context)
         return _local_models[key]
     if timeout is None:
         timeout = get_settings().llm_timeout

@@ -1,0 +1,86 @@
+"""Every command that makes its chat model from `--llm` does it one way (`commands.load_chat_model`):
+a spec the factory refuses is one `error: cannot load the chat model: ...` line and exit 2, and the
+command's own token and context options reach the factory.
+
+The bad specs fail before any model loads: an unknown local size, and a provider `init_chat_model`
+does not know. (`helper eval tfd/edh/compare/demo` and `progressive --benchmark teach` make their
+models in the episode workers, and `helper app` on first use so its page can say what is wrong:
+none of them calls `load_chat_model`.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from helper_agent import llm
+from helper_agent.cli import app
+
+BAD_SPECS = {
+    "local:70b": "cannot load the chat model: unknown local model '70b'; choose one of",
+    "nosuchprovider:model": "cannot load the chat model: cannot make a chat model from 'nosuchprovider:model'",
+}
+
+
+def commands(tmp: Path, spec: str) -> dict[str, list[str]]:
+    """Each command that takes `--llm` and makes its model in this process, with the bad `spec`."""
+    pool = tmp / "knn_set.json"
+    pool.write_text("[]", encoding="utf-8")
+    return {
+        "run": ["run", "make coffee", "--llm", spec, "--out", str(tmp / "run")],
+        "chat": ["chat", "--user", "mary", "--llm", spec, "--home", str(tmp / "home")],
+        "eval personalization": ["eval", "personalization", "--llm", spec, "--out", str(tmp / "personalization")],
+        "eval hlp": ["eval", "hlp", "--pool", str(pool), "--llm", spec, "--out", str(tmp / "hlp")],
+        "eval eai": ["eval", "eai", "--llm", spec, "--limit", "1", "--no-peers", "--out", str(tmp / "eai")],
+        "eval progressive": ["eval", "progressive", "--benchmark", "eai", "--limit", "1", "--llm", spec,
+                             "--out", str(tmp / "progressive")],
+    }
+
+
+@pytest.mark.parametrize("spec", sorted(BAD_SPECS))
+@pytest.mark.parametrize("command", ["run", "chat", "eval personalization", "eval hlp", "eval eai", "eval progressive"])
+def test_a_bad_llm_is_one_error_line(command: str, spec: str, tmp_path: Path) -> None:
+    args = commands(tmp_path, spec)[command]
+    result = CliRunner().invoke(app, args, env={"HELPER_EMBEDDINGS": "hash:32", "HELPER_HOME": str(tmp_path / "home")})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {BAD_SPECS[spec]}"), result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["eval", "eai", "--n-ctx", "6000", "--max-tokens", "300"], {"n_ctx": 6000, "max_tokens": 300}),
+    (["eval", "eai"], {"n_ctx": 8192, "max_tokens": 640}),
+    (["eval", "progressive", "--benchmark", "eai"], {"n_ctx": 8192, "max_tokens": 640}),
+    (["eval", "personalization"], {}),
+])
+def test_the_commands_options_reach_the_factory(args: list[str], expected: dict[str, Any], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def refuse(spec: str, **options: Any) -> Any:
+        asked.append((spec, options))
+        raise llm.LLMUnavailable("recorded")
+
+    monkeypatch.setattr(llm, "make_chat_model", refuse)
+    result = CliRunner().invoke(app, [*args, "--llm", "local:1.5b", "--limit", "1", "--out", str(tmp_path / "out"),
+                                      *(["--no-peers"] if args[1] == "eai" else [])],
+                                env={"HELPER_EMBEDDINGS": "hash:32"})
+    assert result.exit_code == 2 and "error: cannot load the chat model: recorded" in result.output, result.output
+    assert asked == [("local:1.5b", expected)]
+
+
+def test_a_local_model_gets_the_context_length_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`n_ctx` reaches the in-process model, and models with other lengths are other models."""
+    from helper_agent.llm import factory
+
+    monkeypatch.setattr(factory, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
+    monkeypatch.setattr(llm.LlamaCppChatModel, "_new_context", lambda self: object())
+    monkeypatch.setattr(factory, "_local_models", {})
+    plain, long = llm.make_chat_model("local"), llm.make_chat_model("local", n_ctx=8192)
+    assert plain.n_ctx == llm.LlamaCppChatModel.model_fields["n_ctx"].default and long.n_ctx == 8192
+    assert long is not plain and llm.make_chat_model("local", n_ctx=8192) is long
