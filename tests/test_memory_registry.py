@@ -7,6 +7,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
+from helper_agent import plugins
 from helper_agent.memory import registry
 from helper_agent.memory.base import MemoryPlugin, write_jsonl
 from helper_agent.memory.embeddings import HashEmbedder
@@ -55,7 +56,7 @@ def test_register_memory_and_entry_points(monkeypatch):
         with pytest.raises(ValueError, match="already registered"):
             register_memory("examples", Dummy)
     finally:
-        registry._REGISTERED.pop("dummy-test", None)
+        registry.MEMORIES.registered.pop("dummy-test", None)
 
     ep = EntryPoint(
         name="third_party",
@@ -64,7 +65,7 @@ def test_register_memory_and_entry_points(monkeypatch):
     )
     broken = EntryPoint(name="broken", value="no_such_module_xyz:Thing", group=registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(
-        registry, "entry_points", lambda group: [ep, broken] if group == registry.ENTRY_POINT_GROUP else []
+        plugins, "entry_points", lambda group: [ep, broken] if group == registry.ENTRY_POINT_GROUP else []
     )
     assert {"third_party", "broken"} <= set(available_memories())
     made = create_memory("third_party", store=VectorStore.ephemeral(), embedder=HashEmbedder(16), seed=False)

@@ -20,18 +20,15 @@ layer reads the train split and hands it over as plain `TrainingEpisode`s.
 
 from __future__ import annotations
 
-import importlib
-import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
-from typing import Any
+from importlib.metadata import EntryPoint
 
 from langchain_core.language_models import BaseChatModel
 
 from helper_agent.graphs.base import Agent
 from helper_agent.graphs.options import check_known
+from helper_agent.plugins import Registry
 
 ENTRY_POINT_GROUP = "helper_agent.methods"
 
@@ -42,8 +39,6 @@ BUILTIN_METHODS: dict[str, str] = {
     "prag": "helper_agent.graphs.prag.agent:METHOD",
     "embodiedrag": "helper_agent.graphs.embodiedrag.agent:METHOD",
 }
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -102,55 +97,36 @@ class UnknownAgent(ValueError):
     pass
 
 
-_REGISTERED: dict[str, Method] = {}
-_LOCK = threading.Lock()
+def _method_of(name: str, loaded: object, entry: EntryPoint) -> Method:
+    """An entry point names a `Method`, or a callable that returns one, called `name`."""
+    method = loaded if isinstance(loaded, Method) else loaded()  # type: ignore[operator]
+    if not isinstance(method, Method) or method.name != name:
+        raise UnknownAgent(f"entry point {entry.value!r} in group {ENTRY_POINT_GROUP!r} must name a Method "
+                           f"called {name!r}")
+    return method
+
+
+METHODS: Registry[Method] = Registry(group=ENTRY_POINT_GROUP, builtins=BUILTIN_METHODS, noun="method",
+                                     unknown="unknown agent {name!r}; choose from {choices}", error=UnknownAgent,
+                                     adopt=_method_of)
+"""The methods: run-time registrations, `BUILTIN_METHODS`, the entry points (`helper_agent.plugins`)."""
 
 
 def register_method(method: Method, *, replace: bool = False) -> None:
     """Make `method` buildable by its name."""
-    with _LOCK:
-        if not replace and (method.name in _REGISTERED or method.name in BUILTIN_METHODS):
-            raise ValueError(f"a method named {method.name!r} is already registered (pass replace=True)")
-        _REGISTERED[method.name] = method
-
-
-def _entry_points() -> dict[str, Any]:
-    try:
-        return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the built-ins
-        log.warning("cannot read entry points of group %s: %s", ENTRY_POINT_GROUP, exc)
-        return {}
+    METHODS.register(method.name, method, replace=replace)
 
 
 def method_names() -> list[str]:
     """Every name `--agent` takes: the built-ins in their order, then run-time registrations and
     entry points, sorted."""
-    extra = (set(_REGISTERED) | set(_entry_points())) - set(BUILTIN_METHODS)
-    return [*BUILTIN_METHODS, *sorted(extra)]
+    return METHODS.names()
 
 
 def get_method(name: str) -> Method:
     """The method registered under `name` (imported only now: a method's extra dependencies load
     only for its runs)."""
-    with _LOCK:
-        if name in _REGISTERED:
-            return _REGISTERED[name]
-    if name in BUILTIN_METHODS:
-        module, _, attr = BUILTIN_METHODS[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
-    eps = _entry_points()
-    if name in eps:
-        try:
-            loaded = eps[name].load()
-        except Exception as exc:
-            raise UnknownAgent(f"method {name!r} (entry point {eps[name].value!r} in group {ENTRY_POINT_GROUP!r}) "
-                               f"failed to load: {exc}") from exc
-        method = loaded if isinstance(loaded, Method) else loaded()
-        if not isinstance(method, Method) or method.name != name:
-            raise UnknownAgent(f"entry point {eps[name].value!r} in group {ENTRY_POINT_GROUP!r} must name a Method "
-                               f"called {name!r}")
-        return method
-    raise UnknownAgent(f"unknown agent {name!r}; choose from {', '.join(method_names())}")
+    return METHODS.get(name)
 
 
 def build_agent(name: str, request: BuildRequest) -> Agent:

@@ -18,17 +18,14 @@ point names a class or factory that takes the same keyword arguments (at least `
 
 from __future__ import annotations
 
-import importlib
-import logging
-import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from typing import Any
 
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.errors import UnknownMemoryError
 from helper_agent.memory.settings import get_memory_settings
 from helper_agent.memory.store import EMBEDDING_CACHE_FILE, VectorStore, open_store
+from helper_agent.plugins import Registry
 
 ENTRY_POINT_GROUP = "helper_agent.memories"
 
@@ -41,52 +38,25 @@ BUILTIN_MEMORIES: dict[str, str] = {
     "fewshot": "helper_agent.memory.fewshot:FewShotMemory",
 }
 
-log = logging.getLogger(__name__)
-
-_REGISTERED: dict[str, Callable[..., Any]] = {}
-_LOCK = threading.Lock()
+MEMORIES: Registry[Callable[..., Any]] = Registry(
+    group=ENTRY_POINT_GROUP, builtins=BUILTIN_MEMORIES, noun="memory plugin",
+    unknown="no memory named {name!r}; available: {choices}", error=UnknownMemoryError, sorted_names=True)
+"""The memories: run-time registrations, `BUILTIN_MEMORIES`, the entry points (`helper_agent.plugins`)."""
 
 
 def register_memory(name: str, factory: Callable[..., Any], *, replace: bool = False) -> None:
     """Make `create_memory(name, ...)` call `factory(...)`."""
-    with _LOCK:
-        if not replace and (name in _REGISTERED or name in BUILTIN_MEMORIES):
-            raise ValueError(f"a memory named {name!r} is already registered (pass replace=True)")
-        _REGISTERED[name] = factory
-
-
-def _entry_points() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    MEMORIES.register(name, factory, replace=replace)
 
 
 def available_memories() -> list[str]:
     """Every name `create_memory` accepts: built-ins, run-time registrations, entry points."""
-    names = set(BUILTIN_MEMORIES) | set(_REGISTERED)
-    try:
-        names |= set(_entry_points())
-    except Exception as exc:  # noqa: BLE001 - a broken distribution must not hide the built-ins
-        log.warning("cannot read entry points of group %s: %s", ENTRY_POINT_GROUP, exc)
-    return sorted(names)
+    return MEMORIES.names()
 
 
 def memory_factory(name: str) -> Callable[..., Any]:
     """The class or factory registered under `name`."""
-    with _LOCK:
-        if name in _REGISTERED:
-            return _REGISTERED[name]
-    if name in BUILTIN_MEMORIES:
-        module, _, attr = BUILTIN_MEMORIES[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
-    eps = _entry_points()
-    if name in eps:
-        try:
-            return eps[name].load()
-        except Exception as exc:
-            raise UnknownMemoryError(
-                f"memory plugin {name!r} (entry point {eps[name].value!r} in group {ENTRY_POINT_GROUP!r}) "
-                f"failed to load: {exc}"
-            ) from exc
-    raise UnknownMemoryError(f"no memory named {name!r}; available: {', '.join(available_memories())}")
+    return MEMORIES.get(name)
 
 
 def create_memory(name: str, **config: Any) -> Any:
