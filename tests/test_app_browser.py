@@ -8,7 +8,6 @@ and Gradio page are the real ones. Waits are on page state with generous timeout
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
 CHROMIUM = "/usr/bin/chromium"
@@ -55,9 +55,7 @@ DRIVER = textwrap.dedent(
 
 
 # Starting, waiting for and stopping a server: the cluster benchmark's helpers.
-_spec = importlib.util.spec_from_file_location("cluster_bench", ROOT / "benchmarks" / "cluster_bench.py")
-_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_bench)
+_bench = load_script("benchmarks/cluster_bench.py")
 
 
 @pytest.fixture(scope="module")

@@ -3,24 +3,15 @@ the same episodes under the same settings."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from scripts import load_script
 
 from helper_agent.evals.benchmark import generate_benchmark
-
-
-def _bench_module() -> ModuleType:
-    path = Path(__file__).parents[1] / "benchmarks" / "embodiedrag_bench.py"
-    spec = importlib.util.spec_from_file_location("embodiedrag_bench", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +26,7 @@ def grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[ModuleType, Path, Pa
                                                "feedback": 0, "ablate": None, "agent_options": {"graph": "subgraph"}}))
     records = [{"instance_id": f"valid_unseen_000{i}.tfd", "success": i % 2, "react_steps": 30} for i in range(3)]
     (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    return _bench_module(), run, root
+    return load_script("benchmarks/embodiedrag_bench.py"), run, root
 
 
 def test_the_n0_cell_adopts_the_runs_episodes_it_shares(grid: tuple[ModuleType, Path, Path]) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scripts import load_script
 
 from helper_agent.config import Settings, get_settings
 from helper_agent.evals.benchmark import generate_benchmark
@@ -36,7 +37,6 @@ from helper_agent.memory.embeddings import HashEmbedder
 from helper_agent.memory.routines import Routine, RoutineMemory
 from helper_agent.memory.store import VectorStore
 
-ROOT = Path(__file__).resolve().parents[1]
 HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false"}
 PROGRAM = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
 
@@ -298,7 +298,7 @@ def test_every_routine_is_the_top_hit_for_its_own_teaching_request(tmp_path: Pat
     request, each sampled routine comes back first, and its score is the best over every stored
     vector (exact, not an index's approximation). The real model's figures are in
     `benchmarks/memory_bench.py --self-recall 5000,20000`."""
-    bench = _memory_bench()
+    bench = load_script("benchmarks/memory_bench.py")
     settings = Settings(embeddings="hash:512", embedding_cache=False)
     embedder = HashEmbedder(512)
     memory = RoutineMemory(store=VectorStore(tmp_path / "m", settings=settings), embedder=embedder, settings=settings)
@@ -315,16 +315,6 @@ def test_every_routine_is_the_top_hit_for_its_own_teaching_request(tmp_path: Pat
         assert hits and hits[0].record.name == name, f"{name!r} not recalled by its own request"
         query = np.asarray(embedder.embed([request])[0], dtype=np.float32)
         assert hits[0].score == pytest.approx(float(np.max(stored @ (query / np.linalg.norm(query)))), abs=1e-4)
-
-
-def _memory_bench():  # noqa: ANN202 - the benchmark module
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("memory_bench", ROOT / "benchmarks" / "memory_bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # ------------------------------------------------------------------------------ settings read where they matter

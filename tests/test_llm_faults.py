@@ -7,12 +7,11 @@ agents' calls do. Retried failures take at most attempts*timeout + delay*(2**(at
 
 from __future__ import annotations
 
-import importlib.util
 import time
-from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
+from scripts import load_script
 
 pytest.importorskip("langchain_openai")
 
@@ -27,11 +26,7 @@ from helper_agent.llm import (  # noqa: E402 - after the importorskip
     make_chat_model,
 )
 
-_spec = importlib.util.spec_from_file_location(
-    "llm_faults_bench", Path(__file__).parents[1] / "benchmarks" / "llm_faults_bench.py"
-)
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = load_script("benchmarks/llm_faults_bench.py")
 FakeOpenAIServer = bench.FakeOpenAIServer
 
 TIMEOUT = 1.0

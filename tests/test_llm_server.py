@@ -10,7 +10,6 @@ comparison; they are reported, not asserted.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from scripts import load_script
 
 pytestmark = [
     pytest.mark.llm,
@@ -28,9 +28,7 @@ PROMPT = "Write a long story about a robot that makes coffee in a kitchen."
 
 
 # Starting, waiting for and stopping a model server: the cluster benchmark's helpers.
-_spec = importlib.util.spec_from_file_location("cluster_bench", Path(__file__).parents[1] / "benchmarks" / "cluster_bench.py")
-_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_bench)
+_bench = load_script("benchmarks/cluster_bench.py")
 _free_port, _wait_until_serving, _stop = _bench.free_port, _bench.wait_until_serving, _bench.stop_server
 
 

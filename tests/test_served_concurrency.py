@@ -10,7 +10,6 @@ the servers saw carried the program grammar (`HELPER_LLM_GRAMMAR=llama.cpp`).
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import threading
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scripts import load_script
 
 pytest.importorskip("langchain_openai")
 
@@ -26,11 +26,7 @@ from helper_agent.evals.engine.runner import run_eval  # noqa: E402
 from helper_agent.evals.engine.spec import EvalSpec  # noqa: E402
 from helper_agent.evals.engine.store import ResultStore  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location(
-    "llm_faults_bench", Path(__file__).parents[1] / "benchmarks" / "llm_faults_bench.py"
-)
-faults = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(faults)
+faults = load_script("benchmarks/llm_faults_bench.py")
 
 EPISODES = 6
 PROGRAM = 'mug = InteractionObject("Mug")'  # one line: the fake server re-joins its words with spaces
