@@ -12,13 +12,17 @@ from helper_agent.program.edits import (
     Grounding,
     append_program,
     apply_edit,
+    contrast_parts,
     edit_grammar,
     in_form,
     named_steps,
     parse_edit,
+    part_lacks,
+    placements,
     program_classes,
     replaced_steps,
     served,
+    unwanted_steps,
 )
 
 CLEANING = """for i in range(2):
@@ -433,3 +437,117 @@ def test_a_change_naming_only_where_things_go_adds_nothing() -> None:
     with pytest.raises(EditError, match="names only where things go"):
         grounding.check(parse_edit("add task"), SANDWICH)
     assert not Grounding.of("put the laptop on the sofa too", SOFA).destination_only
+
+
+BEDROOM = """bed = InteractionObject("Bed")
+book = InteractionObject("Book")
+book.pickup_and_place(bed)
+"""
+
+
+def test_what_a_change_puts_where() -> None:
+    assert placements("without the remote, the newspaper on the coffee table, and a box on the sofa") == {
+        "Newspaper": "CoffeeTable", "Box": "Sofa"}
+    assert placements("put the keys in the box and the pillow on the armchair") == {"KeyChain": "Box", "Pillow": "ArmChair"}
+    assert placements("turn on the light") == {} and placements("served in a bowl") == {}
+
+
+def test_a_copy_goes_where_the_change_puts_it() -> None:
+    """ "a pen on the desk" answered with "add Pen like Book": the pen gets the book's steps but goes
+    on the desk, not on the bed the book goes to (before: rejected, a bed cannot hold a pen)."""
+    grounding = Grounding.of("a pen on the desk", BEDROOM)
+    edit = grounding.placed(in_form(parse_edit("add Pen like Book")))
+    assert edit.place == "Desk" and edit.text() == "add Pen like Book on Desk"
+    assert edit.describe() == "also a pen (like the book) on the desk"
+    program = apply_edit(BEDROOM, edit)
+    assert kinds(program)[-4:] == [("Navigate", "Pen"), ("Pickup", "Pen"), ("Navigate", "Desk"), ("Place", "Pen")]
+    assert 'desk = InteractionObject("Desk")\npen = InteractionObject("Pen")\npen.pickup_and_place(desk)' in program
+    assert "book.pickup_and_place(bed)" in program
+    with pytest.raises(EditError):  # without the place, the copy would go on the bed
+        apply_edit(BEDROOM, parse_edit("add Pen like Book"))
+    # a copy whose steps put it nowhere is put there too; a change that names no place leaves the copy as it is
+    washed = 'mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\n'
+    cup = apply_edit(washed, Grounding.of("a cup on the dining table too", washed).placed(parse_edit("add Cup like Mug")))
+    assert cup.rstrip().endswith("cup.clean()\ncup.place(dining_table)")
+    assert Grounding.of("wash a cup too", washed).placed(parse_edit("add Cup like Mug")).place == ""
+
+
+WATERING = """cup = InteractionObject("Cup")
+cup.fill_up()
+house_plant = InteractionObject("HousePlant")
+cup.pour(house_plant)
+mug = InteractionObject("Mug", attributes=["clean"])
+mug.clean()
+mug.put_down()
+"""
+COFFEE_PART = """mug = InteractionObject("Mug", attributes=["clean"])
+mug.clean()
+coffee_machine = InteractionObject("CoffeeMachine")
+mug.pickup_and_place(coffee_machine)
+coffee_machine.toggle_on()
+"""
+
+
+def test_a_new_part_takes_up_the_object_the_routine_prepared() -> None:
+    """ "the Hana watering, then a mug of coffee": the coffee is made in the mug the routine washed
+    (one mug, washed once), not in a second mug the kitchen may not have."""
+    program = append_program(WATERING, COFFEE_PART)
+    assert program.count("InteractionObject(\"Mug\"") == 1 and program.count("mug.clean()") == 1
+    assert program.rstrip().endswith("mug.put_down()\ncoffee_machine = InteractionObject(\"CoffeeMachine\")\n"
+                                     "mug.pickup_and_place(coffee_machine)\ncoffee_machine.toggle_on()")
+    # a plate holding toast is not free: a plate of tomato slices gets a plate of its own
+    toast = ('bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
+             'plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
+             "bread_slice.pickup_and_place(plate)\n")
+    part = 'plate = InteractionObject("Plate")\ntomato_slice = InteractionObject("TomatoSliced")\ntomato_slice.pickup_and_place(plate)\n'
+    assert append_program(toast, part).count("InteractionObject(\"Plate\"") == 2
+    # nor is a mug left in the coffee machine, nor one of two, nor one the part wants with an attribute it lacks
+    assert append_program(COFFEE_PART, COFFEE_PART).count("InteractionObject(\"Mug\"") == 2
+    two = WATERING + 'mug_2 = InteractionObject("Mug", attributes=["clean"])\nmug_2.clean()\nmug_2.put_down()\n'
+    assert append_program(two, COFFEE_PART).count("InteractionObject(\"Mug\"") == 3
+    plain = WATERING.replace('"Mug", attributes=["clean"]', '"Mug"').replace("mug.clean()\n", "")
+    assert append_program(plain, COFFEE_PART).count("InteractionObject(\"Mug\"") == 2
+
+
+def test_a_part_lacks_what_its_words_name() -> None:
+    potato = 'plate = InteractionObject("Plate")\npotato_slice = InteractionObject("PotatoSliced")\npotato_slice.pickup_and_place(plate)\n'
+    assert part_lacks("a plate of two tomato slices", potato) == ["TomatoSliced"]
+    assert part_lacks("a plate of two potato slices", potato) == []
+    assert part_lacks("then a mug of coffee for me", COFFEE_PART) == []
+
+
+def test_the_ways_of_putting_one_thing_in_place_of_another() -> None:
+    """(what is wanted, what it takes the place of), whichever comes first in the words."""
+    assert contrast_parts("a cup instead of the mug") == ("a cup", "the mug")
+    assert contrast_parts("replace the plate with a bowl") == ("a bowl", "the plate")
+    assert contrast_parts("swap the candle for the soap bottle") == ("the soap bottle", "the candle")
+    assert contrast_parts("change the apple to tomato") == ("tomato", "the apple")
+    assert contrast_parts("substitute a mug for the cup") == ("a mug", "the cup")
+    assert contrast_parts("the soap bottle, not the soap bar") == ("the soap bottle", "the soap bar")
+    assert contrast_parts("not the mug but a cup") == ("a cup", "the mug")
+    for none in ("switch the lights on", "put the pen on the bed", "no coffee today", "change it to be cooked"):
+        assert contrast_parts(none) is None
+    # "replace the plate with a bowl" read backwards was "move Plate to Bowl" (batch 3, sofia-two-1)
+    grounding = Grounding.of("replace the plate with a bowl", SANDWICH)
+    assert grounding.old_named == ("Plate",) and "add_like" not in grounding.kinds()
+    with pytest.raises(EditError, match="replace it, do not move it"):
+        grounding.check(parse_edit("move Plate to Bowl"), SANDWICH)
+    grounding.check(parse_edit("replace Plate with Bowl"), SANDWICH)
+
+
+def test_a_step_the_change_says_not_to_do_is_skipped() -> None:
+    """ "leave the slices uncooked" became "remove TomatoSliced" (batch 3, elena-three-1): only
+    `skip` of that step is admitted."""
+    assert unwanted_steps("leave the slices uncooked") == ["cook"]
+    assert unwanted_steps("skip cooking the potato") == unwanted_steps("the potato slice not cooked") == ["cook"]
+    assert unwanted_steps("don't wash the mug") == ["clean"]
+    for none in ("no toast", "without the toast", "the cooked potato, not the tomato", "under the table", "wash a bowl too"):
+        assert unwanted_steps(none) == []
+    program = SANDWICH
+    grounding = Grounding.of("leave the bread untoasted", program)
+    assert grounding.kinds() == {"skip"}
+    grammar = edit_grammar(program_classes(program), grounding=grounding, steps={"BreadSliced": ["toast"], "Plate": ["clean"]})
+    assert grammar.startswith('root ::= "skip BreadSliced " ("toast")\n')
+    with pytest.raises(EditError, match="not to toast"):
+        grounding.check(parse_edit("remove BreadSliced"), program)
+    assert "toast" not in apply_edit(program, parse_edit("skip BreadSliced toast"))

@@ -70,6 +70,16 @@ def test_objects_of_other_program_objects_are_taken_but_receptacles_are_shared()
     assert ids(g.candidates(ObjectRef("__cup", "Cup"), HERE)) == ["Cup|a", "Cup|b"]
 
 
+def test_what_the_executor_used_stays_free_for_the_program() -> None:
+    """The executor sliced the apple with the only knife (its own `__knife` reference); a program
+    step on `knife` later binds that knife (before: "could not find Knife" in a kitchen with one)."""
+    g = grounding(view("Knife|1", 1.0), bindings={"__knife": "Knife|1"})
+    assert ids(g.candidates(ObjectRef("knife#1", "Knife"), HERE)) == ["Knife|1"]
+    g.bind(ObjectRef("knife#1", "Knife"), "Knife|1")  # and the executor may still use it after the program did
+    assert ids(g.candidates(ObjectRef("__knife", "Knife"), HERE)) == ["Knife|1"]
+    assert ids(g.candidates(ObjectRef("knife#2", "Knife"), HERE)) == []  # two program knives are two knives
+
+
 def test_sink_means_its_basin_and_exclusions_stick() -> None:
     g = grounding(view("Sink|1", 1.0), view("Sink|1|SinkBasin", 1.0), view("Sink|2|SinkBasin", 2.0))
     assert ids(g.candidates(ObjectRef("s", "Sink"), HERE)) == ["Sink|1|SinkBasin", "Sink|2|SinkBasin"]

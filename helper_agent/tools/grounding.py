@@ -88,9 +88,12 @@ class Grounding:
         With `for_placing`, only receptacles that accept that object and have room for it.
         """
         # Objects bound to other program objects are off limits, except for the executor's own
-        # helper references (a knife to slice with, a sink to rinse in): those may reuse them.
+        # helper references (a knife to slice with, a sink to rinse in): those may reuse them, and
+        # what they used stays free for the program (the knife the executor sliced the apple with
+        # is the knife a later `knife.pickup()` means; before, the only knife was "not found").
         internal = ref.instance_key.startswith("__")
-        taken = set() if internal else {oid for key, oid in self.bindings.items() if key != ref.instance_key}
+        taken = set() if internal else {oid for key, oid in self.bindings.items()
+                                         if key != ref.instance_key and not key.startswith("__")}
         excluded = (exclude or set()) | self.excluded.get(ref.instance_key, set())
         classes = {ref.object_class}
         if ref.object_class in ("Sink", "SinkBasin"):

@@ -52,6 +52,7 @@ from helper_agent.program.edits import (
     edit_grammar,
     in_form,
     parse_edit,
+    part_lacks,
     program_classes,
     program_roles,
     program_steps,
@@ -62,6 +63,7 @@ from helper_agent.program.edits import (
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
 
 MAX_EDIT_ATTEMPTS = 3
+MAX_PART_ATTEMPTS = 2  # a new part that makes none of an object its words name is written once more
 
 
 @contextmanager
@@ -175,7 +177,7 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
         try:
             written = parse_edit(line)
             banned.append(written)
-            edit = in_form(written)
+            edit = grounding.placed(in_form(written))
             grounding.check(edit, program)
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
@@ -222,10 +224,23 @@ def _add_task(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
 
 
 def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> str:
+    """The planner's program for `words`, asked again (with the reason) while it makes none of an
+    object the words name (`part_lacks`); the last answer after `MAX_PART_ATTEMPTS`."""
     hits = ctx.example_memory().retrieve(words, k=ctx.config.k)
     examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program} for h in hits]
-    decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan")
-    return _ask(ctx, callbacks, planner_messages(words, examples), "plan", decoding)
+    error = previous = ""
+    for attempt in range(1, MAX_PART_ATTEMPTS + 1):
+        decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan",
+                                    temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
+                                    seed=ctx.config.seed + attempt - 1)
+        part = _ask(ctx, callbacks, planner_messages(words, examples, error, previous), "plan", decoding)
+        lacks = part_lacks(words, part)
+        if not lacks:
+            break
+        error = (f"the request names {', '.join(lacks)}, and this program makes no {lacks[0]}: "
+                 f"write the program with {' and '.join(lacks)}")
+        previous = part
+    return part
 
 
 def _describe(edit: Edit, program: str, change: str, steps: list[Edit] | None = None) -> str:
