@@ -329,3 +329,42 @@ def test_a_routine_named_in_other_words_is_recalled(memories: dict) -> None:
     out = build_graph().invoke({"request": request, "user": "Yuki"}, context=context)
     assert out["routine"]["name"] == "the Yuki tidy" and out["routine"]["score"] == "named"
     assert out["program"] == routine.program and goals_met("yuki-original-2", context.env)
+
+
+def test_a_new_thing_goes_where_the_change_puts_it(memories: dict) -> None:
+    """ "... and a pen on the desk", answered with "add Pen like Book" after the book went to the
+    bed: the pen gets the book's steps and goes on the desk (before: rejected three times, since a
+    bed cannot hold a pen, and the change was lost)."""
+    out, chat, context = recall(memories, "lucas-three-3", [
+        "- skip the phone\n- put the book on the bed\n- a pen on the desk\n",
+        "remove CellPhone", "move Book to Bed", "add Pen like Book"])
+    edits = out["adaptation"]["edits"]
+    assert edits[2]["edit"] == "add Pen like Book on Desk" and edits[2]["applied"] and edits[2]["rejected"] == []
+    assert out["adaptation"]["summary"].endswith("also a pen (like the book) on the desk")
+    assert out["outcome"] == "done" and goals_met("lucas-three-3", context.env) and len(adapting(chat)) == 4
+
+
+def test_a_drink_after_the_routine_uses_the_mug_it_washed(memories: dict) -> None:
+    """ "Hana watering, then a mug of coffee for me": the planner's part makes a clean mug; it is
+    the mug the routine washed (before: a second mug, not found in a kitchen with one)."""
+    part = P.load_suite(CALIBRATION).request("hana-one-3").program.split("\n", 4)[4]
+    out, _, context = recall(memories, "hana-one-3", ["- then a mug of coffee for me\n", "add task", fence(part)])
+    assert out["program"].count('InteractionObject("Mug"') == 1 and out["program"].count("mug.clean()") == 1
+    assert out["outcome"] == "done" and goals_met("hana-one-3", context.env)
+
+
+def test_a_part_without_what_its_words_name_is_written_again(memories: dict) -> None:
+    """ "a plate of two tomato slices" written with potato slices goes back to the planner with the
+    reason; the second answer is appended."""
+    potato = ('plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
+              'for i in range(2):\n    potato_slice = InteractionObject("PotatoSliced")\n'
+              "    potato_slice.pickup_and_place(plate)")
+    tomato = potato.replace("PotatoSliced", "TomatoSliced").replace("potato_slice", "tomato_slice")
+    out, chat, context = recall(memories, "zainab-three-1", [
+        "- two slices of toast\n- no coffee\n- a plate of two tomato slices as well\n",
+        "count BreadSliced 2", "skip Mug clean", "add task", fence(potato), fence(tomato)])
+    retry = adapting(chat)[5]
+    assert retry[-1].content.startswith("That program was rejected: the request names TomatoSliced, and this program "
+                                        "makes no TomatoSliced")
+    assert "TomatoSliced" in out["program"] and "PotatoSliced" not in out["program"]
+    assert out["adaptation"]["edits"][2]["edit"] == "add task"
