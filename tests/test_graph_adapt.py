@@ -368,3 +368,16 @@ def test_a_part_without_what_its_words_name_is_written_again(memories: dict) -> 
                                         "makes no TomatoSliced")
     assert "TomatoSliced" in out["program"] and "PotatoSliced" not in out["program"]
     assert out["adaptation"]["edits"][2]["edit"] == "add task"
+
+
+def test_an_edit_that_changes_nothing_is_asked_again(memories: dict) -> None:
+    """ "wash two mugs" answered with "step Mug clean" (the routine washes its mug already) goes back
+    with the reason, and the count comes next (before: kept as the change's edit, and lost)."""
+    out, chat, _ = recall(memories, "hana-three-1", [
+        "- a bowl instead of the cup\n- wash two mugs\n- also clean a plate\n",
+        "replace Cup with Bowl", "step Mug clean", "count Mug 2", "add Plate like Mug"])
+    second = out["adaptation"]["edits"][1]
+    assert second["edit"] == "count Mug 2" and second["applied"]
+    assert second["rejected"] == [{"edit": "step Mug clean", "reason": "'step Mug clean' changes nothing: the routine "
+                                   "does that already; write the edit that makes the change"}]
+    assert "changes nothing" in adapting(chat)[3][-1].content

@@ -16,6 +16,7 @@ from helper_agent.program.edits import (
     edit_grammar,
     in_form,
     named_steps,
+    negated_objects,
     parse_edit,
     part_lacks,
     placements,
@@ -514,6 +515,8 @@ def test_a_part_lacks_what_its_words_name() -> None:
     assert part_lacks("a plate of two tomato slices", potato) == ["TomatoSliced"]
     assert part_lacks("a plate of two potato slices", potato) == []
     assert part_lacks("then a mug of coffee for me", COFFEE_PART) == []
+    # "make a plate of toast" written without toasting (omar-three-3)
+    assert part_lacks("make a plate of toast", potato.replace("PotatoSliced", "BreadSliced")) == ["toast()"]
 
 
 def test_the_ways_of_putting_one_thing_in_place_of_another() -> None:
@@ -551,3 +554,17 @@ def test_a_step_the_change_says_not_to_do_is_skipped() -> None:
     with pytest.raises(EditError, match="not to toast"):
         grounding.check(parse_edit("remove BreadSliced"), program)
     assert "toast" not in apply_edit(program, parse_edit("skip BreadSliced toast"))
+
+
+def test_a_thing_to_do_without_is_removed() -> None:
+    """ "no coffee" became "skip Mug clean" (the mug still went to the coffee machine) and "skip the
+    bowls" "skip Bowl clean": a negated object admits only `remove`; a negated step only `skip`."""
+    assert negated_objects("no coffee") == ["coffee"] and negated_objects("skip the bowls") == ["Bowl"]
+    assert negated_objects("without the remote") == ["RemoteControl"]
+    assert negated_objects("skip cooking the potato") == [] and negated_objects("the soap bottle, not the soap bar") == []
+    assert Grounding.of("no coffee", BREAKFAST).kinds() == {"remove"}
+    assert Grounding.of("skip the plate", SANDWICH).kinds() == {"remove"}
+    assert Grounding.of("skip toasting the bread", SANDWICH).kinds() == {"skip"}
+    with pytest.raises(EditError, match="do without the Mug: write remove"):
+        Grounding.of("no coffee", BREAKFAST).check(parse_edit("skip Mug clean"), BREAKFAST)
+    Grounding.of("no coffee", BREAKFAST).check(parse_edit("remove Mug"), BREAKFAST)

@@ -60,6 +60,7 @@ __all__ = [
     "in_form",
     "named_classes",
     "named_steps",
+    "negated_objects",
     "new_holder",
     "parse_edit",
     "part_lacks",
@@ -368,6 +369,24 @@ def contrast_parts(change: str) -> tuple[str, str] | None:
 NEGATIONS = ("no", "not", "don't", "dont", "without", "skip", "never")
 
 
+def negated_objects(text: str) -> list[str]:
+    """The classes (and liquids) the text says to do without: right after a negation and an
+    optional article ("no coffee", "skip the bowls", "without the remote"). Read from the
+    calibration suite (114 requests), where "no coffee" became "skip Mug clean" (the mug still went
+    to the coffee machine) and "skip the bowls" "skip Bowl clean"."""
+    words = _SPAN_WORD.findall(text)
+    out: list[str] = []
+    for j, word in enumerate(words):
+        if word.lower() not in ("no", "without", "skip"):
+            continue
+        k = j + 1 + (j + 1 < len(words) and words[j + 1].lower() in ("a", "an", "the", "any", "my"))
+        found = next((c for n in (2, 1) if k + n <= len(words) and (c := _exact_class(" ".join(words[k:k + n])))), None)
+        liquid = words[k].lower().rstrip("s") if k < len(words) else ""
+        if found or liquid in (WATER, COFFEE):
+            out.append(found or liquid)
+    return out
+
+
 def unwanted_steps(text: str) -> list[str]:
     """The steps (`STEP_METHODS`) the text says not to do: a participle with "un" ("leave the slices
     uncooked", "unwashed"), or a verb form ("cooking", "washed", "wash") in a clause with a negation
@@ -557,6 +576,7 @@ class Grounding:
     destination_only: bool = False  # every class named follows "on"/"in"/...: "served in a bowl"
     places: tuple[tuple[str, str], ...] = ()  # what the change puts where (`placements`)
     unwanted: tuple[str, ...] = ()  # steps the change says not to do (`unwanted_steps`): only `skip`
+    without: bool = False  # the change says to do without an object (`negated_objects`): only `remove`
 
     @classmethod
     def of(cls, change: str, program: str) -> Grounding:
@@ -588,7 +608,8 @@ class Grounding:
                    tuple(program_counts(program).items()),
                    bool(named) and set(named) <= set(_destinations(change)),
                    tuple(placements(change).items()),
-                   tuple(unwanted_steps(change)))
+                   tuple(unwanted_steps(change)),
+                   bool(negated_objects(change)) and not missing and not contrast)
 
     def kinds(self) -> set[str]:
         """The edit kinds this change admits (`EDIT_KINDS` less what the rules above take away)."""
@@ -598,6 +619,8 @@ class Grounding:
             return {"add_task"}
         if self.unwanted and not self.must_bring:
             return {"skip"}
+        if self.without and (self.named or self.vessels):
+            return {"remove"}
         kinds = set(EDIT_KINDS) - {"move_all"}
         if self.named or self.vessels:
             kinds.discard("none")
@@ -685,6 +708,8 @@ class Grounding:
         if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):
             where = ", ".join(_places(program_classes(program), self, ())) or "nothing that holds it"
             raise EditError(f"put it on or in what the change names: {where}")
+        if self.without and (self.named or self.vessels) and not self.unwanted and edit.kind != "remove":
+            raise EditError(f"the change says to do without the {(self.named or self.vessels)[0]}: write remove ...")
         numbers = self.numbers_for([edit.target]) if edit.kind == "count" else None
         if numbers is not None and str(edit.count) not in numbers[edit.target]:
             raise EditError(f"the change asks for {' or '.join(numbers[edit.target]) or 'another number'} of them, "
@@ -1368,14 +1393,21 @@ def _attributes(decl: _Decl) -> set[str]:
 
 def part_lacks(words: str, part: str) -> list[str]:
     """The object classes `words` name that the new part `part` makes none of (in either form:
-    "tomato slices" are made as TomatoSliced or Tomato): what the planner is asked to write again.
-    On the calibration suite (batch 2, zainab-three-1) the 0.5B wrote potato slices for "a plate of
-    two tomato slices". A part that does not parse lacks nothing here; `append_program` rejects it."""
+    "tomato slices" are made as TomatoSliced or Tomato), and the steps they name that it does to
+    nothing ("toast()" for "a plate of toast"): what the planner is asked to write again. On the
+    calibration suite the 0.5B wrote potato slices for "a plate of two tomato slices" (batch 2,
+    zainab-three-1) and untoasted bread for "make a plate of toast" (omar-three-3). A part that
+    does not parse lacks nothing here; `append_program` rejects it."""
     try:
-        made = {_base(c) for c in program_classes(part)}
+        classes = program_classes(part)
+        done = {m for ms in program_steps(part).values() for m in ms}
     except EditError:
         return []
-    return [c for c in named_classes(words) if _base(c) not in made]
+    made = {_base(c) for c in classes}
+    if any(c.endswith("Sliced") for c in classes):
+        done.add("slice")  # a slice is cut by whoever fetches it ("two tomato slices" names no step to write)
+    return [c for c in named_classes(words) if _base(c) not in made] + [
+        f"{m}()" for m in named_steps(words) if m not in done]
 
 
 def _pickupable(cls: str) -> bool:

@@ -187,6 +187,11 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
             rejected.append((line, str(err)))
             record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
             continue
+        if new == program and edit.kind != "none":  # "step Mug clean" for "wash two mugs": the routine does that
+            rejected.append((line, f"'{edit.text()}' changes nothing: the routine does that already; write the edit "
+                                   "that makes the change"))
+            record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
+            continue
         steps = []
         for extra in grounding.follow_up(edit, new):  # "a cooked potato slice instead of ...": cook it too
             try:
@@ -237,10 +242,21 @@ def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> s
         lacks = part_lacks(words, part)
         if not lacks:
             break
-        error = (f"the request names {', '.join(lacks)}, and this program makes no {lacks[0]}: "
-                 f"write the program with {' and '.join(lacks)}")
+        error = _lacking(lacks)
         previous = part
     return part
+
+
+def _lacking(lacks: list[str]) -> str:
+    """Why a new part is written again: the objects (classes) and steps ("toast()") it lacks."""
+    objects = [x for x in lacks if not x.endswith("()")]
+    steps = [x for x in lacks if x.endswith("()")]
+    why = []
+    if objects:
+        why.append(f"the request names {', '.join(objects)}, and this program makes no {objects[0]}")
+    if steps:
+        why.append(f"the request asks for {', '.join(s[:-2] for s in steps)}, and this program never calls {steps[0]}")
+    return "; ".join(why) + f": write the program with {' and '.join(lacks)}"
 
 
 def _describe(edit: Edit, program: str, change: str, steps: list[Edit] | None = None) -> str:
