@@ -362,7 +362,7 @@ def test_a_part_without_what_its_words_name_is_written_again(memories: dict) -> 
     tomato = potato.replace("PotatoSliced", "TomatoSliced").replace("potato_slice", "tomato_slice")
     out, chat, context = recall(memories, "zainab-three-1", [
         "- two slices of toast\n- no coffee\n- a plate of two tomato slices as well\n",
-        "count BreadSliced 2", "skip Mug clean", "add task", fence(potato), fence(tomato)])
+        "count BreadSliced 2", "remove Mug", "add task", fence(potato), fence(tomato)])
     retry = adapting(chat)[5]
     assert retry[-1].content.startswith("That program was rejected: the request names TomatoSliced, and this program "
                                         "makes no TomatoSliced")

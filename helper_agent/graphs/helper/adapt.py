@@ -234,17 +234,29 @@ def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> s
     hits = ctx.example_memory().retrieve(words, k=ctx.config.k)
     examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program} for h in hits]
     error = previous = ""
+    written: list[tuple[int, int, str]] = []  # (parses? 0 : 1, what it lacks, the part)
     for attempt in range(1, MAX_PART_ATTEMPTS + 1):
         decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan",
                                     temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1)
         part = _ask(ctx, callbacks, planner_messages(words, examples, error, previous), "plan", decoding)
         lacks = part_lacks(words, part)
-        if not lacks:
-            break
-        error = _lacking(lacks)
+        written.append((0 if program_classes_or_none(part) else 1, len(lacks), part))
+        if not lacks and written[-1][0] == 0:
+            return part
+        error = _lacking(lacks) if lacks else "the program does not parse"
         previous = part
-    return part
+    # the best answer: one that parses, lacking the least (the first on a tie: a retry at a higher
+    # temperature once wrote `from = InteractionObject("Mug")` for "make a plate of toast")
+    return min(written, key=lambda w: (w[0], w[1]))[2]
+
+
+def program_classes_or_none(part: str) -> list[str] | None:
+    """The classes a part makes, or None when it does not parse."""
+    try:
+        return program_classes(part)
+    except EditError:
+        return None
 
 
 def _lacking(lacks: list[str]) -> str:
