@@ -568,3 +568,19 @@ def test_a_thing_to_do_without_is_removed() -> None:
     with pytest.raises(EditError, match="do without the Mug: write remove"):
         Grounding.of("no coffee", BREAKFAST).check(parse_edit("skip Mug clean"), BREAKFAST)
     Grounding.of("no coffee", BREAKFAST).check(parse_edit("remove Mug"), BREAKFAST)
+
+
+def test_a_replacement_replaces_what_the_change_names() -> None:
+    """ "swap the pillow for the newspaper" in a routine with no pillow came out as "replace
+    RemoteControl with Pillow" (a helper chat session): the old thing is the one named first."""
+    tidy = TIDY.replace("Sofa", "ArmChair").replace("sofa", "arm_chair")
+    grounding = Grounding.of("swap the pillow for the newspaper", tidy)
+    with pytest.raises(EditError, match="in place of the Pillow, not of the RemoteControl; the routine has no Pillow"):
+        grounding.check(parse_edit("replace RemoteControl with Pillow"), tidy)
+    pillows = tidy.replace("RemoteControl", "Pillow").replace("remote_control", "pillow")
+    grounding = Grounding.of("swap the pillow for the newspaper", pillows)
+    grounding.check(parse_edit("replace Pillow with Newspaper"), pillows)
+    with pytest.raises(EditError, match="in place of the Pillow, not of the ArmChair$"):
+        grounding.check(parse_edit("replace ArmChair with Newspaper"), pillows)
+    with pytest.raises(EditError, match="the Pillow is what the change replaces"):
+        grounding.check(parse_edit("replace Pillow with Pillow"), pillows)

@@ -709,6 +709,16 @@ class Grounding:
             raise EditError("the change names only where things go: move them there, do not add")
         if edit.kind == "move" and self.contrast and _base(edit.target) in {_base(c) for c in self.old_named}:
             raise EditError(f"the change puts something in place of the {edit.target}: replace it, do not move it")
+        olds = {_base(c) for c in self.old_named}
+        if edit.kind == "replace" and self.contrast and olds and _base(edit.target) not in olds:
+            # "swap the pillow for the newspaper" in a routine without a pillow became
+            # "replace RemoteControl with Pillow" (a helper chat session): the old thing is the one named
+            wanted = ", ".join(self.old_named)
+            raise EditError(f"the change puts something in place of the {wanted}, not of the {edit.target}"
+                            + ("" if program is None or olds & {_base(c) for c in program_classes(program)}
+                               else f"; the routine has no {wanted}"))
+        if edit.kind == "replace" and self.contrast and _base(edit.value) in olds:
+            raise EditError(f"the {edit.value} is what the change replaces; replace it with what the change asks for")
         if edit.kind == "put" and not self.must_bring:
             raise EditError("put brings in an object the routine lacks, and the change names none")
         if edit.kind == "put" and program is not None and edit.target not in _places(program_classes(program), self, ()):
