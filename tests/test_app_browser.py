@@ -174,7 +174,7 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
     page.close()
 
 
-def test_two_tabs_keep_users_apart_and_bad_users_get_a_message(app_url: str, browser: object) -> None:
+def test_two_tabs_keep_users_apart_and_bad_users_get_a_message(app_url: str, browser: object, tmp_path: Path) -> None:
     expect = playwright_api.expect
     context = browser.new_context()  # type: ignore[attr-defined]
     page = context.new_page()
@@ -190,7 +190,7 @@ def test_two_tabs_keep_users_apart_and_bad_users_get_a_message(app_url: str, bro
     expect(page.locator("#sessions")).not_to_contain_text("household:mary")
     # A file that is not a TEACh instance: a message in the page, nothing started.
     page.get_by_role("tab", name="Chat").click()
-    bad = Path(os.environ.get("TMPDIR", "/tmp")) / "not-teach.tfd.json"
+    bad = tmp_path / "not-teach.tfd.json"  # the test's own folder: parallel runs do not share it
     bad.write_text('{"hello": 1}', encoding="utf-8")
     page.locator("#instance input[type=file]").set_input_files(str(bad))
     expect(page.locator("#error")).to_contain_text("not-teach.tfd.json is not a TEACh instance", timeout=WAIT_MS)

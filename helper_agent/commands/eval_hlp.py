@@ -32,7 +32,7 @@ def hlp(
     out: Path = typer.Option(..., "--out", help="Run folder (results.jsonl is resumable, metrics.json is written)."),
     k: int = typer.Option(9, "--k", help="In-context examples per prompt."),
     retriever: str = typer.Option("knn", "--retriever", help="knn (instruction embedding) or random."),
-    llm: str = typer.Option("local", "--llm", help="Chat model spec: local, local:1.5b, an OpenAI-compatible URL, ..."),
+    llm: str = typer.Option("local", "--llm", envvar="HELPER_LLM", help="Chat model spec: local, local:1.5b, an OpenAI-compatible URL, ..."),
     instructions: str = typer.Option("goal", "--instructions", help="goal, goal+step, or both."),
     limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N examples (each still uses all others as its pool)."),
     seed: int = typer.Option(0, "--seed"),
