@@ -517,6 +517,8 @@ def test_a_part_lacks_what_its_words_name() -> None:
     assert part_lacks("then a mug of coffee for me", COFFEE_PART) == []
     # "make a plate of toast" written without toasting (omar-three-3)
     assert part_lacks("make a plate of toast", potato.replace("PotatoSliced", "BreadSliced")) == ["toast()"]
+    with pytest.raises(EditError, match="does not parse"):  # the planner is asked again, as for a lack
+        part_lacks("a plate of toast", "from = InteractionObject(\"Mug\")")
 
 
 def test_the_ways_of_putting_one_thing_in_place_of_another() -> None:

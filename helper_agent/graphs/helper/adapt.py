@@ -183,13 +183,11 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
                 new = _add_task(ctx, callbacks, state, program, change)
             else:
                 new = apply_edit(program, edit)
+            if new == program and edit.kind != "none":  # "step Mug clean" for "wash two mugs": the routine does that
+                raise EditError(f"'{edit.text()}' changes nothing: the routine does that already; write the edit "
+                                "that makes the change")
         except EditError as err:
             rejected.append((line, str(err)))
-            record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
-            continue
-        if new == program and edit.kind != "none":  # "step Mug clean" for "wash two mugs": the routine does that
-            rejected.append((line, f"'{edit.text()}' changes nothing: the routine does that already; write the edit "
-                                   "that makes the change"))
             record["rejected"] = [{"edit": e, "reason": r} for e, r in rejected]
             continue
         steps = []
@@ -229,34 +227,31 @@ def _add_task(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
 
 
 def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> str:
-    """The planner's program for `words`, asked again (with the reason) while it makes none of an
-    object the words name (`part_lacks`); the last answer after `MAX_PART_ATTEMPTS`."""
+    """The planner's program for `words`, asked again (with the reason) while it does not parse or
+    makes none of an object the words name (`part_lacks`); after `MAX_PART_ATTEMPTS`, the best answer."""
     hits = ctx.example_memory().retrieve(words, k=ctx.config.k)
     examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program} for h in hits]
     error = previous = ""
-    written: list[tuple[int, int, str]] = []  # (parses? 0 : 1, what it lacks, the part)
+    written: list[tuple[int, int, str]] = []  # (parses? 0 : 1, how much it lacks, the part)
     for attempt in range(1, MAX_PART_ATTEMPTS + 1):
         decoding = program_decoding(ctx.chat(), max_lines=ctx.config.max_program_lines, kind="plan",
                                     temperature=0.0 if attempt == 1 else ctx.config.retry_temperature,
                                     seed=ctx.config.seed + attempt - 1)
         part = _ask(ctx, callbacks, planner_messages(words, examples, error, previous), "plan", decoding)
-        lacks = part_lacks(words, part)
-        written.append((0 if program_classes_or_none(part) else 1, len(lacks), part))
-        if not lacks and written[-1][0] == 0:
-            return part
-        error = _lacking(lacks) if lacks else "the program does not parse"
+        try:
+            lacks = part_lacks(words, part)
+        except EditError:
+            written.append((1, 0, part))
+            error = "the program does not parse"
+        else:
+            if not lacks:
+                return part
+            written.append((0, len(lacks), part))
+            error = _lacking(lacks)
         previous = part
     # the best answer: one that parses, lacking the least (the first on a tie: a retry at a higher
     # temperature once wrote `from = InteractionObject("Mug")` for "make a plate of toast")
-    return min(written, key=lambda w: (w[0], w[1]))[2]
-
-
-def program_classes_or_none(part: str) -> list[str] | None:
-    """The classes a part makes, or None when it does not parse."""
-    try:
-        return program_classes(part)
-    except EditError:
-        return None
+    return min(written, key=lambda w: w[:2])[2]
 
 
 def _lacking(lacks: list[str]) -> str:
