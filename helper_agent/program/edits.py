@@ -34,6 +34,7 @@ import ast
 import copy
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -379,8 +380,8 @@ def negated_objects(text: str) -> list[str]:
     for j, word in enumerate(words):
         if word.lower() not in ("no", "without", "skip"):
             continue
-        k = j + 1 + (j + 1 < len(words) and words[j + 1].lower() in ("a", "an", "the", "any", "my"))
-        found = next((c for n in (2, 1) if k + n <= len(words) and (c := _exact_class(" ".join(words[k:k + n])))), None)
+        k = _past_article(words, j, ("a", "an", "the", "any", "my"))
+        found = _class_from(words, k)
         liquid = words[k].lower().rstrip("s") if k < len(words) else ""
         if found or liquid in (WATER, COFFEE):
             out.append(found or liquid)
@@ -449,6 +450,24 @@ def named_steps(text: str) -> list[str]:
 _LOCATIVE = ("on", "in", "onto", "into", "at", "inside")
 
 
+_ARTICLES = ("a", "an", "the", "another")
+
+
+def _past_article(words: Sequence[str], j: int, articles: Sequence[str] = _ARTICLES) -> int:
+    """The index of the word after `words[j]`, past an article if one follows."""
+    return j + 1 + (j + 1 < len(words) and words[j + 1].lower() in articles)
+
+
+def _class_from(words: Sequence[str], k: int) -> str | None:
+    """The class the words from index `k` name (two words, else one), or None."""
+    return next((c for n in (2, 1) if k + n <= len(words) and (c := _exact_class(" ".join(words[k:k + n])))), None)
+
+
+def _class_before(words: Sequence[str], j: int) -> str | None:
+    """The class the words right before index `j` name (two words, else one), or None."""
+    return next((c for n in (2, 1) if j - n >= 0 and (c := _exact_class(" ".join(words[j - n:j])))), None)
+
+
 def _destinations(text: str) -> list[str]:
     """The classes the text names right after "on"/"in"/... (and an article): where things go."""
     words = _SPAN_WORD.findall(text)
@@ -456,12 +475,8 @@ def _destinations(text: str) -> list[str]:
     for j, word in enumerate(words):
         if word.lower() not in (*_LOCATIVE, "to") or (j and words[j - 1].lower().rstrip("ed") in ("turn", "switch")):
             continue  # "turn on the television" names no place
-        k = j + 1 + (j + 1 < len(words) and words[j + 1].lower() in ("a", "an", "the", "another"))
-        for n in (2, 1):
-            found = _exact_class(" ".join(words[k:k + n])) if k + n <= len(words) else None
-            if found:
-                out.append(found)
-                break
+        if found := _class_from(words, _past_article(words, j)):
+            out.append(found)
     return out
 
 
@@ -474,11 +489,8 @@ def _placed_objects(text: str) -> list[str]:
     for j, word in enumerate(words):
         if word.lower() not in _LOCATIVE or not named_classes(" ".join(words[j + 1:])):
             continue
-        for n in (2, 1):
-            found = _exact_class(" ".join(words[j - n:j])) if j - n >= 0 else None
-            if found:
-                out.append(found)
-                break
+        if found := _class_before(words, j):
+            out.append(found)
     return out
 
 
@@ -493,9 +505,7 @@ def placements(text: str) -> dict[str, str]:
     for j, word in enumerate(words):
         if word.lower() not in _LOCATIVE:
             continue
-        placed = next((c for n in (2, 1) if j - n >= 0 and (c := _exact_class(" ".join(words[j - n:j])))), None)
-        k = j + 1 + (j + 1 < len(words) and words[j + 1].lower() in ("a", "an", "the", "another"))
-        where = next((c for n in (2, 1) if k + n <= len(words) and (c := _exact_class(" ".join(words[k:k + n])))), None)
+        placed, where = _class_before(words, j), _class_from(words, _past_article(words, j))
         if placed and where and where in catalog and catalog.get(where).receptacle:
             out.setdefault(placed, where)
     return out
@@ -1387,9 +1397,7 @@ def _free_objects(tree: ast.Module) -> dict[str, _Decl]:
     machine, is not free; a part wanting one makes its own. Read from the calibration suite (batch 2,
     hana-one-3), where the part's second mug was looked for in a kitchen with one."""
     decls = _decls(tree)
-    counts: dict[str, int] = {}
-    for d in decls:
-        counts[d.cls] = counts.get(d.cls, 0) + 1
+    counts = Counter(d.cls for d in decls)
     out: dict[str, _Decl] = {}
     for d in decls:
         last = _last_place(d)
