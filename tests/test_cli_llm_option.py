@@ -3,9 +3,10 @@ a spec the factory refuses is one `error: cannot load the chat model: ...` line 
 command's own token and context options reach the factory.
 
 The bad specs fail before any model loads: an unknown local size, and a provider `init_chat_model`
-does not know. (`helper eval tfd/edh/compare/demo` and `progressive --benchmark teach` make their
-models in the episode workers, and `helper app` on first use so its page can say what is wrong:
-none of them calls `load_chat_model`.)
+does not know. `helper eval tfd/edh/compare/demo` and `progressive --benchmark teach` make their
+models in the episode workers, so they check the spec first (`commands.check_chat_model`): the same
+one line, before a run folder is written. (`helper app` makes its model on first use, so that its
+page can say what is wrong.)
 """
 
 from __future__ import annotations
@@ -58,6 +59,41 @@ def test_a_bad_llm_is_one_error_line(command: str, spec: str, tmp_path: Path) ->
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and errors[0].startswith(f"error: {BAD_SPECS[spec]}"), result.output
     assert "Traceback" not in result.output
+
+
+def worker_commands(tmp: Path, spec: str) -> dict[str, list[str]]:
+    """Each command whose episodes make their model in a worker, with the bad `spec`."""
+    data = str(tmp / "bench")
+    return {
+        "eval tfd": ["eval", "tfd", "--data", data, "--llm", spec, "--out", str(tmp / "out")],
+        "eval edh": ["eval", "edh", "--data", data, "--llm", spec, "--out", str(tmp / "out")],
+        "eval compare": ["eval", "compare", "--agents", "helper,llm-planner", "--data", data, "--llm", spec,
+                         "--out", str(tmp / "out")],
+        "demo": ["demo", "--llm", spec, "--out", str(tmp / "out")],
+        "eval progressive": ["eval", "progressive", "--data", data, "--llm", spec, "--out", str(tmp / "out")],
+    }
+
+
+@pytest.mark.parametrize("spec", sorted(BAD_SPECS))
+@pytest.mark.parametrize("command", ["eval tfd", "eval edh", "eval compare", "demo", "eval progressive"])
+def test_a_bad_llm_stops_an_evaluation_before_its_episodes(command: str, spec: str, tmp_path: Path) -> None:
+    """Not one error per episode in a run folder: one line, exit 2, and nothing written."""
+    result = CliRunner().invoke(app, worker_commands(tmp_path, spec)[command], env={"HELPER_EMBEDDINGS": "hash:32"})
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {BAD_SPECS[spec]}"), result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_oracle_evaluation_asks_no_model(tmp_path: Path) -> None:
+    """The oracle planners measure the world, not a model: a spec they never use is not checked."""
+    from helper_agent.evals.benchmark import generate_benchmark
+
+    generate_benchmark(tmp_path / "bench", seed=0, sizes={"valid_unseen": 1}, overwrite=True)
+    result = CliRunner().invoke(app, ["eval", "tfd", "--data", str(tmp_path / "bench"), "--agent", "gold",
+                                      "--llm", "nosuchprovider:model", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "results.jsonl").exists()
 
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -44,3 +44,15 @@ def load_chat_model(spec: str, *, max_tokens: int | None = None, n_ctx: int | No
         return llm.make_chat_model(spec, **options)
     except llm.LLMUnavailable as exc:
         fail(f"cannot load the chat model: {exc}")
+
+
+def check_chat_model(spec: str) -> None:
+    """`error: cannot load the chat model: <why>` and exit 2 when `--llm SPEC` names no model, before
+    an evaluation's episodes start (they make their models in workers: `runner.check_chat_model`)."""
+    # Deferred: the run engine is heavy to import, and only the evaluation commands need it.
+    from helper_agent.evals.engine.runner import check_chat_model as check
+
+    try:
+        check(spec)
+    except llm.LLMUnavailable as exc:
+        fail(f"cannot load the chat model: {exc}")

@@ -17,7 +17,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from helper_agent.commands import eval_eai, eval_hlp, eval_progressive, load_chat_model, table_console
+from helper_agent.commands import (
+    check_chat_model,
+    eval_eai,
+    eval_hlp,
+    eval_progressive,
+    load_chat_model,
+    table_console,
+)
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -77,6 +84,8 @@ def _run(mode: str, data: Path, split: str, limit: int | None, llm: str, workers
         check_agent_options(planner, options, ORACLE_PLANNERS)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    if planner not in ORACLE_PLANNERS:  # an oracle asks no model
+        check_chat_model(llm)
     spec = EvalSpec(mode=mode, data=str(data), split=split, out=str(out), limit=limit, llm=llm, workers=workers,
                     ablate=ablate, feedback=feedback, planner=planner, seed=_seed(seed),
                     memory_dir=str(memory_dir) if memory_dir else None, agent_options=options)
@@ -258,6 +267,7 @@ def _compare_agents(items: list[tuple[str, dict[str, str]]], data: Path, mode: s
     for agent, _ in items:
         if agent not in method_names():
             raise typer.BadParameter(f"--agents: unknown method {agent!r}; choose from {', '.join(method_names())}")
+    check_chat_model(llm)
     results = []
     for agent, options in items:
         folder = out / _run_dir_name(agent, options)
@@ -287,6 +297,7 @@ def demo(
     out: Path = typer.Option(Path("out/demo"), help="Folder for the benchmark and the run."),
 ) -> None:
     """The main job on the embedded defaults: a short TfD evaluation of HELPER with the local LLM."""
+    check_chat_model(llm)  # before the benchmark is written
     data = out / "bench"
     if not (data / "manifest.json").exists():
         console.print(f"writing a small built-in benchmark to {data} ...")

@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from helper_agent.commands import load_chat_model, table_console
+from helper_agent.commands import check_chat_model, load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.commands.eval_executor import (
     EXECUTOR,
@@ -82,6 +82,7 @@ def progressive(
         spec.check()
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    check_chat_model(llm)
     runs_on = executor_from_options(executor, workers, ray_address, ray_num_cpus, ray_num_gpus)
     console.print(f"[bold]{spec.label()}[/bold]")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -50,7 +50,7 @@ from helper_agent.llm.decoding_args import (
     served_line_decoding,
 )
 from helper_agent.llm.errors import LLMBadResponse, LLMBudgetExceeded, LLMError, LLMUnavailable, ReplyTimeout
-from helper_agent.llm.factory import make_chat_model
+from helper_agent.llm.factory import local_model_size, make_chat_model
 from helper_agent.llm.gguf import (
     LOCAL_MODELS,
     LocalModel,
@@ -78,6 +78,7 @@ __all__ = [
     "current_budget",
     "grammar_decoding",
     "invoke_with_retry",
+    "local_model_size",
     "make_chat_model",
     "model_cache_dir",
     "program_decoding",

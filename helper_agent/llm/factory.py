@@ -35,10 +35,8 @@ def make_chat_model(
     length (default `LlamaCppChatModel`'s; EAI's long prompts need more); a server keeps its own.
     """
     spec = spec.strip()
-    if spec == "local" or spec.startswith("local:"):
-        size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
-        if size not in LOCAL_MODELS:
-            raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
+    size = local_model_size(spec)
+    if size is not None:
         settings = get_settings()
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
         key = (size, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn)
@@ -60,6 +58,19 @@ def make_chat_model(
         return init_chat_model(spec, temperature=temperature, max_tokens=max_tokens, **extra)
     except (ImportError, ValueError) as exc:
         raise LLMUnavailable(f"cannot make a chat model from {spec!r}: {exc}") from None
+
+
+def local_model_size(spec: str) -> str | None:
+    """The embedded model a `local[:SIZE]` spec names (None for any other spec); `LLMUnavailable`
+    for a size that is not embedded. Reading it loads nothing, so a command can check `--llm`
+    before its workers each load the weights."""
+    spec = spec.strip()
+    if spec != "local" and not spec.startswith("local:"):
+        return None
+    size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
+    if size not in LOCAL_MODELS:
+        raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
+    return size
 
 
 def _served_model(spec: str, *, temperature: float, max_tokens: int, timeout: float) -> Any:

@@ -39,7 +39,7 @@ from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
 from helper_agent.evals.engine.store import ResultStore
 from helper_agent.graphs.helper.agent import Memories, helper_config
 from helper_agent.graphs.registry import build_agent
-from helper_agent.llm import make_chat_model
+from helper_agent.llm import local_model_size, make_chat_model
 from helper_agent.memory.errors import StoreUnavailableError
 from helper_agent.memory.examples import ProgramExample
 from helper_agent.teach.formats import TeachDataset
@@ -82,6 +82,19 @@ def _chat(spec: EvalSpec) -> Any:
     if key not in _worker_cache:
         _worker_cache[key] = make_chat_model(spec.llm)
     return _worker_cache[key]
+
+
+def check_chat_model(llm: str) -> None:
+    """Raise `LLMUnavailable` when `llm` names no model the episodes could make, before any runs.
+
+    Each episode makes its model in its worker (`_chat`), so a bad spec would otherwise end every
+    episode in the same error. A local model is checked by name only (its weights load in the
+    workers); any other model is made here and kept, as this process's first episode would keep it
+    (a client opens no connection until it is asked)."""
+    key = f"chat:{llm}"
+    if key in _worker_cache or local_model_size(llm) is not None:
+        return
+    _worker_cache[key] = make_chat_model(llm)
 
 
 def make_agent(spec: EvalSpec, chat_model: Any = None) -> Any:
