@@ -254,3 +254,33 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
     assert sorted(r["name"] for r in rows) == ["ours-prag-closed-loop-local", "ours-prag-closed-loop-local-retrieval=goal"]
     assert all(r["task_success"] == 100.0 and r["prompt_tokens_per_step"] >= 0 for r in rows)
     assert (tmp_path / "table" / "eai_table.png").stat().st_size > 1000
+
+
+def test_runs_too_few_for_eais_rates_still_get_a_table_of_our_columns(tmp_path, monkeypatch):
+    """11_1 alone lacks a kind of goal EAI's rates divide by: its columns stay empty (not zero), our
+    own columns and the full-sequence success are there, the peers are left out, and the notes say why."""
+    from typer.testing import CliRunner
+
+    from helper_agent import llm
+    from helper_agent.cli import app
+    from helper_agent.commands import eval_eai
+
+    tasks = select_tasks(ids=["11_1"])
+    monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
+    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None: tasks)
+    run = tmp_path / "prag"
+    result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    for folder in (run, tmp_path / "table"):
+        if folder != run:
+            table = CliRunner().invoke(app, ["eval", "eai-table", str(run), "--out", str(folder)])
+            assert table.exit_code == 0, table.output
+            assert "peers are left out" in table.output
+        [row] = json.loads((folder / "report.json").read_text())  # ours only: no peer rows
+        assert row["name"] == "ours-prag-closed-loop-local" and row["tasks"] == 1
+        assert all(row[c] is None for c in ("kept", "task_success", "execution_success", "missing_step"))
+        assert row["full_sequence_success"] == 100.0 and row["llm_calls_per_task"] >= 1
+        report = (folder / "report.md").read_text()
+        assert "- EAI's columns are empty: EAI's evaluator cannot score 1 task(s)" in report
+        assert "None" not in report
+    assert (tmp_path / "table" / "eai_table.png").stat().st_size > 1000

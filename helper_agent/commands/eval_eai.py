@@ -22,7 +22,7 @@ from rich.table import Table
 from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
-from helper_agent.evals.studies.eai.report import COLUMNS, our_extras, row, write_report
+from helper_agent.evals.studies.eai.report import COLUMNS, cell, our_extras, row, unscored_row, write_report
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
 from helper_agent.evals.studies.eai.table import table
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
@@ -37,15 +37,17 @@ def _progress() -> Progress:
 
 
 def _table(rows: list[dict[str, Any]], title: str) -> None:
+    """Our rows and the peers'; EAI's columns only when its evaluator scored the rows."""
     table = Table(title=title)
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
               "seconds_per_step", "full_sequence_success")
     heads = ("LLM calls/task", "prompt tok/task", "s/task", "prompt tok/step", "s/step", "full-seq SR")
-    for column in ("row", "tasks", "kept", *COLUMNS, *heads):
+    columns = COLUMNS if any(r["task_success"] is not None for r in rows) else ()
+    for column in ("row", "tasks", "kept", *columns, *heads):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], str(r["tasks"]), str(r.get("kept")), *(f"{r[c]:.1f}" for c in COLUMNS),
-                      *(str(r.get(e, "")) for e in extras))
+        table.add_row(r["name"], str(r["tasks"]), cell(r.get("kept")),
+                      *("" if r[c] is None else f"{r[c]:.1f}" for c in columns), *(cell(r.get(e)) for e in extras))
     console.print(table)
 
 
@@ -87,6 +89,7 @@ def eai(
         fail(f"{exc}")
     ids = [t.identifier for t in tasks]
     rows: list[dict[str, Any]] = []
+    notes: list[str] = []
     if not peers_only:
         if mode == "closed-loop":
             console.print("[yellow]closed-loop: the agent acts and sees failures — NOT EAI's open-loop protocol[/yellow]")
@@ -108,9 +111,10 @@ def eai(
         extras = our_extras(records)
         try:
             rows.append({**row(spec.row_name, score_outputs(spec.row_name, responses(records), out)), **extras})
-        except ValueError as exc:  # too few tasks for EAI's rates
+        except ValueError as exc:  # too few tasks for EAI's rates: our columns only, EAI's left empty
             console.print(f"[yellow]not scored by EAI's evaluator:[/yellow] {exc}")
-            console.print(f"{spec.row_name}: {extras}")
+            rows.append({**unscored_row(spec.row_name, len(records)), **extras})
+            notes.append(f"EAI's columns are empty: {exc}")
             peers = False
     if peers or peers_only:
         with _progress() as bar:
@@ -121,7 +125,9 @@ def eai(
     if mode == "closed-loop" and not peers_only:
         title += " (our row: CLOSED-LOOP)"
     _table(rows, title)
-    console.print(f"report: {write_report(rows, out, title)}")
+    for note in notes:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
+    console.print(f"report: {write_report(rows, out, title, notes)}")
 
 
 def eai_table(
@@ -136,7 +142,12 @@ def eai_table(
                              progress=lambda name: console.print(f"scored {name}"))
     except (FileNotFoundError, ValueError, EaiUnavailable) as exc:
         fail(f"{exc}")
-    _table(rows, f"EAI VirtualHome action sequencing, % by EAI's evaluate_results ({len(runs)} runs of ours)")
+    if any(r["task_success"] is None for r in rows):
+        _table(rows, f"EAI VirtualHome action sequencing, full-sequence success ({len(runs)} runs of ours)")
+        console.print("[yellow]EAI's evaluator cannot score these tasks (too few for its rates): its columns are "
+                      "empty, the peers are left out, and the rows rank by full-sequence success[/yellow]")
+    else:
+        _table(rows, f"EAI VirtualHome action sequencing, % by EAI's evaluate_results ({len(runs)} runs of ours)")
     console.print(f"report: {report}  plot: {out / 'eai_table.png'}")
 
 

@@ -10,6 +10,7 @@ satisfies EAI's goal check in the simulator.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,13 @@ def row(name: str, score: dict[str, Any]) -> dict[str, Any]:
         "missing_step": runtime["missing_step"], "affordance": runtime["affordance_error"],
         "additional_step": runtime["additional_step"],
     }
+
+
+def unscored_row(name: str, tasks: int) -> dict[str, Any]:
+    """A row EAI's evaluator could not score: its rates divide by the number of node, edge and action
+    goals, so a few tasks that lack one kind cannot be scored. EAI's columns stay empty (not zero);
+    our own columns, added by the caller, still say what the run did."""
+    return {"name": name, "tasks": tasks, "kept": None, **dict.fromkeys(COLUMNS)}
 
 
 def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -73,16 +81,22 @@ def per_step(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def markdown(rows: list[dict[str, Any]], title: str) -> str:
+def cell(value: Any) -> str:
+    """A table cell: empty for a value nobody measured (None), not the word None."""
+    return "" if value is None else str(value)
+
+
+def markdown(rows: list[dict[str, Any]], title: str, notes: Sequence[str] = ()) -> str:
     head = ["name", "tasks", "kept", *COLUMNS, *EXTRAS]
-    lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [f"## {title}", "", *(f"- {note}" for note in notes), *([""] if notes else []),
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        lines.append("| " + " | ".join(str(r.get(h, "")) for h in head) + " |")
+        lines.append("| " + " | ".join(cell(r.get(h)) for h in head) + " |")
     return "\n".join(lines) + "\n"
 
 
-def write_report(rows: list[dict[str, Any]], run_dir: Path, title: str) -> Path:
+def write_report(rows: list[dict[str, Any]], run_dir: Path, title: str, notes: Sequence[str] = ()) -> Path:
     atomic_write_json(run_dir / "report.json", rows)
     path = run_dir / "report.md"
-    atomic_write_text(path, markdown(rows, title))
+    atomic_write_text(path, markdown(rows, title, notes))
     return path
