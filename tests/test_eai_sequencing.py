@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -119,6 +120,18 @@ def test_gold_answers_score_success_and_wrong_ones_do_not(tmp_path):
     assert score["summary"]["goal_evaluation"]["task_success_rate"] == 0.0
     assert score["summary"]["trajectory_evaluation"]["runtime_error"]["missing_step"] > 0
     assert not any(r["sequence_success"] for r in records)
+
+
+def test_a_run_folder_given_relative_to_here_is_scored(tmp_path, monkeypatch):
+    """EAI's evaluator runs inside the run's work folder: a relative run folder (`eai-table
+    results/eai100/...`) must still lead it to the responses (it once missed them)."""
+    tasks = _tasks()
+    records = run_tasks(EaiRunSpec(k=0), FakeListChatModel(responses=[render(gold_steps(t.identifier)) for t in tasks]),
+                        tmp_path / "gold", tasks=tasks)
+    monkeypatch.chdir(tmp_path)
+    score = score_outputs("gold", responses(records), Path("gold"))
+    assert score["summary"]["goal_evaluation"]["task_success_rate"] == 100.0
+    assert (tmp_path / "gold" / "scores" / "gold.json").exists()
 
 
 def test_run_is_resumable_and_refuses_other_settings(tmp_path):

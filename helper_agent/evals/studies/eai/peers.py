@@ -53,6 +53,7 @@ def score_outputs(name: str, outputs: list[dict[str, str]], run_dir: Path, *, re
 
     Returns `{"summary": EAI's summary, "errors": EAI's per-task error info, "ids": [...]}`.
     """
+    run_dir = run_dir.resolve()  # the evaluator runs inside its work folder: a relative path would miss
     cache = run_dir / "scores" / f"{name}.json"
     ids = [o["identifier"] for o in outputs]
     work = run_dir / "eai_eval" / name
