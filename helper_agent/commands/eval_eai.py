@@ -22,7 +22,15 @@ from rich.table import Table
 from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
-from helper_agent.evals.studies.eai.report import COLUMNS, cell, our_extras, row, unscored_row, write_report
+from helper_agent.evals.studies.eai.report import (
+    COLUMNS,
+    cell,
+    our_extras,
+    row,
+    scored_by_eai,
+    unscored_row,
+    write_report,
+)
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
 from helper_agent.evals.studies.eai.table import table
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
@@ -42,7 +50,7 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
               "seconds_per_step", "full_sequence_success")
     heads = ("LLM calls/task", "prompt tok/task", "s/task", "prompt tok/step", "s/step", "full-seq SR")
-    columns = COLUMNS if any(r["task_success"] is not None for r in rows) else ()
+    columns = COLUMNS if scored_by_eai(rows) else ()
     for column in ("row", "tasks", "kept", *columns, *heads):
         table.add_column(column, overflow="fold")
     for r in rows:
@@ -142,7 +150,7 @@ def eai_table(
                              progress=lambda name: console.print(f"scored {name}"))
     except (FileNotFoundError, ValueError, EaiUnavailable) as exc:
         fail(f"{exc}")
-    if any(r["task_success"] is None for r in rows):
+    if not scored_by_eai(rows):
         _table(rows, f"EAI VirtualHome action sequencing, full-sequence success ({len(runs)} runs of ours)")
         console.print("[yellow]EAI's evaluator cannot score these tasks (too few for its rates): its columns are "
                       "empty, the peers are left out, and the rows rank by full-sequence success[/yellow]")

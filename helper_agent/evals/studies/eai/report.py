@@ -48,6 +48,12 @@ def unscored_row(name: str, tasks: int) -> dict[str, Any]:
     return {"name": name, "tasks": tasks, "kept": None, **dict.fromkeys(COLUMNS)}
 
 
+def scored_by_eai(rows: Sequence[dict[str, Any]]) -> bool:
+    """Whether EAI's evaluator scored the rows. Rows on the same tasks are all scored or none (its
+    rates depend only on the tasks' goals), so one empty row means a table of our columns only."""
+    return all(r["task_success"] is not None for r in rows)
+
+
 def our_extras(records: list[dict[str, Any]]) -> dict[str, Any]:
     """LLM cost per task and the full-sequence success (ours, not EAI's evaluator)."""
     n = max(len(records), 1)

@@ -16,7 +16,7 @@ from typing import Any
 
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs, score_peers
-from helper_agent.evals.studies.eai.report import our_extras, row, unscored_row, write_report
+from helper_agent.evals.studies.eai.report import our_extras, row, scored_by_eai, unscored_row, write_report
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses
 from helper_agent.files import read_json_object
 
@@ -64,7 +64,7 @@ def table(run_dirs: Sequence[Path], out: Path, *, peers: bool = True, peers_dir:
           progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], Path]:
     """Score, write the report and the plot; (rows, report path)."""
     rows, ids, notes = our_rows(run_dirs, progress)
-    scored = all(r["task_success"] is not None for r in rows)
+    scored = scored_by_eai(rows)
     if peers and ids and scored:
         rows += [row(name, s) for name, s in score_peers(ids, peers_dir or out, progress=progress).items()]
     elif peers and ids:
@@ -82,7 +82,7 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     """Task and execution success per row (full-sequence success when EAI's evaluator scored none),
     ours in colour and the peers in grey (matplotlib, no display)."""
     names = [r["name"] for r in rows]
-    scored = all(r["task_success"] is not None for r in rows)
+    scored = scored_by_eai(rows)
     bars = ([("task_success", "task success", "tab:blue", "0.55"), ("execution_success", "execution success", "tab:orange", "0.8")]
             if scored else [("full_sequence_success", "full-sequence success (ours)", "tab:blue", "0.55")])
     height = 0.8 / len(bars)
