@@ -20,7 +20,14 @@ from helper_agent.evals.studies.eai.oracle import gold_replies  # noqa: E402
 from helper_agent.evals.studies.eai.peers import score_outputs  # noqa: E402
 from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive  # noqa: E402
 from helper_agent.evals.studies.eai.report import our_extras  # noqa: E402
-from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, load_results, responses, run_tasks  # noqa: E402
+from helper_agent.evals.studies.eai.runner import (  # noqa: E402
+    EaiRunSpec,
+    acting,
+    check_spec,
+    load_results,
+    responses,
+    run_tasks,
+)
 from helper_agent.evals.studies.eai.scene import compact_scene, graph_entities  # noqa: E402
 from helper_agent.evals.studies.eai.steps import (  # noqa: E402
     copies_a_list,
@@ -254,6 +261,47 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
     assert sorted(r["name"] for r in rows) == ["ours-prag-closed-loop-local", "ours-prag-closed-loop-local-retrieval=goal"]
     assert all(r["task_success"] == 100.0 and r["prompt_tokens_per_step"] >= 0 for r in rows)
     assert (tmp_path / "table" / "eai_table.png").stat().st_size > 1000
+
+
+def test_a_stepwise_runs_spec_records_the_cap_that_stopped_it_and_old_folders_still_resume(tmp_path):
+    """P-RAG stops at its own `max_steps` switch (default 20), takes `k` from its switches and never
+    re-plans: spec.json says so, not the whole-plan methods' 40. A folder written before recorded
+    the runner's unused 40, 3 and 2; it resumes, and a folder with another cap does not."""
+    task = _tasks()[0]
+    chat = FakeListChatModel(responses=gold_replies("prag", [task]))
+    spec = EaiRunSpec(agent="prag", mode="closed-loop", agent_options={"max_steps": "7"})
+    run_tasks(spec, chat, tmp_path / "capped", tasks=[task])
+    stored = json.loads((tmp_path / "capped" / "spec.json").read_text())
+    assert (stored["max_steps"], stored["k"], stored["max_replans"]) == (7, 3, 0)
+    default = EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"k": "5"})
+    run_tasks(default, FakeListChatModel(responses=gold_replies("embodiedrag", [task])), tmp_path / "erag", tasks=[task],
+              embedder=HashEmbedder())
+    stored = json.loads((tmp_path / "erag" / "spec.json").read_text())
+    assert (stored["max_steps"], stored["k"], stored["max_replans"]) == (20, 5, 0)
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "spec.json").write_text(json.dumps({**stored, "agent": "prag", "agent_options": {}, "k": 3, "max_steps": 40,
+                                               "max_replans": 2, "retired_field": 1}))
+    records = run_tasks(EaiRunSpec(agent="prag", mode="closed-loop"), FakeListChatModel(responses=gold_replies("prag", [task])),
+                        old, tasks=[task])
+    assert len(records) == 1 and json.loads((old / "spec.json").read_text())["max_steps"] == 20
+    with pytest.raises(ValueError, match="other settings"):
+        run_tasks(EaiRunSpec(agent="prag", mode="closed-loop", agent_options={"max_steps": "8"}), chat, old, tasks=[task])
+    # HELPER's cap is the runner's: unchanged
+    assert acting(EaiRunSpec(k=0)) == EaiRunSpec(k=0) and EaiRunSpec(k=0).max_steps == 40
+
+
+@pytest.mark.parametrize("flag", [["--k", "5"], ["--max-replans", "1"]])
+def test_cli_refuses_a_setting_a_stepwise_method_would_ignore(tmp_path, flag):
+    from typer.testing import CliRunner
+
+    from helper_agent.cli import app
+
+    for agent in ("prag", "embodiedrag"):
+        out = tmp_path / agent
+        result = CliRunner().invoke(app, ["eval", "eai", "--agent", agent, "--mode", "closed-loop", *flag, "--out", str(out)])
+        assert result.exit_code == 2 and "--agent-option" in result.output, result.output
+        assert not out.exists()
 
 
 def test_runs_too_few_for_eais_rates_still_get_a_table_of_our_columns(tmp_path, monkeypatch):

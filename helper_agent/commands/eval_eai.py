@@ -21,6 +21,7 @@ from rich.table import Table
 
 from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
+from helper_agent.evals.studies.eai.methods import STEPWISE
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import (
     COLUMNS,
@@ -70,11 +71,12 @@ def eai(
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),
     out: Path = typer.Option(..., help="Run folder: results.jsonl (resumable), scores/, report.md."),
-    k: int = typer.Option(3, help="helper, llm-planner: retrieved examples (other tasks' gold sequences, "
-                          "leave-one-out); 0 = none."),
+    k: int | None = typer.Option(None, help="helper, llm-planner: retrieved examples (other tasks' gold sequences, "
+                                 "leave-one-out; default 3); 0 = none. prag, embodiedrag: -o k=N."),
     n_ctx: int = typer.Option(8192, help="Context length for a local model (EAI prompts take ~2.4k tokens, examples more)."),
     max_tokens: int = typer.Option(640, help="Answer length bound (tokens)."),
-    max_replans: int = typer.Option(2, help="Closed loop (helper, llm-planner): corrections / re-plans after failed actions."),
+    max_replans: int | None = typer.Option(None, help="Closed loop (helper, llm-planner): corrections / re-plans after "
+                                           "failed actions (default 2)."),
     peers: bool = typer.Option(True, "--peers/--no-peers", help="Score the 15 packaged LLM outputs on the same tasks."),
     peers_only: bool = typer.Option(False, "--peers-only", help="Only the peers' table (no agent, no LLM)."),
     peers_dir: Path | None = typer.Option(None, help="Where the peers' scores are cached (default: --out); a cached "
@@ -87,8 +89,15 @@ def eai(
         raise typer.BadParameter(str(exc)) from None
     if "database" in options:
         options["database"] = str(Path(options["database"]).resolve())
-    spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=k, max_replans=max_replans, n_ctx=n_ctx, task=task,
-                      agent_options=options)
+    if agent in STEPWISE and not peers_only:  # they would be ignored: say so rather than run without them
+        if k is not None:
+            raise typer.BadParameter(f"{agent} takes its k as --agent-option k=N (--k is helper's and llm-planner's)",
+                                     param_hint="--k")
+        if max_replans is not None:
+            raise typer.BadParameter(f"{agent} acts step by step and does not re-plan (--max-replans is helper's and "
+                                     "llm-planner's; its step cap is --agent-option max_steps=N)", param_hint="--max-replans")
+    spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=3 if k is None else k,
+                      max_replans=2 if max_replans is None else max_replans, n_ctx=n_ctx, task=task, agent_options=options)
     try:
         if not peers_only:
             check_spec(spec)

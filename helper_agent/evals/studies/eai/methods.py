@@ -29,6 +29,12 @@ STEPWISE = ("prag", "embodiedrag")
 OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps"),
            "embodiedrag": ("graph", "k", "max_steps")}
 CHOICES = {"retrieval": ("goal+scene", "goal"), "graph": ("subgraph", "full")}
+STEPWISE_DEFAULTS = {"k": 3, "max_steps": 20}  # a step-wise method's `k` and step cap when its switches are not given
+
+
+def stepwise_setting(options: dict[str, str], key: str) -> int:
+    """A step-wise method's `k` or `max_steps`: its switch, else the default."""
+    return int(options.get(key, STEPWISE_DEFAULTS[key]))
 
 
 def check_options(agent: str, mode: str, options: dict[str, str]) -> None:
@@ -55,13 +61,13 @@ def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, ch
                                                  max_replans=max_replans)
     elif agent == "prag":
         config = PRAGEaiConfig(retrieval=options.get("retrieval", "goal+scene"),  # type: ignore[arg-type]
-                               k=int(options.get("k", 3)), max_steps=int(options.get("max_steps", 20)))
+                               k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"))
         path = options.get("database")
         database = ExperienceMemory(path=path, embedder=embedder) if path else None
         episode, env, recorder = run_prag(task, chat, database=database, config=config)
     elif agent == "embodiedrag":
         config = EmbodiedRAGEaiConfig(graph=options.get("graph", "subgraph"),  # type: ignore[arg-type]
-                                      k=int(options.get("k", 3)), max_steps=int(options.get("max_steps", 20)))
+                                      k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"))
         episode, env, recorder = run_embodiedrag(task, chat, config=config, embedder=embedder)
     else:
         raise ValueError(f"no EAI adapter for {agent!r}")

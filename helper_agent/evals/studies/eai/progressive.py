@@ -30,7 +30,15 @@ from typing import Any
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs
 from helper_agent.evals.studies.eai.report import our_extras, row
-from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses, run_tasks
+from helper_agent.evals.studies.eai.runner import (
+    EaiRunSpec,
+    acting,
+    load_results,
+    load_spec,
+    responses,
+    run_tasks,
+    same_settings,
+)
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import atomic_write_json, atomic_write_text, read_json_object
 from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
@@ -109,10 +117,9 @@ def adopt_iteration0(spec: EaiProgressiveSpec, source: Path) -> bool:
     mine, theirs = iter_dir(spec, 0) / "run", source / "iter_0" / "run"
     if (mine / "results.jsonl").exists() or not (theirs / "spec.json").exists():
         return False
-    wanted = {k: v for k, v in asdict(pass_spec(spec, 0)).items() if k != "limit"}
-    found = {k: v for k, v in {**asdict(EaiRunSpec()), **read_json_object(theirs / "spec.json")}.items() if k != "limit"}
-    if wanted != found:
-        raise ValueError(f"{theirs}: its iteration 0 ran with other settings ({found}); cannot adopt it")
+    found = load_spec(theirs / "spec.json")
+    if not same_settings(pass_spec(spec, 0), found):
+        raise ValueError(f"{theirs}: its iteration 0 ran with other settings ({asdict(acting(found))}); cannot adopt it")
     mine.mkdir(parents=True, exist_ok=True)
     for name in ("spec.json", "results.jsonl"):
         shutil.copyfile(theirs / name, mine / name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from helper_agent.evals.engine.store import append_line
 from helper_agent.evals.studies.eai.acting import sequence_success
 from helper_agent.evals.studies.eai.closed_loop import HelperActor
 from helper_agent.evals.studies.eai.memory import GoldMemory
-from helper_agent.evals.studies.eai.methods import check_options, run_method
+from helper_agent.evals.studies.eai.methods import STEPWISE, check_options, run_method, stepwise_setting
 from helper_agent.evals.studies.eai.open_loop import HelperSequencer
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import (
@@ -78,6 +78,35 @@ def check_spec(spec: EaiRunSpec) -> None:
         check_options(spec.agent, spec.mode, spec.agent_options)
 
 
+def acting(spec: EaiRunSpec) -> EaiRunSpec:
+    """`spec` with the settings that act: a step-wise method (P-RAG, EmbodiedRAG) takes `k` and its step
+    cap from its switches (defaults 3 and 20) and never re-plans, so `spec.json` says which cap stopped
+    its episodes rather than the whole-plan methods' 40."""
+    if spec.agent not in STEPWISE:
+        return spec
+    options = spec.agent_options
+    return replace(spec, k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
+                   max_replans=0)
+
+
+def load_spec(path: Path) -> EaiRunSpec:
+    """A run's stored `spec.json`; a field added since has its default, a field dropped since is ignored."""
+    stored = read_json_object(path)
+    known = {f.name for f in fields(EaiRunSpec)}
+    values = {key: value for key, value in stored.items() if key in known}
+    if not isinstance(values.get("agent_options", {}), dict):
+        raise FileFormatError(f"{path}: agent_options: expected a JSON object")
+    return EaiRunSpec(**values)
+
+
+def same_settings(a: EaiRunSpec, b: EaiRunSpec) -> bool:
+    """Whether two runs act alike on a task (the task limit aside); folders written before `acting`
+    recorded a step-wise method's unused k, max_steps and max_replans, and still match."""
+    def settings(spec: EaiRunSpec) -> dict[str, Any]:
+        return {key: value for key, value in asdict(acting(spec)).items() if key != "limit"}
+    return settings(a) == settings(b)
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
     """The records of an EAI results file; a damaged line is one error naming the file and line, and
     a last line without its newline (cut by a crash; it runs again) is not read."""
@@ -105,10 +134,10 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     run_dir.mkdir(parents=True, exist_ok=True)
     spec_path = run_dir / "spec.json"
     if spec_path.exists():
-        old = {**asdict(EaiRunSpec()), **read_json_object(spec_path)}  # a field added since has its default
-        if {k: v for k, v in old.items() if k != "limit"} != {k: v for k, v in asdict(spec).items() if k != "limit"}:
-            raise ValueError(f"{run_dir} holds a run with other settings ({old}); choose another --out")
-    atomic_write_json(spec_path, asdict(spec))
+        old = load_spec(spec_path)
+        if not same_settings(old, spec):
+            raise ValueError(f"{run_dir} holds a run with other settings ({asdict(acting(old))}); choose another --out")
+    atomic_write_json(spec_path, asdict(acting(spec)))
     tasks = tasks if tasks is not None else select_tasks(spec.limit)
     done = {r["identifier"] for r in load_results(run_dir)}
     if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):

@@ -17,14 +17,12 @@ from typing import Any
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import our_extras, row, scored_by_eai, unscored_row, write_report
-from helper_agent.evals.studies.eai.runner import EaiRunSpec, load_results, responses
-from helper_agent.files import read_json_object
+from helper_agent.evals.studies.eai.runner import load_results, load_spec, responses
 
 
 def run_name(run_dir: Path) -> str:
     """The row name a run folder's spec gives (`EaiRunSpec.row_name`)."""
-    spec = read_json_object(run_dir / "spec.json")
-    return EaiRunSpec(**{**spec, "agent_options": dict(spec.get("agent_options") or {})}).row_name
+    return load_spec(run_dir / "spec.json").row_name
 
 
 def our_rows(run_dirs: Sequence[Path], progress: Callable[[str], None] | None = None
