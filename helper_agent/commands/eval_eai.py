@@ -65,8 +65,9 @@ def eai(
     agent: str = typer.Option("helper", help="Method: helper, llm-planner (open and closed loop), prag, embodiedrag "
                               "(closed loop: they act step by step)."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="The method's switches, KEY=VALUE: "
-                                                  "prag retrieval=goal+scene|goal, k=N, database=PATH, max_steps=N; "
-                                                  "embodiedrag graph=subgraph|full, k=N, max_steps=N."),
+                                                  "prag retrieval=goal+scene|goal, k=N, database=PATH, max_steps=N, "
+                                                  "answer=action|thought; embodiedrag graph=subgraph|full, k=N, "
+                                                  "max_steps=N; both refuse_futile=on|off."),
     mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),

@@ -24,6 +24,9 @@ SYSTEM = (
     "Say done() when the task is finished."
 )
 
+# Before the actions `refuse_futile` leaves out of the step's grammar (here and on EAI: `evals/studies/eai`).
+FUTILE_LINE = "Done from here already, nothing new would come of it (not allowed now): "
+
 
 def render_experience(records: Sequence[Experience], steps: int, goal_chars: int) -> str:
     """Retrieved episodes, compactly: done flag, goal, first `steps` actions with short outcomes."""
@@ -77,7 +80,7 @@ def step_messages(request: str, goal_chars: int, experience: str, scene_graph: s
         lines += ["", "Your last steps:"]
         lines += [f"{s.get('action', '')} -> {s.get('observation', '')}" for s in recent]
     if futile:
-        lines += ["", "Done from here already, nothing new would come of it (not allowed now): " + ", ".join(futile)]
+        lines += ["", FUTILE_LINE + ", ".join(futile)]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
     messages: list[BaseMessage] = [SystemMessage(content=SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]

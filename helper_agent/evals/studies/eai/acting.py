@@ -109,6 +109,33 @@ def act_on(env: VirtualHomeEnv, episode: EaiEpisode, entry: dict[str, str], obje
     return executed, finished
 
 
+def tried_here(history: Sequence[dict[str, str]], state: str, objects: Sequence[str]) -> list[Step]:
+    """The steps already taken from the state `state` (each history entry keeps the `state` key it
+    acted from, `scene.state_key`). From the same state the same step ends as it did: it failed again,
+    changed nothing again, or leads round the same loop, so `refuse_futile` leaves them out of the
+    step's grammar. `done()` is never among them: ending the episode stays the agent's choice."""
+    tried: list[Step] = []
+    for entry in history:
+        if entry.get("state") != state or entry.get("action") in (DONE, "(none)", None):
+            continue
+        step = parse_action(str(entry["action"]), objects)
+        if step is not None and step not in tried:
+            tried.append(step)
+    return tried
+
+
+def refusing(parse: Callable[[str], T], refused: Sequence[Step], step_of: Callable[[T], Step | None]) -> Callable[[str], T]:
+    """`parse`, also refusing an answer whose step is in `refused` (with the reason the model gets
+    back): a model without grammar decoding can still name one."""
+    def checked(text: str) -> T:
+        answer = parse(text)
+        step = step_of(answer)
+        if step is not None and step in refused:
+            raise ValueError(f"{step[0]}({', '.join(step[1])}) was already done from this same state; choose another action")
+        return answer
+    return checked
+
+
 def sequence_success(task_id: str, steps: list[Step]) -> bool:
     """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
     env = VirtualHomeEnv(task_id)

@@ -12,7 +12,8 @@ objects the last thought mentions, of what is held and what the last action name
 objects they are inside or on, enters the ReAct prompt. `graph="full"` is the paper's baseline: the
 whole graph in every prompt. Actions may name the task's objects (the names EAI's evaluator accepts)
 that the shown graph contains; the answer is `Thought: ...` then `Action: ACTION(object, ...)` or
-`Action: done()` (`steps.react_rules`).
+`Action: done()` (`steps.react_rules`). `refuse_futile=on` (off by default, the paper's agent) leaves
+out of a step's grammar the steps already taken from the same simulator state (`acting.tried_here`).
 
 Per step the episode records the entities shown and the prompt's characters, and the run's usage
 gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes.
@@ -35,8 +36,8 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask
-from helper_agent.evals.studies.eai.scene import graph_entities, holding
+from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refusing, tried_here
+from helper_agent.evals.studies.eai.scene import graph_entities, holding, state_key
 from helper_agent.evals.studies.eai.steps import (
     parse_action,
     parse_react_answer,
@@ -47,6 +48,7 @@ from helper_agent.evals.studies.eai.steps import (
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
 from helper_agent.graphs.embodiedrag.prompts import self_query_messages
+from helper_agent.graphs.prag.prompts import FUTILE_LINE
 from helper_agent.llm import UsageRecorder
 from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
 
@@ -71,6 +73,7 @@ class EmbodiedRAGEaiConfig:
     history: int = 6
     max_self_query_items: int = 6
     retries: int = 1
+    refuse_futile: bool = False
 
 
 @dataclass
@@ -135,13 +138,15 @@ def render(ids: list[str], entities: dict[str, dict[str, Any]], edges: set[tuple
 
 
 def react_messages(request: str, graph_text: str, held: list[str], history: list[dict[str, str]],
-                   keep: int) -> list[BaseMessage]:
+                   keep: int, refused: list[str] | None = None) -> list[BaseMessage]:
     lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "", f"Holding: {', '.join(held) or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
     if recent:
         lines += ["", "Previous steps:"]
         for s in recent:
             lines += [f"Thought: {s['thought']}", f"Action: {s['action']}", f"Observation: {s['observation']}"]
+    if refused:
+        lines += ["", FUTILE_LINE + ", ".join(refused)]
     lines += ["", "Next step:"]
     return [SystemMessage(SYSTEM.format(vocabulary=vocabulary_text())), HumanMessage("\n".join(lines))]
 
@@ -214,18 +219,24 @@ def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -
     ctx = runtime.context
     cfg = ctx.config
     nameable = [n for n in ctx.task.arguments if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
+    key = state_key(ctx.env)
+    refused = ([s for s in tried_here(state.get("history", []), key, ctx.task.arguments) if set(s[1]) <= set(nameable)]
+               if cfg.refuse_futile else [])
     messages = react_messages(state["request"], state.get("graph_text", ""), _holding_ids(ctx),
-                              state.get("history", []), cfg.history)
+                              state.get("history", []), cfg.history, [step_text(s) for s in refused])
     ctx.prompt_chars.append(sum(len(str(m.content)) for m in messages))
-    answer, _, attempts, reason = ask(ctx.chat, messages, react_rules(nameable).to_gbnf(),
-                                      lambda text: parse_react_answer(text, nameable), ctx.recorder,
-                                      retries=cfg.retries, seed=state.get("step", 0), run_name="eai:embodiedrag:step")
+    answer, _, attempts, reason = ask(ctx.chat, messages, react_rules(nameable, refuse=refused).to_gbnf(),
+                                      refusing(lambda text: parse_react_answer(text, nameable), refused, lambda a: a.step),
+                                      ctx.recorder, retries=cfg.retries, seed=state.get("step", 0),
+                                      run_name="eai:embodiedrag:step")
     ctx.episode.attempts += attempts
+    if cfg.refuse_futile:  # how many steps the grammar left out, over the episode
+        ctx.episode.extra["refused_steps"] = ctx.episode.extra.get("refused_steps", 0) + len(refused)
     if answer is None:
         ctx.episode.rejected += 1
-        entry = {"thought": "", "action": "(none)", "observation": f"invalid answer: {reason}"}
+        entry = {"thought": "", "state": key, "action": "(none)", "observation": f"invalid answer: {reason}"}
     else:
-        entry = {"thought": answer.thought, "action": step_text(answer.step), "observation": ""}
+        entry = {"thought": answer.thought, "state": key, "action": step_text(answer.step), "observation": ""}
     labels = {str(e["label"]) for e in ctx.entities.values()}
     return {"history": [*state.get("history", []), entry], "thought_queries": _mentioned(entry["thought"], labels)}
 

@@ -5,9 +5,12 @@ Which method runs in which mode, and its switches (`--agent-option KEY=VALUE` of
 - `llm-planner`, open and closed loop: `k` from `--k` (other tasks' gold plans, leave-one-out),
   `--max-replans` grounded re-plans in the closed loop.
 - `prag`, closed loop: `retrieval=goal+scene|goal`, `k=N` (stored episodes per prompt, default 3),
-  `database=PATH` (an experience database; none: iteration 0), `max_steps=N` (default 20).
+  `database=PATH` (an experience database; none: iteration 0), `max_steps=N` (default 20),
+  `answer=action|thought` (a one-line thought before the action; default action, the paper's).
 - `embodiedrag`, closed loop: `graph=subgraph|full`, `k=N` (entities per query, default 3),
   `max_steps=N` (default 20).
+- both step-wise methods: `refuse_futile=on|off` (default off, the papers' agents): leave out of a
+  step's grammar the steps already taken from the same simulator state (`acting.tried_here`).
 
 Every record carries the response EAI scores (`llm_output`), the executed or written steps, the
 agent's own trajectory (P-RAG's database is built from it), LLM usage and seconds, and
@@ -26,9 +29,10 @@ from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.memory.experience import ExperienceMemory
 
 STEPWISE = ("prag", "embodiedrag")
-OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps"),
-           "embodiedrag": ("graph", "k", "max_steps")}
-CHOICES = {"retrieval": ("goal+scene", "goal"), "graph": ("subgraph", "full")}
+OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps", "answer", "refuse_futile"),
+           "embodiedrag": ("graph", "k", "max_steps", "refuse_futile")}
+CHOICES = {"retrieval": ("goal+scene", "goal"), "graph": ("subgraph", "full"), "answer": ("action", "thought"),
+           "refuse_futile": ("on", "off")}
 STEPWISE_DEFAULTS = {"k": 3, "max_steps": 20}  # a step-wise method's `k` and step cap when its switches are not given
 
 
@@ -61,13 +65,16 @@ def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, ch
                                                  max_replans=max_replans)
     elif agent == "prag":
         config = PRAGEaiConfig(retrieval=options.get("retrieval", "goal+scene"),  # type: ignore[arg-type]
-                               k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"))
+                               k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
+                               answer=options.get("answer", "action"),  # type: ignore[arg-type]
+                               refuse_futile=options.get("refuse_futile") == "on")
         path = options.get("database")
         database = ExperienceMemory(path=path, embedder=embedder) if path else None
         episode, env, recorder = run_prag(task, chat, database=database, config=config)
     elif agent == "embodiedrag":
         config = EmbodiedRAGEaiConfig(graph=options.get("graph", "subgraph"),  # type: ignore[arg-type]
-                                      k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"))
+                                      k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
+                                      refuse_futile=options.get("refuse_futile") == "on")
         episode, env, recorder = run_embodiedrag(task, chat, config=config, embedder=embedder)
     else:
         raise ValueError(f"no EAI adapter for {agent!r}")

@@ -10,6 +10,11 @@ P-RAG has on our world (`scene.compact_scene`), what the robot holds and its las
 model answers one line `Action: ACTION(object, ...)` or `Action: done()` under a grammar over EAI's
 vocabulary and the task's objects (`steps.step_rules`).
 
+Two switches the paper's agent does not have (both off by default, which is the paper's agent):
+`answer=thought` asks for a one-line thought before the action (`steps.react_rules`), as EmbodiedRAG's
+ReAct step does; `refuse_futile=on` leaves out of the step's grammar the steps already taken from the
+same simulator state (`acting.tried_here`), as P-RAG's `refuse_futile` does on our world.
+
 Retrieval is the paper's: a stored episode scores cos(goal) + max over its steps of cos(scene graph)
 ("goal+scene"), or cos(goal) alone ("goal", the ablation; the same episodes every step). The agent
 only reads the database (`memory/experience.ExperienceMemory`); the progressive runner
@@ -30,30 +35,35 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask
-from helper_agent.evals.studies.eai.scene import compact_scene, holding
+from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refusing, tried_here
+from helper_agent.evals.studies.eai.scene import compact_scene, holding, state_key
 from helper_agent.evals.studies.eai.steps import (
+    parse_react_answer,
     parse_step_answer,
+    react_rules,
     step_rules,
     step_text,
     vocabulary_text,
 )
 from helper_agent.evals.studies.eai.tasks import EaiTask
-from helper_agent.graphs.prag.prompts import render_experience
+from helper_agent.graphs.prag.prompts import FUTILE_LINE, render_experience
 from helper_agent.llm import UsageRecorder
 from helper_agent.memory.experience import ExperienceMemory
 
 Retrieval = Literal["goal+scene", "goal"]
+Answer = Literal["action", "thought"]
 
 SYSTEM = (
     "You are a household robot in VirtualHome acting step by step. Each step you see the goals, "
     "episodes you lived before on similar tasks (what you did and whether the task got done), the "
     "scene graph of the current state ('object: states; inside/on other; in room'), what you hold, "
-    "and your last steps. Choose the one next action. Answer exactly one line:\n"
-    "Action: ACTION(object) or ACTION(object, object) or ACTION() or done()\n\n{vocabulary}\n\n"
+    "and your last steps. Choose the one next action. {answer}\n\n{vocabulary}\n\n"
     "You must be close to an object (WALK to it) before acting on it. Learn from past episodes: repeat "
     "what worked in episodes that got done, avoid what failed. Say done() when all goals are satisfied."
 )
+ACTION_LINE = "Action: ACTION(object) or ACTION(object, object) or ACTION() or done()"
+ANSWERS = {"action": "Answer exactly one line:\n" + ACTION_LINE,
+           "thought": "Answer exactly:\nThought: <what you do next and why, one line>\n" + ACTION_LINE}
 
 
 @dataclass
@@ -65,6 +75,8 @@ class PRAGEaiConfig:
     experience_steps: int = 12
     goal_chars: int = 400
     retries: int = 1
+    answer: Answer = "action"
+    refuse_futile: bool = False
 
 
 @dataclass
@@ -82,6 +94,7 @@ class PRAGEaiContext:
 class PRAGEaiState(TypedDict, total=False):
     request: str
     scene_graph: str
+    state_key: str
     held: str | None
     experience: str
     experience_ids: list[str]
@@ -91,20 +104,24 @@ class PRAGEaiState(TypedDict, total=False):
 
 
 def step_messages(request: str, experience: str, scene_graph: str, held: str | None,
-                  history: list[dict[str, str]], keep: int, step: int, max_steps: int) -> list[BaseMessage]:
+                  history: list[dict[str, str]], keep: int, step: int, max_steps: int, *,
+                  answer: Answer = "action", refused: list[str] | None = None) -> list[BaseMessage]:
     """P-RAG's step prompt (the layout of `graphs/prag/prompts.step_messages`, EAI's vocabulary)."""
     lines = [f"Instruction:\n{request}", "", "Past episodes:", experience, "",
              "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
     if recent:
         lines += ["", "Your last steps:", *(f"{s['action']} -> {s['observation']}" for s in recent)]
+    if refused:
+        lines += ["", FUTILE_LINE + ", ".join(refused)]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
-    return [SystemMessage(SYSTEM.format(vocabulary=vocabulary_text())), HumanMessage("\n".join(lines))]
+    return [SystemMessage(SYSTEM.format(answer=ANSWERS[answer], vocabulary=vocabulary_text())),
+            HumanMessage("\n".join(lines))]
 
 
 def observe(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, Any]:
     env = runtime.context.env
-    update: dict[str, Any] = {"scene_graph": compact_scene(env), "held": holding(env)}
+    update: dict[str, Any] = {"scene_graph": compact_scene(env), "held": holding(env), "state_key": state_key(env)}
     if "step" not in state:
         update.update(step=0, history=[], finished=False, experience="", experience_ids=[])
     return update
@@ -132,17 +149,26 @@ def retrieve(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str,
 def choose(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, Any]:
     ctx = runtime.context
     cfg, objects = ctx.config, list(ctx.task.arguments)
+    key = state.get("state_key", "")
+    refused = tried_here(state.get("history", []), key, objects) if cfg.refuse_futile else []
     messages = step_messages(state["request"], state.get("experience", ""), state.get("scene_graph", ""),
-                             state.get("held"), state.get("history", []), cfg.history, state.get("step", 0), cfg.max_steps)
-    answer, _, attempts, reason = ask(ctx.chat, messages, step_rules(objects).to_gbnf(),
-                                      lambda text: parse_step_answer(text, objects), ctx.recorder,
+                             state.get("held"), state.get("history", []), cfg.history, state.get("step", 0), cfg.max_steps,
+                             answer=cfg.answer, refused=[step_text(s) for s in refused])
+    rules, parse = (react_rules, parse_react_answer) if cfg.answer == "thought" else (step_rules, parse_step_answer)
+    answer, _, attempts, reason = ask(ctx.chat, messages, rules(objects, refuse=refused).to_gbnf(),
+                                      refusing(lambda text: parse(text, objects), refused, lambda a: a.step), ctx.recorder,
                                       retries=cfg.retries, seed=state.get("step", 0), run_name="eai:prag:step")
     ctx.episode.attempts += attempts
-    entry = {"scene_graph": state.get("scene_graph", ""), "action": "(none)", "observation": f"invalid answer: {reason}"}
+    if cfg.refuse_futile:  # how many steps the grammar left out, over the episode
+        ctx.episode.extra["refused_steps"] = ctx.episode.extra.get("refused_steps", 0) + len(refused)
+    entry = {"scene_graph": state.get("scene_graph", ""), "state": key, "action": "(none)",
+             "observation": f"invalid answer: {reason}"}
     if answer is None:
         ctx.episode.rejected += 1
     else:
-        entry = {"scene_graph": state.get("scene_graph", ""), "action": step_text(answer.step), "observation": ""}
+        entry.update(action=step_text(answer.step), observation="")
+        if answer.thought:
+            entry["thought"] = answer.thought
     return {"history": [*state.get("history", []), entry]}
 
 

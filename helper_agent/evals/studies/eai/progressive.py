@@ -45,7 +45,7 @@ from helper_agent.memory.experience import Experience, ExperienceMemory, Experie
 
 #: progress(iteration, finished tasks, total tasks)
 Progress = Callable[[int, int, int], None]
-EPISODE_SWITCHES = ("max_steps",)  # the switches that act without a database (iteration 0 keeps only these)
+EPISODE_SWITCHES = ("max_steps", "answer", "refuse_futile")  # the switches that act without a database (iteration 0 keeps only these)
 
 
 @dataclass

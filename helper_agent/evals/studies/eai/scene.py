@@ -16,6 +16,8 @@ never from a gold program:
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -66,6 +68,16 @@ class Graph:
 
     def label(self, node: int) -> str:
         return self.by_id.get(node) or f"{self.nodes[node]['class_name']}_{node}"
+
+
+def state_key(env: VirtualHomeEnv) -> str:
+    """The whole simulator state (every node's states and properties, every edge) as a short digest.
+    VirtualHome's simulator is deterministic: a step taken from a state with the same key ends as it
+    ended then, so the step-wise methods' `refuse_futile` keys what they tried by it."""
+    state = env.state_dict()
+    nodes = sorted((n["id"], sorted(n.get("states") or [])) for n in state["nodes"])
+    edges = sorted((e["from_id"], e["relation_type"], e["to_id"]) for e in state["edges"])
+    return hashlib.sha1(json.dumps([nodes, edges]).encode("utf-8")).hexdigest()[:16]
 
 
 def states(node: dict[str, Any]) -> str:

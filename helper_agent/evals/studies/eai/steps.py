@@ -141,31 +141,59 @@ def step_text(step: Step | None) -> str:
     return f"{step[0]}({', '.join(step[1])})"
 
 
-def _action_rule(objects: Sequence[str], exclude: Collection[str]) -> tuple[Expr, dict[str, Expr]]:
+def _action_rule(objects: Sequence[str], exclude: Collection[str],
+                 refuse: Collection[Step] = ()) -> tuple[Expr, dict[str, Expr]]:
+    """`done()` or an action: the names in `exclude` not at all, the steps in `refuse` not with those
+    objects (the grammar spells out the allowed objects of a refused action's name)."""
     by_arity = _by_arity()
+    refused: dict[str, set[tuple[str, ...]]] = {}
+    for name, args in refuse:
+        refused.setdefault(name, set()).add(tuple(args))
     rules: dict[str, Expr] = {}
     forms: list[Expr] = [alt(DONE)]
+    objects = check_names(objects) if objects else []
     if objects:
-        rules["obj"] = alt(*check_names(objects))
+        rules["obj"] = alt(*objects)
     for n in (0, 1, 2):
         names = [a for a in by_arity[n] if a not in exclude]
         if not names or (n and not objects):
             continue
-        rules[f"act{n}"] = alt(*names)
-        args = {0: [], 1: [Ref("obj")], 2: [Ref("obj"), ", ", Ref("obj")]}[n]
-        forms.append(seq(Ref(f"act{n}"), "(", *args, ")"))
+        plain = [a for a in names if a not in refused]
+        if plain:
+            rules[f"act{n}"] = alt(*plain)
+            args = {0: [], 1: [Ref("obj")], 2: [Ref("obj"), ", ", Ref("obj")]}[n]
+            forms.append(seq(Ref(f"act{n}"), "(", *args, ")"))
+        for name in (a for a in names if a in refused and n):
+            forms += _allowed_forms(name, n, objects, refused[name])
     return alt(*forms), rules
 
 
-def step_rules(objects: Sequence[str], exclude: Collection[str] = ()) -> Grammar:
-    """`Action: ACTION(obj, ...)` or `Action: done()` (P-RAG's step)."""
-    action, rules = _action_rule(objects, exclude)
+def _allowed_forms(name: str, arity: int, objects: list[str], refused: set[tuple[str, ...]]) -> list[Expr]:
+    """`name` on every object tuple but the refused ones (arity 1 or 2)."""
+    if arity == 1:
+        allowed = [o for o in objects if (o,) not in refused]
+        return [seq(f"{name}(", alt(*allowed), ")")] if allowed else []
+    firsts = sorted({first for first, _ in refused})
+    forms: list[Expr] = []
+    for first in firsts:
+        seconds = [o for o in objects if (first, o) not in refused]
+        if seconds:
+            forms.append(seq(f"{name}({first}, ", alt(*seconds), ")"))
+    others = [o for o in objects if o not in firsts]
+    if others:
+        forms.append(seq(f"{name}(", alt(*others), ", ", Ref("obj"), ")"))
+    return forms
+
+
+def step_rules(objects: Sequence[str], exclude: Collection[str] = (), refuse: Collection[Step] = ()) -> Grammar:
+    """`Action: ACTION(obj, ...)` or `Action: done()` (P-RAG's step); `refuse`: steps not allowed now."""
+    action, rules = _action_rule(objects, exclude, refuse)
     return Grammar({"root": seq("Action: ", Ref("action")), "action": action, **rules})
 
 
-def react_rules(objects: Sequence[str], exclude: Collection[str] = ()) -> Grammar:
-    """`Thought: <one line>` then `Action: ...` (EmbodiedRAG's ReAct step)."""
-    action, rules = _action_rule(objects, exclude)
+def react_rules(objects: Sequence[str], exclude: Collection[str] = (), refuse: Collection[Step] = ()) -> Grammar:
+    """`Thought: <one line>` then `Action: ...` (EmbodiedRAG's ReAct step; P-RAG's with `answer=thought`)."""
+    action, rules = _action_rule(objects, exclude, refuse)
     return Grammar({
         "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
         "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),

@@ -1,0 +1,151 @@
+"""The step-wise EAI adapters' `refuse_futile` and P-RAG's `answer=thought`, with scripted models.
+
+`refuse_futile=on` leaves out of a step's grammar the steps already taken from the same simulator
+state (VirtualHome's simulator is deterministic: they would end as they ended). Checked on the
+grammar's whole language, on the prompts and on the records of real VirtualHome episodes."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("virtualhome_eval")
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
+
+from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
+from helper_agent.evals.studies.eai.acting import tried_here  # noqa: E402
+from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag  # noqa: E402
+from helper_agent.evals.studies.eai.grammar import action_arities  # noqa: E402
+from helper_agent.evals.studies.eai.methods import check_options  # noqa: E402
+from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag  # noqa: E402
+from helper_agent.evals.studies.eai.scene import state_key  # noqa: E402
+from helper_agent.evals.studies.eai.steps import react_rules, step_rules  # noqa: E402
+from helper_agent.evals.studies.eai.tasks import select_tasks  # noqa: E402
+from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
+from helper_agent.program.cfg import Alt, Grammar, Lit, Ref, Seq  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+OBJECTS = ["kitchen", "sink", "cup"]
+
+
+def language(grammar: Grammar, expr: Any = None) -> set[str]:
+    """Every string a finite grammar (literals, sequences, alternatives, rules) accepts."""
+    expr = grammar.rules[grammar.root] if expr is None else expr
+    if isinstance(expr, Lit):
+        return {expr.text}
+    if isinstance(expr, Ref):
+        return language(grammar, grammar.rules[expr.name])
+    if isinstance(expr, Alt):
+        return set().union(*(language(grammar, o) for o in expr.options))
+    if isinstance(expr, Seq):
+        return {"".join(parts) for parts in itertools.product(*(sorted(language(grammar, i)) for i in expr.items))}
+    raise TypeError(f"not finite here: {expr!r}")
+
+
+def _all_steps() -> list[tuple[str, tuple[str, ...]]]:
+    return [(name, args) for name, n in action_arities().items() for args in itertools.product(OBJECTS, repeat=n)]
+
+
+def _text(step: tuple[str, tuple[str, ...]]) -> str:
+    return f"Action: {step[0]}({', '.join(step[1])})"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(_all_steps()), max_size=8))
+def test_the_grammar_leaves_out_exactly_the_refused_steps(refused):
+    everything = language(step_rules(OBJECTS))
+    allowed = language(step_rules(OBJECTS, refuse=refused))
+    assert allowed == everything - {_text(s) for s in refused}
+    assert "Action: done()" in allowed
+
+
+def test_the_thought_grammar_takes_the_same_refusals():
+    rules = react_rules(OBJECTS, refuse=[("WALK", ("kitchen",)), ("PUTBACK", ("cup", "sink"))])
+    actions = language(Grammar({"root": rules.rules["action"], **{k: v for k, v in rules.rules.items() if k != "root"}}))
+    assert "WALK(kitchen)" not in actions and "PUTBACK(cup, sink)" not in actions
+    assert {"WALK(sink)", "PUTBACK(sink, cup)", "PUTBACK(cup, kitchen)", "done()"} <= actions
+
+
+def test_tried_here_is_what_was_taken_from_this_state_and_never_done():
+    history = [{"state": "a", "action": "WALK(sink)"}, {"state": "b", "action": "GRAB(cup)"},
+               {"state": "a", "action": "WALK(sink)"}, {"state": "a", "action": "done()"},
+               {"state": "a", "action": "(none)"}, {"state": "a", "action": "GRAB(cup)"}]
+    assert tried_here(history, "a", OBJECTS) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
+    assert tried_here(history, "c", OBJECTS) == []
+
+
+# Task 11_1 ("floor_lamp is ON"; objects floor_lamp, bedroom, dining_room): the robot starts far from
+# the lamp, so GRAB(floor_lamp) fails and changes nothing; WALK(bedroom) moves it.
+FAR = "GRAB(floor_lamp)"
+
+
+def test_the_state_key_changes_with_the_state_and_only_then():
+    env, twin = VirtualHomeEnv("11_1"), VirtualHomeEnv("11_1")
+    before = state_key(env)
+    assert before == state_key(twin)
+    assert not env.step("GRAB", "floor_lamp").result.success and state_key(env) == before
+    assert env.step("WALK", "bedroom").result.success and state_key(env) != before
+
+
+def _prag(answers: list[str], **config: Any) -> tuple[Any, list[str]]:
+    prompts: list[str] = []
+
+    class Recording(FakeListChatModel):
+        def _call(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
+            prompts.append("\n".join(str(m.content) for m in messages))
+            return super()._call(messages, stop, run_manager, **kwargs)
+
+    task = select_tasks(ids=["11_1"])[0]
+    episode, _, _ = run_prag(task, Recording(responses=answers), database=None, config=PRAGEaiConfig(**config))
+    return episode, prompts
+
+
+def test_prag_with_refuse_futile_is_not_offered_a_failed_step_again():
+    """A step that failed leaves the state as it was: the next prompt says it is not allowed, and an
+    answer naming it anyway (a model without grammar decoding) is sent back with the reason."""
+    step = f"Action: {FAR}"
+    episode, prompts = _prag([step, step, "Action: done()", "Action: done()"], refuse_futile=True, max_steps=5)
+    trajectory = episode.trajectory
+    assert trajectory[0]["action"] == FAR and trajectory[0]["observation"].startswith("failed")
+    assert f"not allowed now): {FAR}" in prompts[1]
+    assert "already done from this same state" in prompts[2]  # the refused repeat came back with the reason
+    assert [s["action"] for s in trajectory] == [FAR, "done()"]
+    assert episode.extra["refused_steps"] == 1 and episode.outcome == "done"
+    # off (the paper's agent): the same answers repeat the failed step
+    episode, prompts = _prag([step, step, "Action: done()"], max_steps=5)
+    assert [s["action"] for s in episode.trajectory] == [FAR, FAR, "done()"]
+    assert "not allowed now" not in "".join(prompts) and "refused_steps" not in episode.extra
+
+
+def test_prag_answer_thought_asks_for_a_thought_and_keeps_it():
+    episode, prompts = _prag(["Thought: nothing to do yet\nAction: done()"], answer="thought")
+    assert "Thought: <what you do next and why, one line>" in prompts[0]
+    assert episode.outcome == "done" and episode.trajectory[0]["action"] == "done()"
+    _, plain = _prag(["Action: done()"])
+    assert "Thought:" not in plain[0] and "Answer exactly one line:\nAction:" in plain[0]
+
+
+def test_embodiedrag_with_refuse_futile_leaves_the_failed_step_out():
+    task = select_tasks(ids=["11_1"])[0]
+    step = f"Thought: grab it\nAction: {FAR}"
+    episode, _, _ = run_embodiedrag(task, FakeListChatModel(responses=[step, step, "Thought: stop\nAction: done()"]),
+                                    config=EmbodiedRAGEaiConfig(graph="full", refuse_futile=True, max_steps=4),
+                                    embedder=HashEmbedder())
+    actions = [s["action"] for s in episode.trajectory]
+    assert actions == [FAR, "done()"] and episode.trajectory[0]["observation"].startswith("failed")
+    assert episode.extra["refused_steps"] == 1
+
+
+def test_the_switches_are_checked():
+    check_options("prag", "closed-loop", {"answer": "thought", "refuse_futile": "on"})
+    check_options("embodiedrag", "closed-loop", {"refuse_futile": "off"})
+    with pytest.raises(ValueError, match="refuse_futile=maybe"):
+        check_options("prag", "closed-loop", {"refuse_futile": "maybe"})
+    with pytest.raises(ValueError, match="answer"):
+        check_options("embodiedrag", "closed-loop", {"answer": "thought"})
