@@ -241,7 +241,7 @@ def test_cli_runs_a_method_and_writes_one_table_with_the_peers(tmp_path, monkeyp
 
     tasks = _tasks()
     monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
-    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None: tasks)
+    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None, skip=0: tasks)
     run = tmp_path / "prag"
     result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--no-peers",
                                       "--out", str(run)])
@@ -315,7 +315,7 @@ def test_runs_too_few_for_eais_rates_still_get_a_table_of_our_columns(tmp_path, 
 
     tasks = select_tasks(ids=["11_1"])
     monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: RecordingChat(responses=gold_replies("prag", tasks)))
-    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None: tasks)
+    monkeypatch.setattr(eval_eai, "select_tasks", lambda limit=None, ids=None, skip=0: tasks)
     run = tmp_path / "prag"
     result = CliRunner().invoke(app, ["eval", "eai", "--agent", "prag", "--mode", "closed-loop", "--out", str(run)])
     assert result.exit_code == 0, result.output

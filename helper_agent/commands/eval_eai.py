@@ -70,6 +70,8 @@ def eai(
                                                   "max_steps=N; both refuse_futile=on|off."),
     mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
+    skip: int = typer.Option(0, min=0, help="Leave out the first N tasks (a calibration split: --skip 100 --limit 20 "
+                             "runs tasks 101-120)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),
     out: Path = typer.Option(..., help="Run folder: results.jsonl (resumable), scores/, report.md."),
     k: int | None = typer.Option(None, help="helper, llm-planner: retrieved examples (other tasks' gold sequences, "
@@ -98,11 +100,12 @@ def eai(
             raise typer.BadParameter(f"{agent} acts step by step and does not re-plan (--max-replans is helper's and "
                                      "llm-planner's; its step cap is --agent-option max_steps=N)", param_hint="--max-replans")
     spec = EaiRunSpec(agent=agent, mode=mode, llm=llm, limit=limit, k=3 if k is None else k,
-                      max_replans=2 if max_replans is None else max_replans, n_ctx=n_ctx, task=task, agent_options=options)
+                      max_replans=2 if max_replans is None else max_replans, n_ctx=n_ctx, task=task, agent_options=options,
+                      skip=skip)
     try:
         if not peers_only:
             check_spec(spec)
-        tasks = select_tasks(limit)
+        tasks = select_tasks(limit, skip=skip)
     except (ValueError, EaiUnavailable) as exc:
         fail(f"{exc}")
     ids = [t.identifier for t in tasks]
@@ -139,7 +142,8 @@ def eai(
             job = bar.add_task("peers (EAI's evaluator)", total=len(peer_models()), note="")
             scored = score_peers(ids, peers_dir or out, progress=lambda m: bar.update(job, advance=1, note=m))
         rows += [row(name, s) for name, s in sorted(scored.items(), key=lambda kv: -kv[1]["summary"]["goal_evaluation"]["task_success_rate"])]
-    title = f"EAI VirtualHome action sequencing, first {len(ids)} tasks, % by EAI's evaluate_results"
+    which = f"tasks {skip + 1}-{skip + len(ids)}" if skip else f"first {len(ids)} tasks"
+    title = f"EAI VirtualHome action sequencing, {which}, % by EAI's evaluate_results"
     if mode == "closed-loop" and not peers_only:
         title += " (our row: CLOSED-LOOP)"
     _table(rows, title)

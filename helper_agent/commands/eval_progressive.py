@@ -38,6 +38,7 @@ def progressive(
     train_limit: int | None = typer.Option(100, help="Train episodes per database-building pass (train mode)."),
     split: str = typer.Option("valid_unseen", help="The evaluation split."),
     limit: int | None = typer.Option(None, help="Evaluate the first N episodes of --split only."),
+    skip: int = typer.Option(0, min=0, help="--benchmark eai: leave out the first N tasks (a calibration split)."),
     agent: str = typer.Option("prag", "--agent", help="The method (it must read its database from database=PATH)."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o",
                                                   help="The method's switches, KEY=VALUE: retrieval=goal+scene|goal, k=N, max_steps=N."),
@@ -62,8 +63,10 @@ def progressive(
     if benchmark == "eai":
         if agent != "prag" or train_split != "self":
             raise typer.BadParameter("--benchmark eai runs P-RAG's self-iteration (--agent prag --train-split self)")
-        _eai(iterations, limit, agent_option, llm, out, iteration0_from)
+        _eai(iterations, limit, agent_option, llm, out, iteration0_from, skip)
         return
+    if skip:
+        raise typer.BadParameter("--skip is for --benchmark eai (TEACh's splits are chosen with --split)")
     if data is None:
         raise typer.BadParameter("--data is required with --benchmark teach")
     if agent not in method_names():
@@ -113,11 +116,11 @@ def progressive(
 
 
 def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
-         iteration0_from: Path | None) -> None:
+         iteration0_from: Path | None, skip: int = 0) -> None:
     """P-RAG's self-iteration on EAI's tasks (`evals/studies/eai/progressive.py`)."""
     try:
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
-                                  agent_options=parse_agent_options(agent_option))
+                                  agent_options=parse_agent_options(agent_option), skip=skip)
         spec.check()
         check_options("prag", "closed-loop", spec.agent_options)
     except ValueError as exc:

@@ -56,6 +56,7 @@ class EaiProgressiveSpec:
     llm: str = "local"
     agent_options: dict[str, str] = field(default_factory=dict)  # retrieval, k, max_steps
     n_ctx: int = 8192
+    skip: int = 0  # tasks left out before the first one iterated (`select_tasks`)
 
     def check(self) -> None:
         if self.iterations < 1:
@@ -79,7 +80,7 @@ def pass_spec(spec: EaiProgressiveSpec, i: int) -> EaiRunSpec:
     else:
         options["database"] = str((iter_dir(spec, i) / "database").resolve())
     return EaiRunSpec(agent="prag", mode="closed-loop", llm=spec.llm, limit=spec.limit, n_ctx=spec.n_ctx,
-                      agent_options=options)
+                      agent_options=options, skip=spec.skip)
 
 
 def experience_records(tasks: list[EaiTask], run_dir: Path, iteration: int) -> list[Any]:
@@ -145,7 +146,7 @@ def run_eai_progressive(spec: EaiProgressiveSpec, chat: Any, *, progress: Progre
         if {k: v for k, v in old.items() if k not in ("out", "iterations")} != {k: v for k, v in asdict(spec).items() if k not in ("out", "iterations")}:
             raise ValueError(f"{out} holds a progressive run with other settings ({old}); choose another --out")
     atomic_write_json(recorded, asdict(spec))
-    tasks = tasks if tasks is not None else select_tasks(spec.limit)
+    tasks = tasks if tasks is not None else select_tasks(spec.limit, skip=spec.skip)
     if iteration0_from is not None:
         adopt_iteration0(spec, iteration0_from)
     rows, outcomes = [], []

@@ -50,6 +50,7 @@ class EaiRunSpec:
     n_ctx: int = 8192
     task: str = "action-sequencing"
     agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`eai/methods.py`)
+    skip: int = 0  # tasks left out before the first one run (`select_tasks`)
 
     @property
     def row_name(self) -> str:
@@ -138,7 +139,7 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
         if not same_settings(old, spec):
             raise ValueError(f"{run_dir} holds a run with other settings ({asdict(acting(old))}); choose another --out")
     atomic_write_json(spec_path, asdict(acting(spec)))
-    tasks = tasks if tasks is not None else select_tasks(spec.limit)
+    tasks = tasks if tasks is not None else select_tasks(spec.limit, skip=spec.skip)
     done = {r["identifier"] for r in load_results(run_dir)}
     if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):
         memory = GoldMemory()

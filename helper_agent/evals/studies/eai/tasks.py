@@ -85,8 +85,9 @@ def load_tasks() -> tuple[EaiTask, ...]:
     return tuple(task_from_prompt(p["identifier"], p["llm_prompt"], id2task.get(p["identifier"], "")) for p in prompts)
 
 
-def select_tasks(limit: int | None = None, ids: list[str] | None = None) -> list[EaiTask]:
-    """The first `limit` tasks in EAI's order, or the named ones."""
+def select_tasks(limit: int | None = None, ids: list[str] | None = None, skip: int = 0) -> list[EaiTask]:
+    """`limit` tasks in EAI's order after the first `skip` (the first 100 are our evaluation rows;
+    `skip=100` gives a calibration split no row has seen), or the named ones."""
     tasks = list(load_tasks())
     if ids:
         by_id = {t.identifier: t for t in tasks}
@@ -94,6 +95,9 @@ def select_tasks(limit: int | None = None, ids: list[str] | None = None) -> list
         if missing:
             raise KeyError(f"no EAI task {', '.join(missing)}")
         return [by_id[i] for i in ids]
+    if skip < 0:
+        raise ValueError("--skip takes a whole number >= 0")
+    tasks = tasks[skip:]
     return tasks[:limit] if limit else tasks
 
 

@@ -1,4 +1,5 @@
-"""The step-wise EAI adapters' `refuse_futile` and P-RAG's `answer=thought`, with scripted models.
+"""The step-wise EAI adapters' `refuse_futile` and P-RAG's `answer=thought`, with scripted models,
+and `--skip` (the calibration split after the first 100 tasks).
 
 `refuse_futile=on` leaves out of a step's grammar the steps already taken from the same simulator
 state (VirtualHome's simulator is deterministic: they would end as they ended). Checked on the
@@ -149,3 +150,32 @@ def test_the_switches_are_checked():
         check_options("prag", "closed-loop", {"refuse_futile": "maybe"})
     with pytest.raises(ValueError, match="answer"):
         check_options("embodiedrag", "closed-loop", {"answer": "thought"})
+
+
+def test_skip_gives_the_tasks_after_the_evaluation_rows_and_a_run_keeps_it(tmp_path):
+    """`--skip 100 --limit 2` runs tasks 101-102 (a calibration split); a folder run with one skip
+    does not resume with another."""
+    from helper_agent.evals.studies.eai.oracle import gold_replies
+    from helper_agent.evals.studies.eai.runner import EaiRunSpec, run_tasks
+    from helper_agent.evals.studies.eai.tasks import load_tasks
+
+    every = [t.identifier for t in load_tasks()]
+    assert [t.identifier for t in select_tasks(2, skip=100)] == every[100:102]
+    assert [t.identifier for t in select_tasks(skip=340)] == every[340:]
+    spec = EaiRunSpec(agent="llm-planner", mode="open-loop", k=0, limit=2, skip=100)
+    records = run_tasks(spec, FakeListChatModel(responses=gold_replies("llm-planner", select_tasks(2, skip=100))), tmp_path)
+    assert [r["identifier"] for r in records] == every[100:102]
+    with pytest.raises(ValueError, match="other settings"):
+        run_tasks(EaiRunSpec(agent="llm-planner", mode="open-loop", k=0, limit=2), FakeListChatModel(responses=["x"]),
+                  tmp_path)
+
+
+def test_the_cli_refuses_skip_where_it_has_no_meaning(tmp_path):
+    from typer.testing import CliRunner
+
+    from helper_agent.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "progressive", "--skip", "100", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "--benchmark eai" in result.output
+    result = CliRunner().invoke(app, ["eval", "eai", "--skip", "-1", "--out", str(tmp_path / "e")])
+    assert result.exit_code == 2 and not (tmp_path / "e").exists()
