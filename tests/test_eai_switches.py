@@ -19,7 +19,7 @@ pytest.importorskip("virtualhome_eval")
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
-from helper_agent.evals.studies.eai.acting import tried_here  # noqa: E402
+from helper_agent.evals.studies.eai.acting import EaiEpisode, refused_here, tried_here  # noqa: E402
 from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag  # noqa: E402
 from helper_agent.evals.studies.eai.grammar import action_arities  # noqa: E402
 from helper_agent.evals.studies.eai.methods import check_options  # noqa: E402
@@ -79,6 +79,16 @@ def test_tried_here_is_what_was_taken_from_this_state_and_never_done():
                {"state": "a", "action": "(none)"}, {"state": "a", "action": "GRAB(cup)"}]
     assert tried_here(history, "a", OBJECTS) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
     assert tried_here(history, "c", OBJECTS) == []
+
+
+def test_refused_here_keeps_to_the_nameable_objects_and_counts_what_it_withheld():
+    history = [{"state": "a", "action": "WALK(sink)"}, {"state": "a", "action": "GRAB(cup)"}]
+    episode = EaiEpisode()
+    assert refused_here(False, history, "a", OBJECTS, episode) == [] and "refused_steps" not in episode.extra
+    assert refused_here(True, history, "a", OBJECTS, episode) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
+    assert refused_here(True, history, "a", OBJECTS, episode, nameable=["cup"]) == [("GRAB", ("cup",))]
+    assert refused_here(True, history, "b", OBJECTS, episode) == []
+    assert episode.extra["refused_steps"] == 3
 
 
 # Task 11_1 ("floor_lamp is ON"; objects floor_lamp, bedroom, dining_room): the robot starts far from

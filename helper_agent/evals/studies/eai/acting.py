@@ -119,9 +119,23 @@ def tried_here(history: Sequence[dict[str, str]], state: str, objects: Sequence[
         if entry.get("state") != state or entry.get("action") in (DONE, "(none)", None):
             continue
         step = parse_action(str(entry["action"]), objects)
-        if step is not None and step not in tried:
+        assert step is not None  # only done() parses to None, and it was skipped above
+        if step not in tried:
             tried.append(step)
     return tried
+
+
+def refused_here(on: bool, history: Sequence[dict[str, str]], state: str, objects: Sequence[str],
+                 episode: EaiEpisode, nameable: Sequence[str] | None = None) -> list[Step]:
+    """The steps `refuse_futile` leaves out of this step's grammar: those `tried_here` that name only
+    objects the step can name (`nameable`, all `objects` when omitted). Counts them in the episode's
+    `refused_steps`, so a record says how much the switch withheld. Empty when the switch is off."""
+    if not on:
+        return []
+    allowed = set(objects if nameable is None else nameable)
+    refused = [s for s in tried_here(history, state, objects) if set(s[1]) <= allowed]
+    episode.extra["refused_steps"] = episode.extra.get("refused_steps", 0) + len(refused)
+    return refused
 
 
 def refusing(parse: Callable[[str], T], refused: Sequence[Step], step_of: Callable[[T], Step | None]) -> Callable[[str], T]:

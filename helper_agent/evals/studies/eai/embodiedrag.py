@@ -36,7 +36,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refusing, tried_here
+from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refused_here, refusing
 from helper_agent.evals.studies.eai.scene import graph_entities, holding, state_key
 from helper_agent.evals.studies.eai.steps import (
     parse_action,
@@ -220,8 +220,8 @@ def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -
     cfg = ctx.config
     nameable = [n for n in ctx.task.arguments if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
     key = state_key(ctx.env)
-    refused = ([s for s in tried_here(state.get("history", []), key, ctx.task.arguments) if set(s[1]) <= set(nameable)]
-               if cfg.refuse_futile else [])
+    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, ctx.task.arguments, ctx.episode,
+                           nameable)
     messages = react_messages(state["request"], state.get("graph_text", ""), _holding_ids(ctx),
                               state.get("history", []), cfg.history, [step_text(s) for s in refused])
     ctx.prompt_chars.append(sum(len(str(m.content)) for m in messages))
@@ -230,8 +230,6 @@ def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -
                                       ctx.recorder, retries=cfg.retries, seed=state.get("step", 0),
                                       run_name="eai:embodiedrag:step")
     ctx.episode.attempts += attempts
-    if cfg.refuse_futile:  # how many steps the grammar left out, over the episode
-        ctx.episode.extra["refused_steps"] = ctx.episode.extra.get("refused_steps", 0) + len(refused)
     if answer is None:
         ctx.episode.rejected += 1
         entry = {"thought": "", "state": key, "action": "(none)", "observation": f"invalid answer: {reason}"}

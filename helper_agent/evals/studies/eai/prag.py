@@ -35,7 +35,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refusing, tried_here
+from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refused_here, refusing
 from helper_agent.evals.studies.eai.scene import compact_scene, holding, state_key
 from helper_agent.evals.studies.eai.steps import (
     parse_react_answer,
@@ -150,7 +150,7 @@ def choose(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, A
     ctx = runtime.context
     cfg, objects = ctx.config, list(ctx.task.arguments)
     key = state.get("state_key", "")
-    refused = tried_here(state.get("history", []), key, objects) if cfg.refuse_futile else []
+    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, objects, ctx.episode)
     messages = step_messages(state["request"], state.get("experience", ""), state.get("scene_graph", ""),
                              state.get("held"), state.get("history", []), cfg.history, state.get("step", 0), cfg.max_steps,
                              answer=cfg.answer, refused=[step_text(s) for s in refused])
@@ -159,8 +159,6 @@ def choose(state: PRAGEaiState, runtime: Runtime[PRAGEaiContext]) -> dict[str, A
                                       refusing(lambda text: parse(text, objects), refused, lambda a: a.step), ctx.recorder,
                                       retries=cfg.retries, seed=state.get("step", 0), run_name="eai:prag:step")
     ctx.episode.attempts += attempts
-    if cfg.refuse_futile:  # how many steps the grammar left out, over the episode
-        ctx.episode.extra["refused_steps"] = ctx.episode.extra.get("refused_steps", 0) + len(refused)
     entry = {"scene_graph": state.get("scene_graph", ""), "state": key, "action": "(none)",
              "observation": f"invalid answer: {reason}"}
     if answer is None:
