@@ -112,6 +112,21 @@ def test_remove_drops_the_object_and_its_steps() -> None:
     assert "Plate" not in out and kinds(out) == kinds(CLEANING)[len(kinds(CLEANING)) // 2:]
 
 
+def test_remove_takes_the_machine_that_only_worked_on_what_it_held() -> None:
+    # "no coffee": the coffee machine was switched on for the mug; with the mug gone it goes too
+    out = apply(BREAKFAST, "remove Mug")
+    assert "Mug" not in out and "CoffeeMachine" not in out and "toggle_on" not in out
+    assert out.startswith(BREAKFAST.split("mug =")[0])  # the toast on its plate is untouched
+    # a place with steps of its own stays (the plate is cleaned and put down), and so does a place
+    # something else still uses, or a lamp switched on that held nothing
+    assert "plate.clean()" in apply(BREAKFAST, "remove BreadSliced")
+    lamp = 'lamp = InteractionObject("FloorLamp")\nlamp.toggle_on()\n'
+    assert apply(lamp + SOFA, "remove RemoteControl") == lamp + SOFA.replace(
+        'remote_control = InteractionObject("RemoteControl")\nremote_control.pickup_and_place(sofa)\n', "")
+    with pytest.raises(EditError, match="does nothing"):
+        apply(apply(SOFA, "remove RemoteControl"), "remove Newspaper")
+
+
 def test_move_changes_where_it_goes_and_drops_the_unused_fixture() -> None:
     out = apply(TIDY, "move RemoteControl to ArmChair")
     assert out == ('arm_chair = InteractionObject("ArmChair")\nremote_control = InteractionObject("RemoteControl")\n'

@@ -1114,6 +1114,8 @@ def _remove(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
             held = ", ".join(sorted(set(users)))
             raise EditError(f"other steps use the {edit.target} ({held}); move them elsewhere first "
                             f"(move ... to ...) or remove them too")
+    places = {a.id for d in decls for stmt in _group(d)[1:] if (hit := _receiver(stmt))
+              for a in hit[2].args if isinstance(a, ast.Name)}
     for d in decls:
         for stmt in _group(d):
             if any(s is stmt for s in d.body):
@@ -1124,9 +1126,27 @@ def _remove(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
             if not node.iter.elts:
                 node.body.clear()
     _drop_empty_loops(tree.body)
+    _drop_emptied_places(tree, places)
     if not tree.body:
         raise EditError(f"without the {edit.target} the routine does nothing")
     return True
+
+
+_SWITCHES = ("toggle_on", "toggle_off")
+
+
+def _drop_emptied_places(tree: ast.Module, places: set[str]) -> None:
+    """After a removal, drop each place the removed thing was put in or on (`places`) that nothing
+    uses any more and whose own steps only switch it on or off: the coffee machine once the mug is
+    gone, the microwave once the potato is. Those steps worked on what it held, so with nothing in it
+    they would run an empty machine. A place with steps of its own (a plate that is cleaned) stays."""
+    for d in _decls(tree):
+        if d.var not in places or d.loop is not None or _used_as_argument(tree, d.var):
+            continue
+        group = _group(d)
+        if all((_receiver(s) or ("", "", None))[1] in _SWITCHES for s in group[1:]):
+            for stmt in group:
+                d.body.remove(stmt)
 
 
 def _move(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
