@@ -98,7 +98,8 @@ def main() -> None:
             run_tasks(spec, chat, folder, tasks=[task])
         folders.append(folder)
         print(f"ran {spec.row_name}")
-    rows, report = table(folders, out / "table", peers=not args.no_peers)
+    written = table(folders, out / "table", peers=not args.no_peers)
+    rows, report = written.rows, written.report
     figures: dict[str, float] = {}
     for r in rows:
         if not str(r["name"]).startswith("ours-"):

@@ -324,6 +324,10 @@ def test_runs_too_few_for_eais_rates_still_get_a_table_of_our_columns(tmp_path, 
             table = CliRunner().invoke(app, ["eval", "eai-table", str(run), "--out", str(folder)])
             assert table.exit_code == 0, table.output
             assert "peers are left out" in table.output
+            # the CLI prints the report's own title and notes, not a sentence of its own
+            printed = " ".join(table.output.split())
+            assert "full-sequence success (EAI's goal check, ours)" in printed
+            assert "EAI's columns are empty: EAI's evaluator cannot score 1 task(s)" in printed
         [row] = json.loads((folder / "report.json").read_text())  # ours only: no peer rows
         assert row["name"] == "ours-prag-closed-loop-local" and row["tasks"] == 1
         assert all(row[c] is None for c in ("kept", "task_success", "execution_success", "missing_step"))

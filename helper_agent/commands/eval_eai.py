@@ -160,17 +160,14 @@ def eai_table(
 ) -> None:
     """One table: our EAI runs beside the 15 packaged LLMs, all scored by EAI's evaluator on the same tasks."""
     try:
-        rows, report = table(runs, out, peers=peers, peers_dir=peers_dir,
-                             progress=lambda name: console.print(f"scored {name}"))
+        written = table(runs, out, peers=peers, peers_dir=peers_dir,
+                        progress=lambda name: console.print(f"scored {name}"))
     except (FileNotFoundError, ValueError, EaiUnavailable) as exc:
         fail(f"{exc}")
-    if not scored_by_eai(rows):
-        _table(rows, f"EAI VirtualHome action sequencing, full-sequence success ({len(runs)} runs of ours)")
-        console.print("[yellow]EAI's evaluator cannot score these tasks (too few for its rates): its columns are "
-                      "empty, the peers are left out, and the rows rank by full-sequence success[/yellow]")
-    else:
-        _table(rows, f"EAI VirtualHome action sequencing, % by EAI's evaluate_results ({len(runs)} runs of ours)")
-    console.print(f"report: {report}  plot: {out / 'eai_table.png'}")
+    _table(written.rows, written.title)  # what report.md says, title and notes alike
+    for note in written.notes:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
+    console.print(f"report: {written.report}  plot: {out / 'eai_table.png'}")
 
 
 def register(app: typer.Typer) -> None:

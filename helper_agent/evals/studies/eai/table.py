@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs, score_peers
@@ -58,9 +58,19 @@ def our_rows(run_dirs: Sequence[Path], progress: Callable[[str], None] | None = 
     return rows, ids or [], notes
 
 
+class EaiTable(NamedTuple):
+    """What `table` wrote: the rows, the report's path, its title and its notes (what a reader of the
+    table must know, e.g. that the peers are left out); the CLI prints the same title and notes."""
+
+    rows: list[dict[str, Any]]
+    report: Path
+    title: str
+    notes: list[str]
+
+
 def table(run_dirs: Sequence[Path], out: Path, *, peers: bool = True, peers_dir: Path | None = None,
-          progress: Callable[[str], None] | None = None) -> tuple[list[dict[str, Any]], Path]:
-    """Score, write the report and the plot; (rows, report path)."""
+          progress: Callable[[str], None] | None = None) -> EaiTable:
+    """Score, write the report and the plot."""
     rows, ids, notes = our_rows(run_dirs, progress)
     scored = scored_by_eai(rows)
     if peers and ids and scored:
@@ -73,7 +83,7 @@ def table(run_dirs: Sequence[Path], out: Path, *, peers: bool = True, peers_dir:
     out.mkdir(parents=True, exist_ok=True)
     report = write_report(rows, out, title, notes)
     plot(rows, out / "eai_table.png", title)
-    return rows, report
+    return EaiTable(rows, report, title, notes)
 
 
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
