@@ -10,6 +10,7 @@ from helper_agent.program.edits import (
     Edit,
     EditError,
     Grounding,
+    PartLacks,
     append_program,
     apply_edit,
     contrast_parts,
@@ -527,13 +528,18 @@ def test_a_new_part_takes_up_the_object_the_routine_prepared() -> None:
 
 def test_a_part_lacks_what_its_words_name() -> None:
     potato = 'plate = InteractionObject("Plate")\npotato_slice = InteractionObject("PotatoSliced")\npotato_slice.pickup_and_place(plate)\n'
-    assert part_lacks("a plate of two tomato slices", potato) == ["TomatoSliced"]
-    assert part_lacks("a plate of two potato slices", potato) == []
-    assert part_lacks("then a mug of coffee for me", COFFEE_PART) == []
+    assert part_lacks("a plate of two tomato slices", potato) == PartLacks(classes=("TomatoSliced",))
+    assert not part_lacks("a plate of two potato slices", potato)
+    assert not part_lacks("then a mug of coffee for me", COFFEE_PART)
     # "make a plate of toast" written without toasting (omar-three-3)
-    assert part_lacks("make a plate of toast", potato.replace("PotatoSliced", "BreadSliced")) == ["toast()"]
+    assert part_lacks("make a plate of toast", potato.replace("PotatoSliced", "BreadSliced")) == PartLacks(steps=("toast",))
     with pytest.raises(EditError, match="does not parse"):  # the planner is asked again, as for a lack
         part_lacks("a plate of toast", "from = InteractionObject(\"Mug\")")
+    # what the planner is told when it writes the part again: objects by class, steps as calls
+    from helper_agent.graphs.helper.adapt import _lacking
+    assert _lacking(PartLacks(("TomatoSliced",), ("toast",))) == (
+        "the request names TomatoSliced, and this program makes no TomatoSliced; the request asks for toast, "
+        "and this program never calls toast(): write the program with TomatoSliced and toast()")
 
 
 def test_the_ways_of_putting_one_thing_in_place_of_another() -> None:

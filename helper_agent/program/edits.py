@@ -64,6 +64,7 @@ __all__ = [
     "negated_objects",
     "new_holder",
     "parse_edit",
+    "PartLacks",
     "part_lacks",
     "placements",
     "program_classes",
@@ -1435,10 +1436,22 @@ def _attributes(decl: _Decl) -> set[str]:
             for e in kw.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
 
 
-def part_lacks(words: str, part: str) -> list[str]:
+@dataclass(frozen=True)
+class PartLacks:
+    """What a new part lacks: the object classes the words name that it makes none of, and the steps
+    (method names) the words ask for that it never calls. Empty (falsy) when it lacks nothing."""
+
+    classes: tuple[str, ...] = ()
+    steps: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.classes) + len(self.steps)
+
+
+def part_lacks(words: str, part: str) -> PartLacks:
     """The object classes `words` name that the new part `part` makes none of (in either form:
     "tomato slices" are made as TomatoSliced or Tomato), and the steps they name that it does to
-    nothing ("toast()" for "a plate of toast"): what the planner is asked to write again. On the
+    nothing (`toast` for "a plate of toast"): what the planner is asked to write again. On the
     calibration suite the 0.5B wrote potato slices for "a plate of two tomato slices" (batch 2,
     zainab-three-1) and untoasted bread for "make a plate of toast" (omar-three-3). `EditError`
     when the part does not parse."""
@@ -1447,8 +1460,8 @@ def part_lacks(words: str, part: str) -> list[str]:
     made = {_base(c) for c in classes}
     if any(c.endswith("Sliced") for c in classes):
         done.add("slice")  # a slice is cut by whoever fetches it ("two tomato slices" names no step to write)
-    return [c for c in named_classes(words) if _base(c) not in made] + [
-        f"{m}()" for m in named_steps(words) if m not in done]
+    return PartLacks(tuple(c for c in named_classes(words) if _base(c) not in made),
+                     tuple(m for m in named_steps(words) if m not in done))
 
 
 def _pickupable(cls: str) -> bool:

@@ -47,6 +47,7 @@ from helper_agent.program.edits import (
     Edit,
     EditError,
     Grounding,
+    PartLacks,
     append_program,
     apply_edit,
     edit_grammar,
@@ -254,16 +255,16 @@ def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> s
     return min(written, key=lambda w: w[:2])[2]
 
 
-def _lacking(lacks: list[str]) -> str:
-    """Why a new part is written again: the objects (classes) and steps ("toast()") it lacks."""
-    objects = [x for x in lacks if not x.endswith("()")]
-    steps = [x for x in lacks if x.endswith("()")]
+def _lacking(lacks: PartLacks) -> str:
+    """Why a new part is written again: the objects (classes) and steps (written as calls, "toast()")
+    it lacks."""
+    calls = [f"{m}()" for m in lacks.steps]
     why = []
-    if objects:
-        why.append(f"the request names {', '.join(objects)}, and this program makes no {objects[0]}")
-    if steps:
-        why.append(f"the request asks for {', '.join(s[:-2] for s in steps)}, and this program never calls {steps[0]}")
-    return "; ".join(why) + f": write the program with {' and '.join(lacks)}"
+    if lacks.classes:
+        why.append(f"the request names {', '.join(lacks.classes)}, and this program makes no {lacks.classes[0]}")
+    if calls:
+        why.append(f"the request asks for {', '.join(lacks.steps)}, and this program never calls {calls[0]}")
+    return "; ".join(why) + f": write the program with {' and '.join([*lacks.classes, *calls])}"
 
 
 def _describe(edit: Edit, program: str, change: str, steps: list[Edit] | None = None) -> str:
