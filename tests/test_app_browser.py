@@ -24,6 +24,9 @@ CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=".ci/run installs chromium when it is missing")
 ROOT = Path(__file__).resolve().parents[1]
 WAIT_MS = 300_000  # one turn on a loaded 2-core machine (a suite at nice 19 beside other jobs)
+# Every `expect` waits as long, not Playwright's default 5 s: a CI run at nice 19 beside an LLM job
+# once took longer than 5 s between the recall line and "the morning coffee, unchanged".
+playwright_api.expect.set_options(timeout=WAIT_MS)
 
 COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
           'mug.pickup_and_place(cm)\ncm.toggle_on()')
