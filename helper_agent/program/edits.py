@@ -35,7 +35,7 @@ import copy
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -1127,27 +1127,15 @@ def _remove(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
             if not node.iter.elts:
                 node.body.clear()
     _drop_empty_loops(tree.body)
-    _drop_emptied_places(tree, places)
+    # a place the removed thing was put in, now unused, goes with the steps that only switched it on
+    # or off for what it held: the coffee machine once the mug is gone (a cleaned plate stays)
+    _drop_unused_fixtures(tree, among=places, idle_steps=_SWITCHES)
     if not tree.body:
         raise EditError(f"without the {edit.target} the routine does nothing")
     return True
 
 
 _SWITCHES = ("toggle_on", "toggle_off")
-
-
-def _drop_emptied_places(tree: ast.Module, places: set[str]) -> None:
-    """After a removal, drop each place the removed thing was put in or on (`places`) that nothing
-    uses any more and whose own steps only switch it on or off: the coffee machine once the mug is
-    gone, the microwave once the potato is. Those steps worked on what it held, so with nothing in it
-    they would run an empty machine. A place with steps of its own (a plate that is cleaned) stays."""
-    for d in _decls(tree):
-        if d.var not in places or d.loop is not None or _used_as_argument(tree, d.var):
-            continue
-        group = _group(d)
-        if all((_receiver(s) or ("", "", None))[1] in _SWITCHES for s in group[1:]):
-            for stmt in group:
-                d.body.remove(stmt)
 
 
 def _move(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
@@ -1283,11 +1271,18 @@ def _move_into_dish(tree: ast.Module, all_decls: list[_Decl], sites: list[tuple[
     return True
 
 
-def _drop_unused_fixtures(tree: ast.Module) -> None:
-    """Remove objects that nothing uses any more (the armchair once the pillow goes on the sofa)."""
+def _drop_unused_fixtures(tree: ast.Module, among: Collection[str] | None = None,
+                          idle_steps: Collection[str] = ()) -> None:
+    """Remove top-level objects that nothing uses any more (the armchair once the pillow goes on the
+    sofa), with their own steps when all of them are `idle_steps` (none allowed by default: a lamp
+    that is switched on does something). `among` limits it to those variables."""
     for d in _decls(tree):
-        if d.loop is None and not _group(d)[1:] and not _used_as_argument(tree, d.var):
-            tree.body.remove(d.stmt)
+        if d.loop is not None or (among is not None and d.var not in among) or _used_as_argument(tree, d.var):
+            continue
+        group = _group(d)
+        if all((_receiver(s) or ("", "", None))[1] in idle_steps for s in group[1:]):
+            for stmt in group:
+                d.body.remove(stmt)
 
 
 def _add_like(tree: ast.Module, decls: list[_Decl], edit: Edit) -> bool:
