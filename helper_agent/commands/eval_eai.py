@@ -5,6 +5,7 @@ Needs the optional extra: `pip install -e '.[virtualhome]'`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,9 @@ def _progress() -> Progress:
                     TimeElapsedColumn(), TimeRemainingColumn(), console=console)
 
 
-def _table(rows: list[dict[str, Any]], title: str) -> None:
-    """Our rows and the peers'; EAI's columns only when its evaluator scored the rows."""
+def _table(rows: list[dict[str, Any]], title: str, notes: Sequence[str] = ()) -> None:
+    """Our rows and the peers'; EAI's columns only when its evaluator scored the rows; then the notes
+    the report carries with them."""
     table = Table(title=title)
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
               "seconds_per_step", "full_sequence_success")
@@ -58,6 +60,8 @@ def _table(rows: list[dict[str, Any]], title: str) -> None:
         table.add_row(r["name"], str(r["tasks"]), cell(r.get("kept")),
                       *("" if r[c] is None else f"{r[c]:.1f}" for c in columns), *(cell(r.get(e)) for e in extras))
     console.print(table)
+    for note in notes:
+        console.print(f"[yellow]{note}[/yellow]", highlight=False)
 
 
 def eai(
@@ -146,9 +150,7 @@ def eai(
     title = f"EAI VirtualHome action sequencing, {which}, % by EAI's evaluate_results"
     if mode == "closed-loop" and not peers_only:
         title += " (our row: CLOSED-LOOP)"
-    _table(rows, title)
-    for note in notes:
-        console.print(f"[yellow]{note}[/yellow]", highlight=False)
+    _table(rows, title, notes)
     console.print(f"report: {write_report(rows, out, title, notes)}")
 
 
@@ -164,9 +166,7 @@ def eai_table(
                         progress=lambda name: console.print(f"scored {name}"))
     except (FileNotFoundError, ValueError, EaiUnavailable) as exc:
         fail(f"{exc}")
-    _table(written.rows, written.title)  # what report.md says, title and notes alike
-    for note in written.notes:
-        console.print(f"[yellow]{note}[/yellow]", highlight=False)
+    _table(written.rows, written.title, written.notes)  # what report.md says, title and notes alike
     console.print(f"report: {written.report}  plot: {out / 'eai_table.png'}")
 
 
