@@ -8,11 +8,18 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # torch is pinned to the CPU build (a bare "torch" pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
-# llama.cpp's CPU build (README, "The local model's build"): tools/llama_cmake_args.py reads the CPU
+# The local model runs on OpenVINO GenAI (prebuilt wheels, nothing compiled). Its GGUF file is
+# converted once to an OpenVINO folder under ~/.cache/helper-agent/models by a converter venv of its own
+# (helper_agent/llm/convert_gguf.py says why), kept outside the project's venv so a fresh clone reuses
+# both. optimum-intel goes in with --no-deps: it asks for a torchvision that breaks transformers here.
+CONVERTER ?= $(HOME)/.cache/helper-agent/converter
+CONVERTER_REQS := helper_agent/llm/converter-requirements.txt
+OPTIMUM_INTEL := optimum-intel==2.2.0
+# llama.cpp (optional, `--llm local@llama.cpp`, `make install-llama`); its CPU build: tools/llama_cmake_args.py reads the CPU
 # make runs on and gives -DGGML_NATIVE=OFF (portable x86-64: AVX2/FMA/F16C) plus the AVX-512 options
 # the CPU reports (VBMI, VNNI, BF16), never AMX (llama.cpp's native build takes an AMX path that crashes
 # on these CPUs). A CPU without AVX-512 gets -DGGML_NATIVE=OFF alone. Override with, e.g.,
-#   make install-local LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF
+#   make install-llama LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF
 LLAMA_CPUINFO ?= /proc/cpuinfo
 LLAMA_CMAKE_ARGS ?= $(shell $(PYTHON) tools/llama_cmake_args.py $(LLAMA_CPUINFO))
 # pip's own wheel cache ignores CMAKE_ARGS (it would reinstall whatever it built first), so the wheel is
@@ -20,7 +27,7 @@ LLAMA_CMAKE_ARGS ?= $(shell $(PYTHON) tools/llama_cmake_args.py $(LLAMA_CPUINFO)
 LLAMA_WHEELS ?= $(HOME)/.cache/helper-agent/llama-wheels/$(shell printf '%s %s' "$(LLAMA_CMAKE_ARGS)" "$$($(PYTHON) --version 2>&1)" | sha256sum | cut -c1-16)
 LLAMA_CPP := llama-cpp-python==0.3.36
 
-.PHONY: demo test install install-dev install-local bench lint clean packaged-examples
+.PHONY: demo test install install-dev install-local install-llama bench lint clean packaged-examples
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,18 +38,30 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet -e '.[dev]'
 	touch $@
 
-$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+$(CONVERTER)/.installed: $(CONVERTER_REQS)
+	$(PYTHON) -m venv $(CONVERTER)
+	$(CONVERTER)/bin/python -m pip install --quiet --upgrade pip
+	$(CONVERTER)/bin/python -m pip install --quiet -r $(CONVERTER_REQS)
+	$(CONVERTER)/bin/python -m pip install --quiet --no-deps $(OPTIMUM_INTEL)
+	touch $@
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python $(CONVERTER)/.installed
 	$(PIP) install --quiet $(TORCH)
+	$(PIP) install --quiet -e '.[dev,local]'
+	HELPER_CONVERTER_DIR=$(CONVERTER) $(BIN)/helper models prepare
+	touch $@
+
+$(VENV)/.installed-llama: pyproject.toml | $(VENV)/.installed-local
 	@ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
-		echo "Building $(LLAMA_CPP) with $(LLAMA_CMAKE_ARGS) (about 10 minutes on 2 cores) into $(LLAMA_WHEELS)"; \
+		echo "Building $(LLAMA_CPP) with $(LLAMA_CMAKE_ARGS) (about 7 minutes on 2 cores) into $(LLAMA_WHEELS)"; \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir \
 			--wheel-dir $(LLAMA_WHEELS) '$(LLAMA_CPP)'; }
 	$(PIP) install --quiet $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(PIP) install --quiet -e '.[dev,local]'
 	touch $@
 
 install-dev: $(VENV)/.installed-dev
 install-local: $(VENV)/.installed-local
+install-llama: $(VENV)/.installed-llama
 
 demo: $(VENV)/.installed-local
 	$(BIN)/helper demo --episodes 5 --out out/demo

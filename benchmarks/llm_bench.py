@@ -1,8 +1,11 @@
-"""The model runtime against this machine's limits: llama.cpp builds side by side, both local models.
+"""The local model's runtimes against this machine's limits, side by side, both local models.
 
-For each build (a folder holding llama.cpp's shared libraries) and each model, a subprocess loads the
-model with `LLAMA_CPP_LIB_PATH` (and `LD_LIBRARY_PATH`, and the working folder, where ggml looks for
-its dynamically loaded CPU variants) pointing at that build, and measures:
+The candidates (`--runtime`): `openvino` (OpenVINO GenAI on the int8 folder made from the GGUF file,
+`helper models prepare`; the default behind `--llm local`) and `llama.cpp` (the installed
+llama-cpp-python, or each `--build NAME=DIR` of llama.cpp's shared libraries, named `llama.cpp-NAME`).
+For each candidate and model a subprocess loads the model (a llama.cpp build through
+`LLAMA_CPP_LIB_PATH`, `LD_LIBRARY_PATH` and the working folder, where ggml looks for its dynamically
+loaded CPU variants) and measures:
 
 - prompt evaluation, tokens/s, at the prompt sizes our methods send (600, 2400, 4500 tokens by
   default: HELPER's planner with its examples is about 1,250, EAI's about 2,400 before examples,
@@ -14,7 +17,14 @@ its dynamically loaded CPU variants) pointing at that build, and measures:
   up to 96 tokens) and once under the program grammar the in-process model writes with
   (`decoding.ProgramDecoder`, one GBNF grammar per line); the prompt is evaluated before the timing,
   so these are the tokens the model writes, grammar and sampling included;
+- the first-token time of HELPER's planner prompt after the same prompt with another request was
+  evaluated: what a second call of one kind costs with its prefix cached;
+- the process's peak RSS;
 - which CPU backend library the process mapped (`/proc/self/maps`), so every row names its build.
+
+With `--install` it also times installing each runtime into a fresh venv (pip's cache warm, as on a
+second machine of a cluster; llama-cpp-python compiled without its wheel cache), and with `--convert`
+the conversion of each model to OpenVINO into a temporary folder (`helper models prepare`).
 
 The machine's limits are measured in the same run: memory bandwidth (a large numpy array copied by
 one thread per core; bytes read plus bytes written), and matrix-multiply rates: numpy float32
@@ -31,11 +41,16 @@ The ratios printed:
 
 Run (an LLM job: alone on the machine, or under the LLM lock):
 
-    python benchmarks/llm_bench.py --build today=/path/to/llama_cpp/lib --build avx512=/work/builds/lib/avx512 \\
-        --model 0.5b --model 1.5b --json runs/llm-bench.json
+    python benchmarks/llm_bench.py --runtime openvino --runtime llama.cpp --model 0.5b --model 1.5b \\
+        --json runs/llm-bench.json
+
+`--json` writes a flat object: `default_runtime` (the runtime `--llm local` uses), the machine's limits,
+and per runtime R and model M `R:M:prompt_tps:N`, `R:M:prompt_of_int8:N`, `R:M:gen_tps` (free),
+`R:M:gen_grammar_tps`, `R:M:first_token_cached_ms`, `R:M:peak_rss_mb`, `R:M:gen_sha` (and with
+`--install`/`--convert`, `R:install_s` and `openvino:M:convert_s`).
 
 `NAME=DIR,fa` runs that build with flash attention on (llama-cpp-python's default is off).
-Without `--build` it measures the installed llama-cpp-python's own libraries (`installed`).
+Without `--build`, the `llama.cpp` row is the installed llama-cpp-python's own libraries.
 `--llama-bench PATH` also runs that `llama-bench` binary on each build's libraries (pp512, tg64).
 """
 
@@ -45,6 +60,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -59,14 +75,17 @@ import numpy as np
 
 from helper_agent.decoding import ProgramDecoder, format_chat
 from helper_agent.graphs.helper.prompts import planner_messages
+from helper_agent.llm.factory import LOCAL_RUNTIMES
 from helper_agent.llm.gguf import model_cache_dir
-from helper_agent.llm.llama import chat_messages
+from helper_agent.llm.inprocess import chat_messages
+from helper_agent.llm.openvino_models import openvino_model_dir
 from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
 
 MODELS = {
     "0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     "1.5b": "qwen2.5-coder-1.5b-instruct.gguf",
 }
+ROOT = Path(__file__).resolve().parent.parent
 PROMPT_SIZES = (600, 2400, 4500)
 FREE_TOKENS = 96
 PLANNER_EXAMPLES = 3
@@ -107,53 +126,59 @@ def prompt_ratio(flops_per_token: float, tokens_per_s: float, rate_gflop_s: floa
     return flops_per_token * tokens_per_s / (rate_gflop_s * 1e9)
 
 
-def figures(limits: dict[str, float], rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The flat figures of a run: the limits, then per row (`build`, `model` and the worker's
-    measures) its rates and their ratios to the limits, keyed `BUILD.MODEL.figure`."""
-    out: dict[str, Any] = dict(limits)
+def figures(limits: dict[str, float], rows: Sequence[dict[str, Any]], default_runtime: str) -> dict[str, Any]:
+    """The flat figures of a run: `default_runtime`, the limits, then per row (`runtime`, `model` and
+    the worker's measures) its rates and their ratios to the limits, keyed `RUNTIME:MODEL:figure`."""
+    out: dict[str, Any] = {"default_runtime": default_runtime, **limits}
     for row in rows:
-        key = f"{row['build']}.{row['model']}"
+        key = f"{row['runtime']}:{row['model']}"
         if row.get("error"):
-            out[f"{key}.error"] = row["error"]
+            out[f"{key}:error"] = row["error"]
             continue
-        out[f"{key}.backend"] = row["backend"]
+        out[f"{key}:backend"] = row["backend"]
         for size, rate in row["prompt_tok_s"].items():
-            out[f"{key}.prompt{size}_tok_s"] = round(rate, 1)
+            out[f"{key}:prompt_tps:{size}"] = round(rate, 1)
             flops = prompt_flops_per_token(row["n_params"], row["n_vocab"], row["n_embd"], row["n_layer"], int(size))
             for limit in ("matmul_f32_gflop_s", "matmul_int8_gop_s", "matmul_bf16_gflop_s"):
                 if limits.get(limit):
                     name = limit.removeprefix("matmul_").split("_")[0]
-                    out[f"{key}.prompt{size}_of_{name}"] = round(prompt_ratio(flops, rate, limits[limit]), 3)
-        for kind in ("free", "grammar"):
+                    out[f"{key}:prompt_of_{name}:{size}"] = round(prompt_ratio(flops, rate, limits[limit]), 3)
+        for kind, name in (("free", "gen_tps"), ("grammar", "gen_grammar_tps")):
             rate = row[f"gen_{kind}_tok_s"]
-            out[f"{key}.gen_{kind}_tok_s"] = round(rate, 1)
-            out[f"{key}.gen_{kind}_of_bandwidth"] = round(
+            out[f"{key}:{name}"] = round(rate, 1)
+            out[f"{key}:{name.replace('_tps', '')}_of_bandwidth"] = round(
                 generation_ratio(row["model_bytes"], rate, limits["bandwidth_gb_s"]), 3)
-            out[f"{key}.gen_{kind}_sha"] = row[f"gen_{kind}_sha"]
+        out[f"{key}:gen_sha"] = row["gen_free_sha"]
+        out[f"{key}:gen_grammar_sha"] = row["gen_grammar_sha"]
+        for name in ("first_token_cached_ms", "peak_rss_mb", "convert_s"):
+            if name in row:
+                out[f"{key}:{name}"] = round(row[name], 1)
         for name, value in row.get("llama_bench", {}).items():
-            out[f"{key}.llama_bench_{name}_tok_s"] = round(value, 1)
+            out[f"{key}:llama_bench_{name}_tps"] = round(value, 1)
     return out
 
 
-def table(out: dict[str, Any], builds: Sequence[str], models: Sequence[str], sizes: Sequence[int]) -> str:
-    """The figures as a text table, one row per build and model."""
-    head = ["build", "model", "backend", *(f"pp{n} t/s (int8, f32)" for n in sizes),
-            "gen free t/s (bw)", "gen grammar t/s (bw)", "same output"]
+def table(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], sizes: Sequence[int]) -> str:
+    """The figures as a text table, one row per runtime and model; the last column says whether the
+    row wrote the same greedy text as the first row of its model."""
+    head = ["runtime", "model", "backend", *(f"pp{n} t/s (of int8)" for n in sizes),
+            "gen free t/s (bw)", "gen grammar t/s (bw)", "1st token, cached (ms)", "peak RSS MB", "same output"]
     lines = [" | ".join(head)]
     first: dict[str, tuple[str, str]] = {}
-    for build in builds:
+    for runtime in runtimes:
         for model in models:
-            key = f"{build}.{model}"
-            if f"{key}.error" in out:
-                lines.append(f"{build} | {model} | error: {out[f'{key}.error']}")
+            key = f"{runtime}:{model}"
+            if f"{key}:error" in out:
+                lines.append(f"{runtime} | {model} | error: {out[f'{key}:error']}")
                 continue
-            cells = [build, model, out[f"{key}.backend"]]
+            cells = [runtime, model, out[f"{key}:backend"]]
             for n in sizes:
-                cells.append(f"{out[f'{key}.prompt{n}_tok_s']} ({out.get(f'{key}.prompt{n}_of_int8', '-')}, "
-                             f"{out.get(f'{key}.prompt{n}_of_f32', '-')})")
-            for kind in ("free", "grammar"):
-                cells.append(f"{out[f'{key}.gen_{kind}_tok_s']} ({out[f'{key}.gen_{kind}_of_bandwidth']})")
-            shas = (out[f"{key}.gen_free_sha"], out[f"{key}.gen_grammar_sha"])
+                cells.append(f"{out[f'{key}:prompt_tps:{n}']} ({out.get(f'{key}:prompt_of_int8:{n}', '-')})")
+            cells.append(f"{out[f'{key}:gen_tps']} ({out[f'{key}:gen_of_bandwidth']})")
+            cells.append(f"{out[f'{key}:gen_grammar_tps']} ({out[f'{key}:gen_grammar_of_bandwidth']})")
+            cells.append(str(out.get(f"{key}:first_token_cached_ms", "-")))
+            cells.append(str(out.get(f"{key}:peak_rss_mb", "-")))
+            shas = (out[f"{key}:gen_sha"], out[f"{key}:gen_grammar_sha"])
             same = first.setdefault(model, shas) == shas
             cells.append("yes" if same else "NO")
             lines.append(" | ".join(str(c) for c in cells))
@@ -238,12 +263,25 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _planner_prompt(llm: Any, examples: int) -> str:
-    """HELPER's planner prompt, chat-formatted, with the first `examples` packaged train examples
-    as turns and the next one's dialogue as the request."""
+def _shots() -> list[dict[str, Any]]:
     path = resources.files("helper_agent.prompts").joinpath("examples", TRAIN_PROGRAMS_FILE)
-    shots = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return format_chat(llm, chat_messages(planner_messages(shots[examples]["dialogue"], shots[:examples])))
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _planner_messages(examples: int, request: int | None = None) -> list[dict[str, str]]:
+    """HELPER's planner prompt's messages, with the first `examples` packaged train examples as turns
+    and the dialogue of example `request` (default: the next one) as the request."""
+    shots = _shots()
+    return chat_messages(planner_messages(shots[examples if request is None else request]["dialogue"], shots[:examples]))
+
+
+def _planner_prompt(llm: Any, examples: int, request: int | None = None) -> str:
+    """HELPER's planner prompt, chat-formatted by llama.cpp's template reader."""
+    return format_chat(llm, _planner_messages(examples, request))
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bool = False) -> dict[str, Any]:
@@ -283,6 +321,13 @@ def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bo
         rates[str(size)] = size / elapsed
     out["prompt_tok_s"] = rates
 
+    # The first token of a planner prompt whose examples are cached (another request before it).
+    llm.reset()
+    llm.create_completion(_planner_prompt(llm, PLANNER_EXAMPLES, request=PLANNER_EXAMPLES + 1), max_tokens=1)
+    started = time.perf_counter()
+    llm.create_completion(_planner_prompt(llm, PLANNER_EXAMPLES), max_tokens=1, temperature=0.0)
+    out["first_token_cached_ms"] = (time.perf_counter() - started) * 1000
+
     # Generation after HELPER's planner prompt, evaluated before the timing.
     prompt = _planner_prompt(llm, PLANNER_EXAMPLES)
     prompt_tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
@@ -292,20 +337,85 @@ def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bo
     started = time.perf_counter()
     reply = llm.create_completion(prompt, max_tokens=FREE_TOKENS, temperature=0.0, seed=0)
     seconds = time.perf_counter() - started
-    text = reply["choices"][0]["text"]
-    out["gen_free_tokens"] = int(reply["usage"]["completion_tokens"])
-    out["gen_free_tok_s"] = out["gen_free_tokens"] / seconds
-    out["gen_free_sha"] = _sha(text)
-    out["gen_free_text"] = text
+    _free(out, reply["choices"][0]["text"], int(reply["usage"]["completion_tokens"]), seconds)
 
     llm.reset()
     llm.eval(prompt_tokens)
-    result = ProgramDecoder(llm).decode(prompt, temperature=0.0, seed=0)
+    _grammar(out, ProgramDecoder(llm).decode(prompt, temperature=0.0, seed=0))
+    out["peak_rss_mb"] = _peak_rss_mb()
+    return out
+
+
+def _free(out: dict[str, Any], text: str, tokens: int, seconds: float) -> None:
+    out["gen_free_tokens"] = tokens
+    out["gen_free_tok_s"] = tokens / seconds
+    out["gen_free_sha"] = _sha(text)
+    out["gen_free_text"] = text
+
+
+def _grammar(out: dict[str, Any], result: Any) -> None:
     out["gen_grammar_tokens"] = result.completion_tokens
     out["gen_grammar_tok_s"] = result.completion_tokens / result.seconds
     out["gen_grammar_sha"] = _sha(result.text)
     out["gen_grammar_text"] = result.text
+
+
+def openvino_worker(model: str, sizes: Sequence[int], n_threads: int) -> dict[str, Any]:
+    """The same measures on OpenVINO GenAI (`helper_agent.llm.openvino_chat.OpenVINOContext`): each
+    prompt size is a prompt of its own evaluated from an empty cache (`forget`), timed to its first
+    token; generation is timed after the prompt was evaluated, as for llama.cpp."""
+    from helper_agent.llm.openvino_chat import OpenVINOContext  # deferred: openvino-genai only in this worker
+
+    folder = openvino_model_dir(model)
+    config = json.loads((folder / "config.json").read_text())
+    ctx = OpenVINOContext(folder, n_threads)
+    out: dict[str, Any] = {
+        "libraries": [], "backend": "openvino CPU (int8 weights)",
+        "model_bytes": sum(f.stat().st_size for f in folder.glob("openvino_model.bin")),
+        "n_vocab": int(config["vocab_size"]), "n_embd": int(config["hidden_size"]),
+        "n_layer": int(config["num_hidden_layers"]),
+    }
+    out["n_params"] = _qwen2_params(config)
+    examples, tokens = 10, []
+    while len(tokens) < max(sizes):
+        tokens = ctx.tokenize(ctx.chat_prompt(_planner_messages(examples)).encode("utf-8"))
+        examples += 10
+    ctx.create_completion(ctx.tokenizer.decode(tokens[:8]), max_tokens=1, temperature=0.0, seed=0)  # warm up
+    rates = {}
+    for size in sorted(sizes):
+        ctx.forget()
+        text = ctx.tokenizer.decode(tokens[:size])
+        started = time.perf_counter()
+        reply = ctx.create_completion(text, max_tokens=1, temperature=0.0, seed=0)
+        rates[str(size)] = (reply["usage"]["prompt_tokens"] - reply["usage"]["cached_tokens"]) / (time.perf_counter() - started)
+    out["prompt_tok_s"] = rates
+
+    ctx.forget()
+    ctx.create_completion(ctx.chat_prompt(_planner_messages(PLANNER_EXAMPLES, request=PLANNER_EXAMPLES + 1)),
+                          max_tokens=1, temperature=0.0, seed=0)
+    prompt = ctx.chat_prompt(_planner_messages(PLANNER_EXAMPLES))
+    started = time.perf_counter()
+    ctx.create_completion(prompt, max_tokens=1, temperature=0.0, seed=0)
+    out["first_token_cached_ms"] = (time.perf_counter() - started) * 1000
+    out["planner_prompt_tokens"] = len(ctx.tokenize(prompt.encode("utf-8")))
+
+    ctx.create_completion(prompt, max_tokens=1, temperature=0.0, seed=0)  # the prompt in the cache
+    started = time.perf_counter()
+    reply = ctx.create_completion(prompt, max_tokens=FREE_TOKENS, temperature=0.0, seed=0)
+    _free(out, reply["choices"][0]["text"], reply["usage"]["completion_tokens"], time.perf_counter() - started)
+    ctx.create_completion(prompt, max_tokens=1, temperature=0.0, seed=0)
+    _grammar(out, ProgramDecoder(ctx).decode(prompt, temperature=0.0, seed=0))
+    out["peak_rss_mb"] = _peak_rss_mb()
     return out
+
+
+def _qwen2_params(config: dict[str, Any]) -> int:
+    """A Qwen2 model's parameter count from its config (tied embedding counted once)."""
+    d, ff, layers, vocab = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"], config["vocab_size"]
+    kv = d // config["num_attention_heads"] * config["num_key_value_heads"]
+    attention = d * d * 2 + d * kv * 2 + d + 2 * kv  # q, o; k, v; biases of q, k, v
+    mlp = 3 * d * ff
+    return int(layers * (attention + mlp + 2 * d) + vocab * d * (1 if config.get("tie_word_embeddings") else 2) + d)
 
 
 def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str, n_threads: int) -> dict[str, float]:
@@ -323,78 +433,138 @@ def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str
     return rates
 
 
-def run_worker(build: str, folder: Path, flash_attn: bool, model: str, model_path: str, sizes: Sequence[int],
-               n_threads: int, bench_binary: Path | None) -> dict[str, Any]:
-    """One build x model in a subprocess whose llama.cpp libraries come from `folder`."""
-    env = dict(os.environ, LLAMA_CPP_LIB_PATH=str(folder),
-               LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("LD_LIBRARY_PATH")])))
-    row: dict[str, Any] = {"build": build, "model": model, "folder": str(folder)}
+def run_worker(runtime: str, folder: Path | None, flash_attn: bool, model: str, model_path: str,
+               sizes: Sequence[int], n_threads: int, bench_binary: Path | None) -> dict[str, Any]:
+    """One runtime x model in a subprocess; a llama.cpp build's libraries come from `folder`."""
+    env = dict(os.environ)
+    if folder is not None:
+        env.update(LLAMA_CPP_LIB_PATH=str(folder),
+                   LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("LD_LIBRARY_PATH")])))
+    row: dict[str, Any] = {"runtime": runtime, "model": model, "folder": str(folder or openvino_model_dir(model))}
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", model_path, "--worker-out", out.name,
-               "--sizes", ",".join(map(str, sizes)), "--threads", str(n_threads)] + (["--flash-attn"] if flash_attn else [])
-        run = subprocess.run(cmd, env=env, cwd=folder, capture_output=True, text=True, check=False)
+        target = model if folder is None else model_path
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", target, "--worker-out", out.name,
+               "--sizes", ",".join(map(str, sizes)), "--threads", str(n_threads)]
+        cmd += ["--worker-runtime", "openvino"] if folder is None else []
+        cmd += ["--flash-attn"] if flash_attn else []
+        run = subprocess.run(cmd, env=env, cwd=folder or Path.cwd(), capture_output=True, text=True, check=False)
         if run.returncode != 0:
             row["error"] = (run.stderr.strip().splitlines() or [f"exit code {run.returncode}"])[-1]
             return row
         row.update(json.loads(Path(out.name).read_text()))
-    if bench_binary:
+    if bench_binary and folder is not None:
         row["llama_bench"] = llama_bench(bench_binary, env, folder, model_path, n_threads)
     return row
 
 
-def installed_library_folder() -> Path:
-    """The installed llama-cpp-python's own library folder (found without loading it)."""
+def installed_library_folder() -> Path | None:
+    """The installed llama-cpp-python's own library folder (found without loading it), or None."""
     import importlib.util
 
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.origin:
-        raise SystemExit("llama-cpp-python is not installed: pip install 'helper-agent[local]'")
+        return None
     return Path(spec.origin).parent / "lib"
+
+
+def install_seconds(runtime: str) -> float:
+    """Seconds to install `runtime` into a fresh venv (pip's cache warm; llama.cpp compiled, its wheel
+    cache off, with the flags `make install-llama` gives)."""
+    with tempfile.TemporaryDirectory(prefix="llm-bench-venv-") as venv:
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        python = str(Path(venv) / "bin" / "python")
+        env = dict(os.environ)
+        if runtime == "openvino":
+            cmd = [python, "-m", "pip", "install", "--quiet", "openvino-genai==2026.4.1.0"]
+        else:
+            flags = subprocess.run([sys.executable, str(ROOT / "tools" / "llama_cmake_args.py"), "/proc/cpuinfo"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+            env["CMAKE_ARGS"] = flags
+            cmd = [python, "-m", "pip", "install", "--quiet", "--no-cache-dir", "llama-cpp-python==0.3.36"]
+        started = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True)
+        return time.perf_counter() - started
+
+
+def convert_seconds(model: str) -> float:
+    """Seconds to convert `model`'s GGUF file to an OpenVINO folder, into a temporary model folder."""
+    with tempfile.TemporaryDirectory(prefix="llm-bench-models-") as models:
+        gguf = model_cache_dir() / MODELS[model]
+        os.symlink(gguf, Path(models) / MODELS[model])
+        for stamp in gguf.parent.glob(MODELS[model] + ".sha256"):
+            (Path(models) / stamp.name).write_text(stamp.read_text())
+        env = dict(os.environ, HELPER_MODEL_DIR=models)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "helper_agent.cli", "models", "prepare", "--size", model], env=env, check=True)
+        return time.perf_counter() - started
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runtime", action="append", default=[], choices=LOCAL_RUNTIMES,
+                        help="a candidate runtime (repeatable; default: all)")
     parser.add_argument("--build", action="append", default=[], help="NAME=DIR of llama.cpp's shared libraries")
     parser.add_argument("--model", action="append", default=[], choices=sorted(MODELS))
     parser.add_argument("--model-dir", default=None, help="default: HELPER_MODEL_DIR or ~/.cache/helper-agent/models")
     parser.add_argument("--sizes", default=",".join(map(str, PROMPT_SIZES)))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--install", action="store_true", help="also time each runtime's install into a fresh venv")
+    parser.add_argument("--convert", action="store_true", help="also time each model's conversion to OpenVINO")
     parser.add_argument("--llama-bench", type=Path, default=None, help="a llama-bench binary, run on every build too")
     parser.add_argument("--flash-attn", action="store_true", help=argparse.SUPPRESS)  # the worker's, from ",fa"
     parser.add_argument("--json", dest="json_path", default=None, help="write the flat figures here")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-runtime", default="llama.cpp", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
-        Path(args.worker_out).write_text(json.dumps(worker(args.worker, sizes, args.threads, args.flash_attn)))
+        if args.worker_runtime == "openvino":
+            measures = openvino_worker(args.worker, sizes, args.threads)
+        else:
+            measures = worker(args.worker, sizes, args.threads, args.flash_attn)
+        Path(args.worker_out).write_text(json.dumps(measures))
         return
 
-
-    builds = [parse_build(b) for b in args.build] or [("installed", installed_library_folder(), False)]
+    runtimes = args.runtime or list(LOCAL_RUNTIMES)
+    candidates: list[tuple[str, Path | None, bool]] = []
+    for runtime in runtimes:
+        if runtime == "openvino":
+            candidates.append(("openvino", None, False))
+        elif args.build:
+            candidates += [(f"llama.cpp-{name}", folder, fa) for name, folder, fa in map(parse_build, args.build)]
+        elif (installed := installed_library_folder()) is not None:
+            candidates.append(("llama.cpp", installed, False))
+        else:
+            print("llama.cpp: llama-cpp-python is not installed (make install-llama); its rows are left out", flush=True)
     models = args.model or ["0.5b"]
     model_dir = Path(args.model_dir) if args.model_dir else model_cache_dir()
     limits = measure_limits()
     print("limits: " + ", ".join(f"{k} {v}" for k, v in limits.items()), flush=True)
     rows = []
-    for name, folder, flash_attn in builds:
+    for name, folder, flash_attn in candidates:
         for model in models:
             started = time.perf_counter()
             row = run_worker(name, folder, flash_attn, model, str(model_dir / MODELS[model]), sizes, args.threads,
                              args.llama_bench)
-            print(f"{name} {model}: {time.perf_counter() - started:.0f} s; libraries "
-                  f"{', '.join(row.get('libraries', [])) or row.get('error')}", flush=True)
+            print(f"{name} {model}: {time.perf_counter() - started:.0f} s; {row.get('error') or row['folder']}", flush=True)
             rows.append(row)
     limits["load_1min_end"] = round(os.getloadavg()[0], 2)
-    out = figures(limits, rows)
-    print(table(out, [b[0] for b in builds], models, sizes))
+    out = figures(limits, rows, default_runtime=LOCAL_RUNTIMES[0])
+    if args.convert:
+        for model in models:
+            out[f"openvino:{model}:convert_s"] = round(convert_seconds(model), 1)
+    if args.install:
+        for runtime in runtimes:
+            out[f"{runtime}:install_s"] = round(install_seconds(runtime), 1)
+    print(table(out, [c[0] for c in candidates], models, sizes))
     for key, value in out.items():
-        if ".llama_bench_" in key:
+        if key.endswith(("convert_s", "install_s")) or "llama_bench" in key:
             print(f"{key} {value}")
     for row in rows:
         for kind in ("free", "grammar"):
             if f"gen_{kind}_text" in row:
-                print(f"--- {row['build']} {row['model']} {kind}:\n{row[f'gen_{kind}_text']}")
+                print(f"--- {row['runtime']} {row['model']} {kind}:\n{row[f'gen_{kind}_text']}")
     if args.json_path:
         Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_path).write_text(json.dumps(out, indent=1))

@@ -40,7 +40,7 @@ from helper_agent.graphs.helper.adaptation import (
 )
 from helper_agent.graphs.helper.prompts import load_adaptation_examples, replanner_messages
 from helper_agent.llm.gguf import model_cache_dir
-from helper_agent.llm.llama import chat_messages
+from helper_agent.llm.inprocess import chat_messages
 from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
 from helper_agent.program.edits import Grounding, edit_grammar, program_classes, program_roles
 

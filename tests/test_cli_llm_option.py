@@ -126,6 +126,6 @@ def test_a_local_model_gets_the_context_length_asked_for(monkeypatch: pytest.Mon
     monkeypatch.setattr(factory, "assemble_local_model", lambda size: Path(f"/models/{size}.gguf"))
     monkeypatch.setattr(llm.LlamaCppChatModel, "_new_context", lambda self: object())
     monkeypatch.setattr(factory, "_local_models", {})
-    plain, long = llm.make_chat_model("local"), llm.make_chat_model("local", n_ctx=8192)
+    plain, long = llm.make_chat_model("local@llama.cpp"), llm.make_chat_model("local@llama.cpp", n_ctx=8192)
     assert plain.n_ctx == llm.LlamaCppChatModel.model_fields["n_ctx"].default and long.n_ctx == 8192
-    assert long is not plain and llm.make_chat_model("local", n_ctx=8192) is long
+    assert long is not plain and llm.make_chat_model("local@llama.cpp", n_ctx=8192) is long

@@ -14,12 +14,13 @@ bench = load_script("benchmarks/llm_bench.py")
 LIMITS = {"bandwidth_gb_s": 20.0, "matmul_f32_gflop_s": 100.0, "matmul_int8_gop_s": 400.0}
 
 
-def _row(build: str, model: str = "0.5b", free_sha: str = "aaa") -> dict:
+def _row(runtime: str, model: str = "0.5b", free_sha: str = "aaa") -> dict:
     return {
-        "build": build, "model": model, "backend": "libggml-cpu.so", "libraries": [],
+        "runtime": runtime, "model": model, "backend": "libggml-cpu.so", "libraries": [],
         "model_bytes": 400_000_000, "n_params": 500_000_000, "n_vocab": 100_000, "n_embd": 1000, "n_layer": 10,
         "prompt_tok_s": {"600": 150.0, "2400": 120.0},
         "gen_free_tok_s": 25.0, "gen_grammar_tok_s": 20.0, "gen_free_sha": free_sha, "gen_grammar_sha": "bbb",
+        "first_token_cached_ms": 120.04, "peak_rss_mb": 900.0,
     }
 
 
@@ -43,26 +44,38 @@ def test_ratios_are_the_share_of_each_limit() -> None:
     assert bench.prompt_ratio(812e6, 150.0, 400.0) == pytest.approx(0.3045)
 
 
-def test_figures_are_flat_keyed_by_build_and_model_with_their_ratios(tmp_path: Path) -> None:
-    out = bench.figures(LIMITS, [_row("today"), _row("avx512", free_sha="ccc"),
-                                 {"build": "broken", "model": "0.5b", "error": "no libllama.so"}])
+def test_figures_are_flat_keyed_by_runtime_and_model_with_their_ratios(tmp_path: Path) -> None:
+    out = bench.figures(LIMITS, [_row("llama.cpp"), _row("openvino", free_sha="ccc"),
+                                 {"runtime": "llama.cpp-broken", "model": "0.5b", "error": "no libllama.so"}],
+                        default_runtime="openvino")
+    assert out["default_runtime"] == "openvino"
     assert out["bandwidth_gb_s"] == 20.0
-    assert out["today.0.5b.prompt600_tok_s"] == 150.0
-    assert out["today.0.5b.prompt600_of_int8"] == pytest.approx(0.304, abs=1e-3)
-    assert out["today.0.5b.prompt600_of_f32"] == pytest.approx(1.218, abs=1e-3)
-    assert "today.0.5b.prompt600_of_bf16" not in out  # no bf16 limit was measured
-    assert out["today.0.5b.gen_free_of_bandwidth"] == 0.5
-    assert out["today.0.5b.gen_grammar_of_bandwidth"] == 0.4
-    assert out["broken.0.5b.error"] == "no libllama.so"
+    assert out["llama.cpp:0.5b:prompt_tps:600"] == 150.0
+    assert out["llama.cpp:0.5b:prompt_of_int8:600"] == pytest.approx(0.304, abs=1e-3)
+    assert out["llama.cpp:0.5b:prompt_of_f32:600"] == pytest.approx(1.218, abs=1e-3)
+    assert "llama.cpp:0.5b:prompt_of_bf16:600" not in out  # no bf16 limit was measured
+    assert out["openvino:0.5b:gen_tps"] == 25.0 and out["openvino:0.5b:gen_grammar_tps"] == 20.0
+    assert out["llama.cpp:0.5b:gen_of_bandwidth"] == 0.5
+    assert out["llama.cpp:0.5b:gen_grammar_of_bandwidth"] == 0.4
+    assert out["llama.cpp:0.5b:first_token_cached_ms"] == 120.0
+    assert out["llama.cpp-broken:0.5b:error"] == "no libllama.so"
     assert all(not isinstance(v, (dict, list)) for v in out.values())
     path = tmp_path / "figures.json"
     path.write_text(json.dumps(out))
     assert json.loads(path.read_text()) == out
 
 
-def test_table_says_which_build_wrote_other_greedy_output() -> None:
-    out = bench.figures(LIMITS, [_row("today"), _row("same"), _row("avx512", free_sha="ccc")])
-    lines = bench.table(out, ["today", "same", "avx512"], ["0.5b"], [600, 2400]).splitlines()
-    assert lines[1].startswith("today | 0.5b") and lines[1].endswith("yes")
+def test_table_says_which_runtime_wrote_other_greedy_output() -> None:
+    out = bench.figures(LIMITS, [_row("llama.cpp"), _row("same"), _row("openvino", free_sha="ccc")],
+                        default_runtime="openvino")
+    lines = bench.table(out, ["llama.cpp", "same", "openvino"], ["0.5b"], [600, 2400]).splitlines()
+    assert lines[1].startswith("llama.cpp | 0.5b") and lines[1].endswith("yes")
     assert lines[2].endswith("yes")
-    assert lines[3].startswith("avx512") and lines[3].endswith("NO")
+    assert lines[3].startswith("openvino") and lines[3].endswith("NO")
+
+
+def test_qwen2_parameters_are_counted_from_the_config() -> None:
+    # Qwen2.5-0.5B's config: 494,032,768 parameters (its model card's 0.49B).
+    config = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "vocab_size": 151936,
+              "num_attention_heads": 14, "num_key_value_heads": 2, "tie_word_embeddings": True}
+    assert bench._qwen2_params(config) == 494_032_768

@@ -121,13 +121,13 @@ def test_the_local_model_follows_the_prefix_cache_setting(monkeypatch: pytest.Mo
     monkeypatch.setattr(factory, "_local_models", {})
     try:
         get_settings.cache_clear()
-        warm = llm.make_chat_model("local")
+        warm = llm.make_chat_model("local@llama.cpp")
         monkeypatch.setenv("HELPER_LLM_PREFIX_CACHE", "false")
         get_settings.cache_clear()
-        cold = llm.make_chat_model("local")
+        cold = llm.make_chat_model("local@llama.cpp")
         monkeypatch.delenv("HELPER_LLM_PREFIX_CACHE")
         get_settings.cache_clear()
-        again = llm.make_chat_model("local")
+        again = llm.make_chat_model("local@llama.cpp")
     finally:
         get_settings.cache_clear()
     assert warm.reuse_prefix and not cold.reuse_prefix
@@ -144,10 +144,10 @@ def test_the_local_model_follows_the_flash_attention_setting(monkeypatch: pytest
     monkeypatch.setattr(factory, "_local_models", {})
     try:
         get_settings.cache_clear()
-        plain = llm.make_chat_model("local")
+        plain = llm.make_chat_model("local@llama.cpp")
         monkeypatch.setenv("HELPER_LLM_FLASH_ATTN", "true")
         get_settings.cache_clear()
-        flash = llm.make_chat_model("local")
+        flash = llm.make_chat_model("local@llama.cpp")
     finally:
         get_settings.cache_clear()
     assert not plain.flash_attn and flash.flash_attn and flash is not plain

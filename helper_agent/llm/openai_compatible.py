@@ -24,7 +24,7 @@ from helper_agent.decoding import ProgramDecoder, ServedLineClient, format_chat
 from helper_agent.llm.decoding_args import GRAMMAR_FIELDS
 from helper_agent.llm.errors import LLMBadResponse, LLMError, ReplyTimeout, clip
 from helper_agent.llm.gguf import served_vocabulary
-from helper_agent.llm.llama import chat_messages, usage_metadata
+from helper_agent.llm.inprocess import chat_messages, usage_metadata
 
 MAX_REPLY_CHARS = 65_536
 """Replies from a server longer than this are cut here and marked `finish_reason="length"`. A reply
