@@ -60,7 +60,7 @@ class Settings(BaseSettings):
 
     # ------------------------------------------------------------------------------ everything
     home: Path = Field(default=Path(".helper"), description="Folder for memories, checkpoints and outputs.")
-    llm: str = Field(default="local", description="Chat model spec: local, local:1.5b, openai:gpt-4o, or a base URL.")
+    llm: str = Field(default="local", description="Chat model spec: local, local:1.5b (append @llama.cpp for that runtime), openai:gpt-4o, or a base URL.")
     llm_grammar: str = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
     llm_tokenizer: str | None = Field(
         default=None,

@@ -148,7 +148,7 @@ def _print_metrics(runs: list[dict]) -> None:
 _DATA = typer.Option(..., help="A TEACh-layout folder: games/, edh_instances/, tfd_instances/ per split.")
 _SPLIT = typer.Option("valid_unseen", help="Split to evaluate.")
 _LIMIT = typer.Option(None, help="Evaluate the first N instances only.")
-_LLM = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or an OpenAI-compatible base URL.")
+_LLM = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b (append @llama.cpp for that runtime), openai:gpt-4o, or an OpenAI-compatible base URL.")
 _WORKERS = typer.Option(1, help="Worker processes (each with its own environment and local model).")
 _ABLATE = typer.Option(None, help="HELPER ablation: mem, precheck, correction or locator.")
 _FEEDBACK = typer.Option(1, help="Feedback rounds: 0, 1 or 2.")
