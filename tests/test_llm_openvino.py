@@ -46,22 +46,16 @@ class FakeTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> _Encoded:
         return _Encoded([ord(c) for c in text])
 
+    def decode(self, ids: list[int]) -> str:
+        return "".join(map(chr, ids))
+
     def apply_chat_template(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
         return "".join(f"<{m['role']}>{m['content']}\n" for m in messages) + "<assistant>"
 
 
 @dataclass
-class _Metrics:
-    generated: int
-
-    def get_num_generated_tokens(self) -> int:
-        return self.generated
-
-
-@dataclass
 class _Result:
-    texts: list[str]
-    perf_metrics: _Metrics
+    tokens: list[list[int]]
 
 
 @dataclass
@@ -77,17 +71,18 @@ class FakePipeline:
     def get_tokenizer(self) -> FakeTokenizer:
         return FakeTokenizer()
 
-    def generate(self, prompts: list[str], config: Any, streamer: Any = None) -> _Result:
-        self.prompts.append(prompts[0])
+    def generate(self, inputs: Any, config: Any, streamer: Any = None) -> _Result:
+        prompt = "".join(map(chr, inputs.input_ids.data[0]))
+        self.prompts.append(prompt)
         self.configs.append(config)
-        text = self.answer(prompts[0], config)[: config.max_new_tokens]
+        text = self.answer(prompt, config)[: config.max_new_tokens]
         out = ""
         for char in text:
             time.sleep(self.delay)
             out += char
             if streamer is not None and streamer(char) == openvino_genai.StreamingStatus.STOP:
                 break
-        return _Result([out], _Metrics(len(out)))
+        return _Result([[ord(c) for c in out]])
 
 
 def model_with(pipeline: FakePipeline, **fields: Any) -> OpenVINOChatModel:

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
@@ -61,9 +62,11 @@ class OpenVINOContext:
     """One stateful `LLMPipeline` (its own KV cache) over an OpenVINO model folder, with the calls
     `ProgramDecoder` makes (`tokenize`, `create_completion`) and the chat template (`chat_prompt`).
 
-    It keeps the tokens its KV cache holds after each call (`history`), so the prompt tokens a call
-    served from the cache are the common prefix of its prompt with them: the same rule the pipeline
-    applies when it trims its cache to a new prompt. `processed` counts the tokens it evaluated, as
+    Prompts go in as token ids and answers come back as token ids, so it knows exactly which tokens
+    its KV cache holds after each call (`history`: the prompt's and the answer's). The prompt tokens a
+    call serves from the cache are the common prefix of its prompt with them: the same rule the
+    pipeline applies when it trims its cache to a new prompt. Every prompt is tokenized whole, never
+    as the cached ids plus the new text, so an answer never depends on what was cached before it. `processed` counts the tokens it evaluated, as
     llama.cpp's context counter does, which is what `ProgramDecoder` reads.
     """
 
@@ -128,18 +131,28 @@ class OpenVINOContext:
         with self.lock:
             prompt_ids = self.tokenize(prompt.encode("utf-8"))
             cached = _common_prefix(prompt_ids, self.history)
-            result = self.pipeline.generate([prompt], config, streamer)
-            text = result.texts[0]
-            completion_ids = self.tokenize(text.encode("utf-8")) if text else []
+            result = self.pipeline.generate(self._tokenized(prompt_ids), config, streamer)
+            completion_ids = [int(t) for t in result.tokens[0]]
+            text = self.tokenizer.decode(completion_ids) if completion_ids else ""
             self.history = prompt_ids + completion_ids
             self.processed += len(prompt_ids) - cached + len(completion_ids)
         if timed_out:
             raise ReplyTimeout("the local model did not finish its reply in time; generation was stopped")
-        metrics = result.perf_metrics
-        completion = int(metrics.get_num_generated_tokens())
-        finish = "length" if completion >= max_tokens else "stop"
+        finish = "length" if len(completion_ids) >= max_tokens else "stop"
         return {"choices": [{"text": text, "finish_reason": finish}],
-                "usage": {"prompt_tokens": len(prompt_ids), "completion_tokens": completion, "cached_tokens": cached}}
+                "usage": {"prompt_tokens": len(prompt_ids), "completion_tokens": len(completion_ids),
+                          "cached_tokens": cached}}
+
+    @staticmethod
+    def _tokenized(ids: list[int]) -> Any:
+        """Token ids as the pipeline's input: it then compares exactly these ids, and the ids it wrote,
+        with the next prompt's (a prompt given as text would be tokenized again on its side)."""
+        # deferred: the optional `local` extra (loaded already by the pipeline)
+        import openvino as ov
+        import openvino_genai
+
+        array = np.array([ids], dtype=np.int64)
+        return openvino_genai.TokenizedInputs(ov.Tensor(array), ov.Tensor(np.ones_like(array)))
 
 
 class OpenVINOChatModel(InProcessChatModel):
