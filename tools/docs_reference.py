@@ -19,6 +19,7 @@ import difflib
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -48,69 +49,18 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 # --------------------------------------------------------------------------------------------- CLI
 
 
-def _param_rows(command) -> list[list[str]]:  # noqa: ANN001 - a click.Command
-    import click  # deferred: only the generator needs it, after _clean_environment
-
-    rows = []
-    for param in command.params:
-        if isinstance(param, click.Argument):
-            name = f"`{param.human_readable_name}`"
-            kind = "argument" + ("" if param.required else ", optional")
-        else:
-            if getattr(param, "hidden", False):
-                continue
-            name = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-            kind = "flag" if getattr(param, "is_flag", False) else param.type.name
-        default = param.default
-        shown = "" if default is None or callable(default) or default == () or param.required else f"`{default}`"
-        if isinstance(param, click.Option) and param.is_flag and not param.secondary_opts:
-            shown = "" if not default else "on"
-        help_text = getattr(param, "help", None) or ""
-        if param.required and not isinstance(param, click.Argument):
-            help_text = "(required) " + help_text
-        rows.append([name, kind, shown, help_text])
-    return rows
-
-
-def _walk(command, path: list[str], out: list[str], depth: int) -> None:  # noqa: ANN001
-    import click  # deferred: only the generator needs it, after _clean_environment
-
-    title = " ".join(path)
-    out.append(f"{'#' * min(depth, 4)} `{title}`\n")
-    help_text = (command.help or "").strip()
-    if help_text:
-        out.append(help_text.split("\f")[0].strip() + "\n")
-    if isinstance(command, click.Group):
-        subs = command.list_commands(click.Context(command))
-        out.append(_table(["command", "what it does"],
-                          [[f"[`{title} {s}`](#{'-'.join([*path, s]).replace('_', '-')})",
-                            (command.get_command(click.Context(command), s).get_short_help_str(limit=200))]
-                           for s in subs]))
-        rows = _param_rows(command)
-        if rows:
-            out.append(_table(["option", "type", "default", "what it sets"], rows))
-        for s in subs:
-            _walk(command.get_command(click.Context(command), s), [*path, s], out, depth + 1)
-    else:
-        usage = " ".join(command.collect_usage_pieces(click.Context(command)))
-        out.append(f"```\n{title} {usage}\n```\n")
-        rows = _param_rows(command)
-        if rows:
-            out.append(_table(["argument or option", "type", "default", "what it sets"], rows))
-
-
 def cli_page() -> str:
-    import typer  # deferred: only the generator needs it, after _clean_environment
-
-    from helper_agent.cli import app  # deferred: imported once the environment is clean
-
-    out = [HEADER, "# The `helper` command\n",
-           "Every sub-command, its arguments and options, as `helper ... --help` prints them. "
-           "A known failure (a bad file or field, a server that is down, a missing model) is one line "
-           "and a non-zero exit status; `--debug` or `HELPER_DEBUG=1` shows its traceback.\n"]
-    command = typer.main.get_command(app)
-    _walk(command, ["helper"], out, 2)
-    return "\n".join(out)
+    """Typer's own Markdown for the application (`typer helper_agent.cli utils docs`), under our title."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "typer", "helper_agent.cli", "utils", "docs", "--name", "helper"],
+                          capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"error: typer could not document helper_agent.cli:\n{done.stderr[-2000:]}")
+    body = done.stdout.strip().split("\n", 1)[1]  # Typer's own "# `helper`" title gives way to ours
+    intro = ("Every sub-command, its arguments and options, as `helper ... --help` prints them. A known failure "
+             "(a bad file or field, a server that is down, a missing model) is one line and a non-zero exit "
+             "status; `--debug` or `HELPER_DEBUG=1` shows its traceback.\n")
+    return HEADER + "# The `helper` command\n\n" + intro + body
 
 
 # ---------------------------------------------------------------------------------------- settings
