@@ -94,21 +94,21 @@ def _eai(name: str, page_uri: str) -> str:
     like = [r for r in ours if r not in same_goal]
 
     def render(selected: list[dict]) -> str:
-        header = ["row", "tasks kept"] + [title for _, title in EAI_COLUMNS]
-        body = [[f"`{r['name']}`", _number(r.get("kept"))] +
+        header = ["row"] + [title for _, title in EAI_COLUMNS]
+        body = [[f"**{r['name'].removeprefix('ours-')}**" if str(r["name"]).startswith("ours-") else str(r["name"])] +
                 [_number(r.get(key), 2 if isinstance(r.get(key), float) and key.endswith("success") else 1)
                  for key, _ in EAI_COLUMNS] for r in selected]
         return _table(header, body)
 
     like_for_like = sorted(peers + like, key=lambda r: -float(r.get("task_success") or 0))
     parts = ["**Like for like: no examples in the prompt** (the 15 published LLMs' recorded outputs and our "
-             "rows without retrieved examples, scored together by EAI's evaluator on the same tasks):",
+             "rows without retrieved examples, in bold, scored together by EAI's evaluator on the same tasks):",
              "", render(like_for_like)]
     if same_goal:
         parts += ["", f"**{EAI_SAME_GOAL_LABEL[0].upper() + EAI_SAME_GOAL_LABEL[1:]}.** These rows put three "
                   "other tasks' gold sequences in the prompt, retrieved by goal text; a task with the identical "
-                  "goal was usually among them. They measure copying a near-identical answer, not planning, "
-                  "and are kept apart from the table above:", "", render(same_goal)]
+                  "goal was usually among them. Such a row shows how well the model adapts a near-identical "
+                  "answer, so it is kept apart from the table above:", "", render(same_goal)]
     return "\n".join(parts)
 
 
@@ -190,7 +190,8 @@ def _eai_steps(name: str, page_uri: str) -> str:
     rows = json.loads(_path(name).read_text(encoding="utf-8"))
     rows = rows["rows"] if isinstance(rows, dict) else rows
     stepwise = [r for r in rows if str(r["name"]).startswith("ours-") and r.get("entities_shown_per_step")]
-    body = [[f"`{r['name']}`", *(_number(r.get(k), 2) for k, _ in EAI_STEP_COLUMNS)] for r in stepwise]
+    body = [[str(r["name"]).removeprefix("ours-"), *(_number(r.get(k), 2) for k, _ in EAI_STEP_COLUMNS)]
+            for r in stepwise]
     return _table(["row", *(title for _, title in EAI_STEP_COLUMNS)], body)
 
 
