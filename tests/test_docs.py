@@ -33,8 +33,19 @@ def _site(tmp_path: Path) -> Path:
     return path
 
 
+def _make_docs_check_flags() -> list[str]:
+    """The flags `make docs-check` (so `make test`) builds the site with: the tests build as it does."""
+    recipe = (ROOT / "Makefile").read_text().split("\ndocs-check:", 1)[1].split("\n\n", 1)[0]
+    line = next(line for line in recipe.splitlines() if "$(MKDOCS) build" in line)
+    return line.split("$(MKDOCS) build", 1)[1].split()
+
+
+def test_make_test_builds_the_site_strict() -> None:
+    assert "--strict" in _make_docs_check_flags()
+
+
 def _build(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", *_make_docs_check_flags(), "-f", str(config)],
                           capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
                           cwd=config.parent, timeout=600)
 
