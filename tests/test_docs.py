@@ -53,7 +53,7 @@ def _build(config: Path) -> subprocess.CompletedProcess[str]:
 def test_the_site_builds_strict_and_shows_the_results_files(tmp_path: Path) -> None:
     built = _build(_site(tmp_path))
     assert built.returncode == 0, built.stderr[-3000:]
-    methods = (tmp_path / "site" / "results" / "methods" / "index.html").read_text()
+    methods = (tmp_path / "site" / "results" / "methods.html").read_text()
     assert "68.0" in methods  # HELPER's SR, read from results/methods50/compare.json
     assert (tmp_path / "site" / "_results" / "methods50" / "compare.png").is_file()
 

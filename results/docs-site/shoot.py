@@ -8,8 +8,8 @@ with sync_playwright() as p:
     page = b.new_page(viewport={"width": 1400, "height": 1000})
     page.on("request", lambda r: requests.append(r.url))
     for url, out, full in [("http://127.0.0.1:8855/", "/tmp/site-shots/home.png", False),
-                           ("http://127.0.0.1:8855/guides/evaluate-eai/", "/tmp/site-shots/guide-eai.png", False),
-                           ("http://127.0.0.1:8855/results/eai/", "/tmp/site-shots/results-eai.png", True)]:
+                           ("http://127.0.0.1:8855/guides/evaluate-eai.html", "/tmp/site-shots/guide-eai.png", False),
+                           ("http://127.0.0.1:8855/results/eai.html", "/tmp/site-shots/results-eai.png", True)]:
         page.goto(url, wait_until="networkidle")
         page.screenshot(path=out, full_page=full)
         print(out, page.title())
