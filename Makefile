@@ -1,6 +1,9 @@
 # helper-agent: the two commands a newcomer needs.
 #   make demo   set up .venv with the local LLM and run the main job on the embedded defaults
-#   make test   set up .venv with the dev tools and run the test suite
+#   make test   set up .venv with the dev tools, check the docs (strict build, generated reference) and run the test suite
+# and for the documentation:
+#   make docs            build the site into site/ (MkDocs + Material; nothing is fetched at build time)
+#   make docs-reference  regenerate docs/reference/ and README.md's generated table from the code and results/
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -15,7 +18,7 @@ TORCH := torch==2.13.0
 CONVERTER ?= $(HOME)/.cache/helper-agent/converter
 CONVERTER_REQS := helper_agent/llm/converter-requirements.txt
 OPTIMUM_INTEL := optimum-intel==2.2.0
-# llama.cpp (optional, `--llm local@llama.cpp`, `make install-llama`); its CPU build: tools/llama_cmake_args.py reads the CPU
+# llama.cpp (optional, `--llm local@llama.cpp`, `make install-llama`; docs/guides/local-model.md); its CPU build: tools/llama_cmake_args.py reads the CPU
 # make runs on and gives -DGGML_NATIVE=OFF (portable x86-64: AVX2/FMA/F16C) plus the AVX-512 options
 # the CPU reports (VBMI, VNNI, BF16), never AMX (llama.cpp's native build takes an AMX path that crashes
 # on these CPUs). A CPU without AVX-512 gets -DGGML_NATIVE=OFF alone. Override with, e.g.,
@@ -27,7 +30,7 @@ LLAMA_CMAKE_ARGS ?= $(shell $(PYTHON) tools/llama_cmake_args.py $(LLAMA_CPUINFO)
 LLAMA_WHEELS ?= $(HOME)/.cache/helper-agent/llama-wheels/$(shell printf '%s %s' "$(LLAMA_CMAKE_ARGS)" "$$($(PYTHON) --version 2>&1)" | sha256sum | cut -c1-16)
 LLAMA_CPP := llama-cpp-python==0.3.36
 
-.PHONY: demo test install install-dev install-local install-llama bench lint clean packaged-examples
+.PHONY: demo test install install-dev install-local install-llama bench lint clean packaged-examples docs docs-reference docs-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -66,9 +69,25 @@ install-llama: $(VENV)/.installed-llama
 demo: $(VENV)/.installed-local
 	$(BIN)/helper demo --episodes 5 --out out/demo
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev docs-check
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
+
+# Material prints a notice about MkDocs 2.0 on every build; it is not a warning of this site.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
+docs: $(VENV)/.installed-dev
+	$(MKDOCS) build
+
+docs-reference: $(VENV)/.installed-dev
+	$(BIN)/python tools/docs_reference.py
+
+# The committed reference must be what the code gives, and the site must build with no warning (a
+# broken link, a missing page, a results file that is not there). Not --quiet: MkDocs 1.6 then drops
+# the warnings before strict mode counts them, and a broken link passes.
+docs-check: $(VENV)/.installed-dev
+	$(BIN)/python tools/docs_reference.py --check
+	$(MKDOCS) build --strict
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/world_bench.py
@@ -77,7 +96,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check helper_agent tests benchmarks
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out site .pytest_cache .hypothesis
 
 # Rebuild the packaged train-split examples (helper_agent/prompts/examples/train_programs.jsonl):
 # the first 6 TfD episodes of each task family of the seed-0 benchmark's train split.

@@ -163,17 +163,17 @@ def figures(limits: dict[str, float], rows: Sequence[dict[str, Any]], default_ru
 
 
 def table(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], sizes: Sequence[int]) -> str:
-    """The figures as a text table, one row per runtime and model; the last column says whether the
-    row wrote the same greedy text as the first row of its model."""
+    """The figures as a Markdown table, one row per runtime and model; the last column says whether
+    the row wrote the same greedy text as the first row of its model."""
     head = ["runtime", "model", "backend", *(f"pp{n} t/s (of int8)" for n in sizes),
             "gen free t/s (bw)", "gen grammar t/s (bw)", "1st token, cached (ms)", "peak RSS MB", "same output"]
-    lines = [" | ".join(head)]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
     first: dict[str, tuple[str, str]] = {}
     for runtime in runtimes:
         for model in models:
             key = f"{runtime}:{model}"
             if f"{key}:error" in out:
-                lines.append(f"{runtime} | {model} | error: {out[f'{key}:error']}")
+                lines.append(f"{runtime} | {model} | error: {out[f'{key}:error']}" + " | -" * (len(head) - 3))
                 continue
             cells = [runtime, model, out[f"{key}:backend"]]
             for n in sizes:
@@ -186,7 +186,7 @@ def table(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], s
             same = first.setdefault(model, shas) == shas
             cells.append("yes" if same else "NO")
             lines.append(" | ".join(str(c) for c in cells))
-    return "\n".join(lines)
+    return "\n".join(f"| {line} |" for line in lines)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -528,6 +528,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--llama-bench", type=Path, default=None, help="a llama-bench binary, run on every build too")
     parser.add_argument("--flash-attn", action="store_true", help=argparse.SUPPRESS)  # the worker's, from ",fa"
     parser.add_argument("--json", dest="json_path", default=None, help="write the flat figures here")
+    parser.add_argument("--markdown", default=None, help="write the table here, with the limits and load")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-runtime", default="llama.cpp", help=argparse.SUPPRESS)
@@ -583,6 +584,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.json_path:
         Path(args.json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_path).write_text(json.dumps(out, indent=1))
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(markdown_report(out, [c[0] for c in candidates], models, sizes))
+
+
+def markdown_report(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], sizes: Sequence[int]) -> str:
+    """The table with the limits it is measured against and the machine's load, as a Markdown page."""
+    extra = [f"- `{key}`: {value}" for key, value in out.items() if key.endswith(("convert_s", "install_s"))]
+    return "\n".join([
+        "# The local model's runtimes", "",
+        f"Default runtime: `{out['default_runtime']}`. This CPU, measured in the same run: int8 matrix multiply "
+        f"{out.get('matmul_int8_gop_s', '-')} GOP/s, float32 {out.get('matmul_f32_gflop_s', '-')} GFLOP/s, "
+        f"memory bandwidth {out.get('bandwidth_gb_s', '-')} GB/s; load average {out.get('load_1min', '-')} at "
+        f"the start and {out.get('load_1min_end', '-')} at the end ({int(out.get('cores', 0))} cores).", "",
+        "Prompt evaluation in tokens/s at each prompt size, with its share of the int8 rate in parentheses; "
+        "generation in tokens/s with its share of the memory bandwidth.", "",
+        table(out, runtimes, models, sizes), "", *extra, ""])
 
 
 if __name__ == "__main__":

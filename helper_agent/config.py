@@ -69,7 +69,7 @@ class Settings(BaseSettings):
                     "has defined, as the in-process model writes them; the client reads the file's chat template and "
                     "tokenizer (needs the llama-cpp-python extra). Unset: one request under the whole-program grammar.",
     )
-    temperature: float = 0.0
+    temperature: float = Field(default=0.0, description="Sampling temperature of the chat model (0: greedy).")
     llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
     llm_stream: bool = Field(
         default=False,
@@ -132,7 +132,7 @@ class Settings(BaseSettings):
     )
 
     embeddings: str = Field(default="local", description="local | openai:MODEL | hash:DIM")
-    embedding_batch_size: int = Field(default=64, ge=1)
+    embedding_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
     embedding_cache_size: int = Field(default=50_000, ge=0, description="In-process LRU entries.")
     embedding_cache: bool = Field(
         default=True, description="Keep a persistent embedding cache (SQLite) in the memory folder."
@@ -142,8 +142,8 @@ class Settings(BaseSettings):
     hnsw_ef_search: int = Field(default=400, ge=10, description="HNSW search effort (recall vs latency).")
     hnsw_max_neighbors: int = Field(default=16, ge=4, description="HNSW graph degree M (new collections).")
 
-    max_key_chars: int = Field(default=8192, ge=1)
-    max_value_bytes: int = Field(default=262_144, ge=1)
+    max_key_chars: int = Field(default=8192, ge=1, description="Characters of the text a memory record embeds (its key).")
+    max_value_bytes: int = Field(default=262_144, ge=1, description="UTF-8 bytes of each stored field of a memory record.")
     routine_import_batch: int = Field(
         default=200, ge=1, le=5000, description="Routine versions committed per batch by an import."
     )

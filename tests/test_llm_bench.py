@@ -69,9 +69,10 @@ def test_table_says_which_runtime_wrote_other_greedy_output() -> None:
     out = bench.figures(LIMITS, [_row("llama.cpp"), _row("same"), _row("openvino", free_sha="ccc")],
                         default_runtime="openvino")
     lines = bench.table(out, ["llama.cpp", "same", "openvino"], ["0.5b"], [600, 2400]).splitlines()
-    assert lines[1].startswith("llama.cpp | 0.5b") and lines[1].endswith("yes")
-    assert lines[2].endswith("yes")
-    assert lines[3].startswith("openvino") and lines[3].endswith("NO")
+    assert lines[0].startswith("| runtime | model") and lines[1].startswith("| --- |")
+    assert lines[2].startswith("| llama.cpp | 0.5b") and lines[2].endswith("yes |")
+    assert lines[3].endswith("yes |")
+    assert lines[4].startswith("| openvino") and lines[4].endswith("NO |")
 
 
 def test_qwen2_parameters_are_counted_from_the_config() -> None:

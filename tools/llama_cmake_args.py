@@ -1,7 +1,7 @@
 """CMake flags for a faster llama.cpp (llama-cpp-python) build on this machine: portable x86-64 code
 plus the AVX-512 extensions this machine's CPU reports, and never AMX. `make install-local` builds with
 them by default; on HELPER's 50-episode planner run they kept SR (76.0) and cut the median LLM seconds
-per episode by a fifth (README, "The local model's build").
+per episode by a fifth (docs/guides/local-model.md).
 
 Why not `GGML_NATIVE=ON`: llama.cpp's native build takes an AMX path that crashed on these CPUs (the
 kernel here does not expose AMX). Why not plain `GGML_NATIVE=OFF` (AVX2/FMA/F16C) everywhere: on a CPU

@@ -4,7 +4,7 @@ For each episode: a seeded scene, a task from one of the families (with paramete
 gold program run by the executor to get the reference trajectory, and a commander-driver dialogue.
 EDH instances are cut from each session at dialogue boundaries, with the state reached so far.
 
-Splits and seeds (all derived from `--seed`, documented in the README):
+Splits and seeds (all derived from `--seed`, documented in docs/guides/evaluate-builtin.md):
 - train: scene seeds `seed * 1_000_000 + n`; for memory seeding.
 - valid_seen: the train scenes' layouts (the same scene seeds), with new tasks and dialogues.
 - valid_unseen: scene seeds `seed * 1_000_000 + 500_000 + n` (layouts never seen in train) and the
