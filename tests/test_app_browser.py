@@ -290,7 +290,8 @@ def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_u
     page.reload()
     expect(chat).to_contain_text("I did not finish the task", timeout=WAIT_MS)
     page.get_by_role("tab", name="Trace").click()
-    expect(page.locator("#turn")).to_contain_text("feedback: not yet: it is still off", timeout=WAIT_MS)
+    expect(_text(page, "#turn")).to_have_value("4. feedback: not yet: it is still off", timeout=WAIT_MS)
+    expect(page.locator("#trace")).to_contain_text("ask_feedback")
     page.close()
 
 
@@ -336,3 +337,24 @@ def test_a_long_request_in_one_tab_does_not_freeze_another_tabs_routines(app_url
     expect(other.locator("#chatbot")).not_to_contain_text("slowly")
     slow_context.close()
     other_context.close()
+
+
+def test_a_reload_shows_the_room_the_household_is(app_url: str, browser: object) -> None:
+    """The room list said Kitchen after a reload in a living room."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    page.goto(app_url)
+    room = _text(page, "#room")
+    room.click()
+    page.get_by_role("option", name="LivingRoom").click()
+    expect(room).to_have_value("LivingRoom")
+    _text(page, "#user").fill("omar")
+    page.locator("#open").click()
+    expect(page.locator("#sessions")).to_contain_text("", timeout=WAIT_MS)
+    _home_src(page)
+    page.reload()
+    _home_src(page)
+    expect(_text(page, "#user")).to_have_value("omar", timeout=WAIT_MS)
+    expect(room).to_have_value("LivingRoom", timeout=WAIT_MS)
+    page.close()

@@ -16,8 +16,8 @@ from helper_agent.chat_runtime import pending_question
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.facts import question_lines, request_facts, unfinished_sentence
-from helper_agent.tools.errors import ObjectNotFound
 from helper_agent.program.subgoals import ObjectRef
+from helper_agent.tools.errors import ObjectNotFound
 
 
 def test_a_failed_execution_is_said_before_the_question() -> None:

@@ -118,7 +118,10 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             with gr.Tab("Chat", id="chat"):
                 with gr.Row():
                     with gr.Column(scale=3):
-                        chatbot = gr.Chatbot(label="conversation", elem_id="chatbot", height=460)
+                        # No toolbar over the conversation: its icons covered the first bubble when scrolled
+                        # (each message keeps its own copy button).
+                        chatbot = gr.Chatbot(label="conversation", show_label=False, elem_id="chatbot", height=460,
+                                             buttons=["copy"])
                         status = gr.Markdown("", elem_id="status")
                         with gr.Row():
                             method = gr.Dropdown(method_names(), value="helper", label="method", elem_id="method",

@@ -35,7 +35,6 @@ from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.helper import FEEDBACK_QUESTION
 from helper_agent.graphs.helper.facts import log_lines, question_lines, request_facts
 from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.options import parse_agent_options

@@ -216,7 +216,9 @@ def render_top_down(state: WorldState, path: str | Path, catalog: Catalog | None
         dots.append((oid, x, y, hidden))
     for oid, x, y, hidden in sorted(dots, key=lambda d: d[0] not in highlight):  # the changed ones first
         colour = HIGHLIGHT if oid in highlight else (90, 90, 90) if hidden else (10, 10, 10)
-        for at in ((x + 9, y - 3), (x - 4 - draw.textlength(str(numbers[oid]), font=font), y - 3), (x, y - 13), (x, y + 9)):
+        ring = 4 if oid in highlight else 0  # clear of the magenta ring
+        wide = draw.textlength(str(numbers[oid]), font=font)
+        for at in ((x + 9 + ring, y - 3), (x - 3 - ring - wide, y - 3), (x, y - 13 - ring), (x, y + 9 + ring)):
             if _text(draw, space, at, str(numbers[oid]), font, colour):
                 break
 
