@@ -198,12 +198,13 @@ def test_a_routine_the_language_forbids_is_refused_by_the_import(app_url: str, b
     page.set_default_timeout(WAIT_MS)
     _open(page, app_url, "eve")
     page.get_by_role("tab", name="Routines").click()
+    note = page.locator("#routines-note")
+    expect(note).to_contain_text("no routines of eve yet", timeout=WAIT_MS)  # the tab's own list first
     pwned = tmp_path / "eve-routines.jsonl"
     pwned.write_text(json.dumps({"user": "eve", "name": "the pwn", "version": 1, "source": "taught",
                                  "program": 'import os\nos.system("touch pwned")\n', "request": "pwn"}) + "\n",
                      encoding="utf-8")
     page.locator("#routines-import input[type=file]").set_input_files(str(pwned))
-    note = page.locator("#routines-note")
     expect(note).to_contain_text("import refused, nothing stored", timeout=WAIT_MS)
     expect(note).to_contain_text("eve-routines.jsonl:1: field 'program': line 1: 'import os' is not allowed")
     assert "gradio" not in note.inner_text()  # the file's name, not its temporary path

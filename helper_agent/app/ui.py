@@ -47,6 +47,8 @@ TITLE = "helper-agent: a household assistant"
 FOCUS_REQUEST = ("() => { const box = document.querySelector('#request textarea'); if (box) { box.focus(); "
                  "box.setSelectionRange(box.value.length, box.value.length); } }")
 NOT_YET = "not yet:"
+# The conversation's corner toolbar (clear, copy all) lay over the first bubble when scrolled.
+CSS = "#chatbot .top-panel { display: none !important; }"
 INTRO = ("Pick a user and open a session; then ask for something in your own words (\"make me a coffee\"). "
          "Teach a routine with *Perform the NAME: what to do* (answer **done** when it is) and recall it with "
          "*Do the NAME*.")
@@ -385,7 +387,7 @@ def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: s
     demo = build(runtime, chat_model, llm)
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=host, server_port=port, allowed_paths=[str(runtime.home)], footer_links=[],
-                quiet=True, show_error=False)
+                quiet=True, show_error=False, css=CSS)
 
 
 def _tracing_note() -> str:
