@@ -293,3 +293,15 @@ def test_every_write_checks_the_program_language_whoever_opens_the_memory(tmp_pa
     with pytest.raises(ImportFormatError, match=r"routines\.jsonl:2: field 'program': line 1: 'import os' is not allowed"):
         memory.import_jsonl(exported, user="bob")
     assert memory.list(user="bob") == []  # the whole file is refused, the good line too
+
+
+def test_an_import_checks_the_object_catalog_too_whoever_imports(tmp_path):
+    """What a person brings in from a file is checked as `helper program check` checks it (the CLI
+    and the app refuse the same files); what the agent itself stores needs only the language."""
+    memory = hash_memory(tmp_path / "m")
+    odd = 'ship = InteractionObject("Spaceship")\nship.pickup()\n'
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps({"user": "bob", "name": "the launch", "program": odd}) + "\n", encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=r"odd\.jsonl:1: field 'program': line 1: unknown object class 'Spaceship'"):
+        memory.import_jsonl(path)
+    assert memory.teach("the launch", odd, user="bob").version == 1  # the language allows it
