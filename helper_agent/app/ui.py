@@ -206,7 +206,9 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         def on_load(stored: dict[str, str] | None) -> tuple[Any, ...]:
             stored = stored or {}
             if not stored.get("user"):
-                return (None, "", gr.update(), stored, *[gr.update()] * (len(chat_outputs) + 1), gr.update())
+                # Nothing to reopen: change nothing. A None here, landing late on a busy server, once
+                # replaced the session the person had opened meanwhile ("open a session first").
+                return tuple(gr.skip() for _ in range(len(open_outputs) + 1))
             return (*on_open(stored["user"], stored.get("thread"), 0, "Kitchen"), stored["user"])
 
         demo.load(on_load, [saved], [*open_outputs, user_box])
