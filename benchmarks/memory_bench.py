@@ -163,7 +163,7 @@ def bench_users(
                 Routine(
                     user=f"u{u}",
                     name=f"routine {n}",
-                    program=f"# routine {n} of u{u}\n",
+                    program=f"# routine {n} of u{u}\ndo_nothing()\n",
                     request=f"please do routine number {n} the way user {u} likes it",
                 )
                 for n in range(per_user)

@@ -35,6 +35,23 @@ USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 `_`, `.` and `-` only (a `:` would make one user's sessions look like another's)."""
 
 
+MAX_REQUEST_CHARS = 2000
+"""The longest request a person may type (`helper chat`, `helper app`); a TEACh dialogue loaded
+from an instance file is not typed and not bounded. A 10,000-character paste was planned whole."""
+
+
+class RequestTooLong(ValueError):
+    """A typed request longer than `MAX_REQUEST_CHARS`."""
+
+
+def check_request(text: str) -> str:
+    """The request, or `RequestTooLong` saying the bound (nothing is cut silently)."""
+    if len(text) > MAX_REQUEST_CHARS:
+        raise RequestTooLong(f"the request has {len(text):,} characters; the limit is {MAX_REQUEST_CHARS:,}: "
+                             "say it in fewer words")
+    return text
+
+
 class UnknownUser(ValueError):
     """A user name that cannot name a household (empty, or characters a thread id cannot carry)."""
 

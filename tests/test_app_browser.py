@@ -12,12 +12,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from scripts import load_script
+
+from helper_agent.world.render import MARGIN, TOP_PX
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
 CHROMIUM = "/usr/bin/chromium"
@@ -28,6 +31,8 @@ WAIT_MS = 300_000  # one turn on a loaded 2-core machine (a suite at nice 19 bes
 # once took longer than 5 s between the recall line and "the morning coffee, unchanged".
 playwright_api.expect.set_options(timeout=WAIT_MS)
 
+# Where the screenshots of a failed and a successful request go (a person looks at them).
+SHOTS = Path(os.environ.get("HELPER_APP_SCREENSHOTS") or tempfile.gettempdir())
 COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
           'mug.pickup_and_place(cm)\ncm.toggle_on()')
 
@@ -38,6 +43,7 @@ DRIVER = textwrap.dedent(
     import helper_agent.llm as llm
 
     program = json.loads(sys.argv[1])
+    plans = []
 
     class Scripted(FakeListChatModel):
         # The planner's prompt shows the action API; the feedback reader's asks it to read an answer;
@@ -46,8 +52,13 @@ DRIVER = textwrap.dedent(
             text = " ".join(str(m.content) for m in messages)
             if "slowly" in text:  # a long request, to see that other tabs stay responsive
                 time.sleep(20)
-            if "Read the person's answer" in text:  # the feedback reader: every answer here is "done"
-                return "satisfied"
+            if "Read the person's answer" in text:  # the feedback reader: "not yet: ..." is not satisfied
+                return "not satisfied" if "not yet" in str(messages[-1].content).lower() else "satisfied"
+            if "zorblax" in text and "InteractionObject" in text:
+                # A television the kitchen does not have (the request fails); one more step each time,
+                # so a replan never repeats the program before it.
+                plans.append(1)
+                return "```python\\ntv = InteractionObject('Television')\\n" + "tv.toggle_on()\\n" * len(plans) + "```"
             return "```python\\n" + program + "\\n```" if "InteractionObject" in text else "Cabinet"
 
     llm.make_chat_model = lambda *a, **k: Scripted(responses=["unused"])
@@ -66,7 +77,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("app-home")
     port = _bench.free_port()
     env = {**os.environ, "HELPER_HOME": str(home), "HELPER_EMBEDDINGS": "hash", "PYTHONPATH": str(ROOT),
-           "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost"}
+           "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost",
+           # three rounds of searching a kitchen for a television (about 330 steps each) fit in one request
+           "HELPER_MAX_STEPS": "5000"}
     log = open(home / "app.log", "w")  # noqa: SIM115 - closed by stop_server
     process = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(COFFEE), "app", "--port", str(port),
                                 "--home", str(home)], env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -137,9 +150,10 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
 
     # Answer: the routine is taught.
     page.locator("#answer-done").click()
-    expect(page.locator("#chatbot")).to_contain_text("success (routine 'the morning coffee' v1 for mary stored)",
+    expect(page.locator("#chatbot")).to_contain_text("Result: success (routine 'the morning coffee' v1 for mary stored)",
                                                       timeout=WAIT_MS)
     expect(page.locator("#answer-done")).to_be_hidden()
+    page.screenshot(path=str(SHOTS / "app-after-a-successful-request.png"), full_page=True)
 
     page.get_by_role("tab", name="Routines").click()  # the list follows what the chat taught
     expect(page.locator("#routines")).to_contain_text("the morning coffee", timeout=WAIT_MS)
@@ -174,6 +188,115 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
     page.locator("#routines-import input[type=file]").set_input_files(str(bad))
     expect(page.locator("#routines-note")).to_contain_text("import refused, nothing stored", timeout=WAIT_MS)
     expect(page.locator("#routines-note")).to_contain_text(bad.name)
+    page.close()
+
+
+def test_a_routine_the_language_forbids_is_refused_by_the_import(app_url: str, browser: object, tmp_path: Path) -> None:
+    """A file in `helper routines export`'s format whose program starts with `import os`: the app
+    once answered "imported 1 routine version(s)"; it is refused as `helper routines import` refuses it,
+    and the message names the file, not Gradio's temporary copy of it."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "eve")
+    page.get_by_role("tab", name="Routines").click()
+    note = page.locator("#routines-note")
+    expect(note).to_contain_text("no routines of eve yet", timeout=WAIT_MS)  # the tab's own list first
+    pwned = tmp_path / "eve-routines.jsonl"
+    pwned.write_text(json.dumps({"user": "eve", "name": "the pwn", "version": 1, "source": "taught",
+                                 "program": 'import os\nos.system("touch pwned")\n', "request": "pwn"}) + "\n",
+                     encoding="utf-8")
+    page.locator("#routines-import input[type=file]").set_input_files(str(pwned))
+    expect(note).to_contain_text("import refused, nothing stored", timeout=WAIT_MS)
+    expect(note).to_contain_text("eve-routines.jsonl:1: field 'program': line 1: 'import os' is not allowed")
+    assert "gradio" not in note.inner_text()  # the file's name, not its temporary path
+    page.locator("#routines-refresh").click()
+    expect(note).to_contain_text("no routines of eve yet", timeout=WAIT_MS)
+    page.close()
+
+
+def _picture_top(page: object) -> dict[str, float]:
+    """Where the picture's room starts on the page (its top wall) and the lowest bottom edge of
+    the label and buttons Gradio draws over the image."""
+    return page.evaluate(  # type: ignore[attr-defined,no-any-return]
+        """([band]) => {
+            const img = document.querySelector('#home img');
+            const r = img.getBoundingClientRect();
+            const scale = Math.min(r.width / img.naturalWidth, r.height / img.naturalHeight);
+            const top = r.top + (r.height - img.naturalHeight * scale) / 2;
+            let cover = r.top;
+            for (const el of document.querySelectorAll('#home label, #home button, #home [data-testid="block-label"]')) {
+                const b = el.getBoundingClientRect();
+                // the label and the toolbar's buttons (small), not the frame that holds the whole image
+                if (b.height > 0 && b.height < 60 && b.bottom > cover && b.top < top + band * scale) cover = b.bottom;
+            }
+            return {wall: top + band * scale, cover: cover, covers: cover > r.top};
+        }""", [TOP_PX + MARGIN])
+
+
+def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_url: str, browser: object) -> None:
+    expect = playwright_api.expect
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "lena")
+    _home_src(page)
+    seen = _picture_top(page)
+    # the label and toolbar lie over the picture's top, and the top wall (and the top row's names) below them
+    assert seen["covers"] and seen["wall"] >= seen["cover"], seen
+
+    # An empty request gets a line; a request past the bound is refused whole.
+    _ask(page, "   ")
+    expect(page.locator("#error")).to_contain_text("the request is empty", timeout=WAIT_MS)
+    _ask(page, "x" * 10_000)
+    expect(page.locator("#error")).to_contain_text("the request has 10,000 characters; the limit is 2,000")
+
+    _ask(page, "switch on the zorblax")
+    question = page.locator("#question")
+    expect(question).to_contain_text("Is the task completed to your satisfaction?", timeout=WAIT_MS)
+    chat = page.locator("#chatbot")
+    expect(chat).to_contain_text("I did not finish the task: Navigate(Television) and the steps after it were not "
+                                 "done, because I could not find a Television.")
+    said = chat.inner_text()
+    assert said.index("I did not finish the task") < said.rindex("Is the task completed")
+    page.screenshot(path=str(SHOTS / "app-after-a-failed-request.png"), full_page=True)
+
+    # "not yet: …" puts the cursor in the request box, every time.
+    box = _text(page, "#request")
+    page.locator("#answer-not-yet").click()
+    expect(box).to_have_value("not yet: ")
+    expect(box).to_be_focused()
+    _text(page, "#user").click()
+    page.locator("#answer-not-yet").click()
+    expect(box).to_be_focused()
+    # A bare "not yet:" is no correction: refused, the box keeps it.
+    page.locator("#send").click()
+    expect(page.locator("#error")).to_contain_text("say what is missing after “not yet:”", timeout=WAIT_MS)
+    expect(box).to_have_value("not yet:")
+
+    def questions() -> int:
+        return int(page.evaluate("() => document.querySelector('#chatbot').innerText"
+                                 ".split('Is the task completed to your satisfaction?').length - 1"))
+
+    for n, answer in enumerate(("not yet: the zorblax is still off", "not yet: still off"), 2):
+        box.fill(answer)
+        page.locator("#send").click()
+        page.wait_for_function("n => document.querySelector('#chatbot').innerText"
+                               ".split('Is the task completed to your satisfaction?').length - 1 >= n",
+                               arg=n, timeout=WAIT_MS)
+        expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+    assert questions() == 3
+    expect(question).to_contain_text("The last round: I will not replan after this answer.")
+    box.fill("not yet: it is still off")
+    page.locator("#send").click()
+    expect(chat).to_contain_text("Result: not done: the execution did not finish", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_hidden()
+
+    # A reload keeps the room, the trace and the highlights of the last request.
+    page.reload()
+    expect(chat).to_contain_text("I did not finish the task", timeout=WAIT_MS)
+    page.get_by_role("tab", name="Trace").click()
+    expect(_text(page, "#turn")).to_have_value("4. feedback: not yet: it is still off", timeout=WAIT_MS)
+    expect(page.locator("#trace")).to_contain_text("ask_feedback")
     page.close()
 
 
@@ -219,3 +342,24 @@ def test_a_long_request_in_one_tab_does_not_freeze_another_tabs_routines(app_url
     expect(other.locator("#chatbot")).not_to_contain_text("slowly")
     slow_context.close()
     other_context.close()
+
+
+def test_a_reload_shows_the_room_the_household_is(app_url: str, browser: object) -> None:
+    """The room list said Kitchen after a reload in a living room."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    page.goto(app_url)
+    room = _text(page, "#room")
+    room.click()
+    page.get_by_role("option", name="LivingRoom").click()
+    expect(room).to_have_value("LivingRoom")
+    _text(page, "#user").fill("omar")
+    page.locator("#open").click()
+    expect(page.locator("#sessions")).to_contain_text("", timeout=WAIT_MS)
+    _home_src(page)
+    page.reload()
+    _home_src(page)
+    expect(_text(page, "#user")).to_have_value("omar", timeout=WAIT_MS)
+    expect(room).to_have_value("LivingRoom", timeout=WAIT_MS)
+    page.close()

@@ -39,7 +39,7 @@ def test_a_turn_fills_subgoals_live_and_the_transcript_matches_what_was_shown(ru
     assert [row[1] for row in last.subgoals][-1] == "ToggleOn(CoffeeMachine)"
     assert last.picture != first_picture and last.picture.exists()
     list(session.answer("done"))
-    assert session.messages[-1]["content"] == "✅ success (routine 'the morning coffee' v1 for mary stored)"
+    assert session.messages[-1]["content"] == "**Result:** success (routine 'the morning coffee' v1 for mary stored)"
     # A reloaded page (a new Session on the same thread) shows the same conversation.
     again = Session.open(runtime, model, "mary")
     assert again.messages == session.messages

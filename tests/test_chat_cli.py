@@ -49,10 +49,13 @@ DRIVER = textwrap.dedent(
 
 
 def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, user: str = "mary",
-         extra: list[str] | None = None, readings: list[str] | None = None) -> subprocess.CompletedProcess:
+         extra: list[str] | None = None, readings: list[str] | None = None,
+         verbose: bool = True) -> subprocess.CompletedProcess:
+    """`helper chat` on `stdin`; `verbose` (most tests read the nodes' log lines) adds --verbose."""
     env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200",
            "READINGS": json.dumps(readings or ["satisfied"])}
-    args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or [])]
+    args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or []),
+            *(["--verbose"] if verbose else [])]
     return subprocess.run(
         [sys.executable, "-c", DRIVER, json.dumps(responses), str(kill_on), *args],
         input=stdin, capture_output=True, text=True, timeout=300, env=env,
@@ -121,28 +124,75 @@ def test_chat_shows_the_program_and_the_whole_episode_of_subgoals(tmp_path: Path
     assert len(rows) == executes >= 3
 
 
-def test_llm_spinner_runs_while_the_chat_model_answers() -> None:
+def test_the_status_line_names_the_node_and_the_llm_call_and_counts_seconds() -> None:
     import io
 
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
     from rich.console import Console
 
-    from helper_agent.commands.agent import llm_spinner
+    from helper_agent.commands.waiting import Waiting, llm_waiting
 
+    now = [100.0]
     stream = io.StringIO()
-    spinner = llm_spinner(Console(file=stream, force_terminal=True, width=80))
-    model = FakeListChatModel(responses=["ok"], callbacks=[spinner])
+    waiting = Waiting(Console(file=stream, force_terminal=True, width=80), clock=lambda: now[0])
+    waiting.start()
+    waiting.node("locate")
+    now[0] += 12
+    assert waiting.text() == "locate: working... 12 s"
+    handler = llm_waiting(waiting)
     seen = []
-    original = spinner._start
+    model = FakeListChatModel(responses=["ok"], callbacks=[handler])
+    original = waiting.llm
 
-    def start(name: str | None) -> None:
+    def llm(name: str | None) -> None:
         original(name)
-        seen.append(spinner.status is not None)
+        seen.append(waiting.text())
 
-    spinner._start = start
-    assert model.invoke("hi", config={"run_name": "plan"}).content == "ok"
-    assert seen == [True] and spinner.status is None and spinner.calls == 1  # started, then stopped
-    assert "asking the LLM (plan)" in stream.getvalue()
+    waiting.llm = llm  # type: ignore[method-assign]
+    assert model.invoke("hi", config={"run_name": "locate"}).content == "ok"
+    assert seen == ["locate: asking the LLM (locate)... 12 s", "locate: working... 12 s"]  # the node's seconds go on
+    waiting.stop()
+    assert "locate: working... 12 s" in stream.getvalue()
+    # Without a graph stream (`helper run`), an LLM call starts and stops the line itself.
+    alone = Waiting(Console(file=io.StringIO(), force_terminal=True), clock=lambda: now[0])
+    FakeListChatModel(responses=["ok"], callbacks=[llm_waiting(alone)]).invoke("hi", config={"run_name": "plan"})
+    assert alone._status is None
+
+
+def test_plain_chat_says_what_failed_keeps_notes_for_verbose_and_slash_commands_do_not_answer(tmp_path: Path) -> None:
+    stdin = "switch on the television\n/state\n/reset\n/routines\nyes\n/quit\n"
+    result = chat(tmp_path, [fenced(MISSING_TV)], stdin, verbose=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    failed = out.index("I did not finish the task: Navigate(Television) and the steps after it were not done, "
+                       "because I could not find a Television.")
+    assert failed < out.index("Is the task completed to your satisfaction?")
+    # /state, /reset and /routines at the question ran (or waited) and the question came again
+    assert "movable or changed things:" in out and "/reset waits until the question is answered" in out
+    assert "no routines yet" in out
+    assert out.count("Is the task completed to your satisfaction?") == 4
+    assert "not done: the execution did not finish" in out
+    # no internal notes without --verbose, and no table repeated
+    for note in ("validate:", "plan: attempt", "locate:", "feedback:", "execute:"):
+        assert note not in out, note
+    assert out.count("│ Navigate(Television)") == len(set(line for line in out.splitlines() if "│ Navigate(Television)" in line))
+    assert "─ program ─" in out and "  1 tv = " not in out  # the program, without the validator's line numbers
+
+
+def test_state_shows_every_thing_with_its_count(tmp_path: Path) -> None:
+    result = chat(tmp_path, [], "/state\n/quit\n", verbose=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    head = next(line for line in out.splitlines() if line.endswith(" movable or changed things:"))
+    count = int(head.split()[0])
+    listed = out[out.index(head) + len(head):].split("mary>")[0]
+    assert len([line for line in listed.splitlines() if line.startswith("  ")]) == count > 0  # every one counted is shown
+
+
+def test_a_request_past_the_bound_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = chat(tmp_path, [], "x" * 10_000 + "\n/quit\n", verbose=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "the request has 10,000 characters; the limit is 2,000" in result.stdout
 
 
 def test_a_terminal_prompt_has_line_editing_and_a_history_file(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

@@ -121,4 +121,6 @@ def test_chat_gives_two_feedback_rounds_by_default(tmp_path: Path) -> None:
     out = result.stdout
     assert out.count("feedback: not satisfied") == 3  # asked after the plan and after each of two replans
     assert out.count("replan: from feedback") == 2
-    assert "not done: the execution did not finish" in out and "success" not in out.lower()
+    # the program ran to its end; what the person said last is what is not done (not "did not finish")
+    assert "not done: the program ran to its end, but you said “nope” and no feedback round is left" in out
+    assert "success" not in out.lower()

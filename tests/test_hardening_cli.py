@@ -276,7 +276,7 @@ def test_world_show_with_a_bad_state(case: Case, tmp_path: Path) -> None:
 # --------------------------------------------------------------------- helper routines, server down
 ROUTINE_COMMANDS = [
     ["routines", "list", "--user", "mary"],
-    ["routines", "add", "the Mary cleaning", "-p", "# wash\n", "--user", "mary"],
+    ["routines", "add", "the Mary cleaning", "-p", "# wash\ndo_nothing()\n", "--user", "mary"],
     ["routines", "show", "the Mary cleaning", "--user", "mary"],
     ["routines", "remove", "the Mary cleaning", "--user", "mary"],
     ["routines", "export", "{folder}/out.jsonl", "--user", "mary"],
@@ -287,7 +287,7 @@ ROUTINE_COMMANDS = [
 @pytest.mark.parametrize("args", ROUTINE_COMMANDS, ids=[a[1] for a in ROUTINE_COMMANDS])
 def test_routines_with_the_chroma_server_down(args: list[str], tmp_path: Path) -> None:
     port = closed_port()
-    (tmp_path / "in.jsonl").write_text(json.dumps({"user": "mary", "name": "x", "program": "# x\n"}) + "\n")
+    (tmp_path / "in.jsonl").write_text(json.dumps({"user": "mary", "name": "x", "program": "# x\ndo_nothing()\n"}) + "\n")
     args = [a.replace("{folder}", str(tmp_path)) for a in args]
     case = Case(
         "server down",

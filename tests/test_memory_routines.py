@@ -36,13 +36,13 @@ def hash_memory(path, **kwargs) -> RoutineMemory:
 def test_versions_latest_and_history(tmp_path):
     memory = hash_memory(tmp_path)
     v1 = memory.teach("the Mary cleaning", MARY, "wash the plates and mugs", user="bob")
-    v2 = memory.teach("The  mary cleaning", MARY + "# and the pan\n", "also the pan", user="bob")
+    v2 = memory.teach("The  mary cleaning", MARY + "# and the pan\ndo_nothing()\n", "also the pan", user="bob")
     assert (v1.version, v2.version) == (1, 2)
     assert v2.id == "bob/the mary cleaning/v2"
     assert [r.version for r in memory.versions("the Mary cleaning", user="bob")] == [1, 2]
-    assert memory.latest("THE MARY CLEANING", user="bob").program.endswith("# and the pan\n")
+    assert memory.latest("THE MARY CLEANING", user="bob").program.endswith("# and the pan\ndo_nothing()\n")
     assert [r.name for r in memory.routines(user="bob")] == ["The  mary cleaning"]
-    ok = memory.register_success("sunday breakfast", "# toast\n", "make toast", user="bob")
+    ok = memory.register_success("sunday breakfast", "# toast\ndo_nothing()\n", "make toast", user="bob")
     assert ok.source == "confirmed_success" and ok.version == 1
     assert memory.count(user="bob") == 3
     assert memory.remove("the mary cleaning", user="bob") == 2
@@ -52,7 +52,7 @@ def test_versions_latest_and_history(tmp_path):
 def test_users_are_isolated(tmp_path):
     memory = hash_memory(tmp_path)
     memory.teach("the Mary cleaning", MARY, "wash up", user="bob")
-    memory.teach("movie night", "# lights off\n", "dim the lights", user="alice")
+    memory.teach("movie night", "# lights off\ndo_nothing()\n", "dim the lights", user="alice")
     assert [h.record.name for h in memory.recall("the Mary cleaning", user="alice", k=5, min_score=-1)] == [
         "movie night"
     ]
@@ -68,9 +68,9 @@ def test_users_are_isolated(tmp_path):
 def test_recall_by_name_or_paraphrase(embedder):
     memory = RoutineMemory(store=VectorStore.ephemeral(), embedder=embedder, user="bob")
     memory.teach("the Mary cleaning", MARY, "wash all the plates and mugs and put them away")
-    memory.teach("Sunday breakfast", "# coffee and toast\n", "make coffee and two slices of toast")
-    memory.teach("movie night", "# lamps off\n", "turn off the lamps and put the remotes on the sofa")
-    memory.teach("the Mary cleaning", MARY + "# v2\n", "wash the dishes and put them away")
+    memory.teach("Sunday breakfast", "# coffee and toast\ndo_nothing()\n", "make coffee and two slices of toast")
+    memory.teach("movie night", "# lamps off\ndo_nothing()\n", "turn off the lamps and put the remotes on the sofa")
+    memory.teach("the Mary cleaning", MARY + "# v2\ndo_nothing()\n", "wash the dishes and put them away")
     for query in ("do the Mary cleaning", "Mary's cleaning routine please", "the mary cleaning"):
         hits = memory.recall(query)
         assert len(hits) == 1 and hits[0].record.name == "the Mary cleaning", query
@@ -86,7 +86,7 @@ def test_recall_by_name_or_paraphrase(embedder):
 def test_export_import_round_trip_keeps_history(tmp_path):
     memory = hash_memory(tmp_path / "a")
     memory.teach("the Mary cleaning", MARY, "wash up", user="bob")
-    memory.teach("the Mary cleaning", MARY + "# v2\n", "wash up again", user="bob")
+    memory.teach("the Mary cleaning", MARY + "# v2\ndo_nothing()\n", "wash up again", user="bob")
     out = tmp_path / "bob.jsonl"
     assert memory.export_jsonl(out, user="bob") == 2
     header = json.loads(out.read_text().splitlines()[0])
@@ -96,9 +96,9 @@ def test_export_import_round_trip_keeps_history(tmp_path):
     assert [r.version for r in other.versions("the Mary cleaning", user="bob")] == [1, 2]
     assert other.import_jsonl(out) == 0  # the same versions again: nothing new
     # Bob re-taught it meanwhile: importing the old file appends, never overwrites.
-    other.teach("the Mary cleaning", "# v3\n", "", user="bob")
+    other.teach("the Mary cleaning", "# v3\ndo_nothing()\n", "", user="bob")
     assert other.import_jsonl(out) == 0
-    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# v3\n"
+    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# v3\ndo_nothing()\n"
     # Into another user's name: the versions are hers.
     assert other.import_jsonl(out, user="carol") == 2
     assert [r.id for r in other.versions("the mary cleaning", user="carol")] == [
@@ -111,22 +111,22 @@ def test_export_import_round_trip_keeps_history(tmp_path):
     write_jsonl(
         conflicting,
         "routines",
-        [Routine(user="bob", name="the Mary cleaning", program="# other\n", version=1)],
+        [Routine(user="bob", name="the Mary cleaning", program="# other\ndo_nothing()\n", version=1)],
     )
     assert other.import_jsonl(conflicting) == 1
-    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# other\n"
+    assert [r.program for r in other.versions("the Mary cleaning", user="bob")][-1] == "# other\ndo_nothing()\n"
     assert len(other.versions("the Mary cleaning", user="bob")) == 4
 
 
 def test_bad_routines_are_refused_and_nothing_is_lost(tmp_path):
     memory = hash_memory(tmp_path)
-    memory.teach("keep me", "# keep\n", user="bob")
+    memory.teach("keep me", "# keep\ndo_nothing()\n", user="bob")
     with pytest.raises(InvalidRecordError, match="'name' is empty"):
-        memory.teach("   ", "# x\n", user="bob")
+        memory.teach("   ", "# x\ndo_nothing()\n", user="bob")
     with pytest.raises(InvalidRecordError, match="'program'.*limit is 262144"):
         memory.teach("huge", "x" * 300_000, user="bob")
     bad = tmp_path / "bad.jsonl"
-    good_line = json.dumps({"user": "bob", "name": "fine", "program": "# fine\n"})
+    good_line = json.dumps({"user": "bob", "name": "fine", "program": "# fine\ndo_nothing()\n"})
     bad.write_bytes(good_line.encode() + b"\n" + b'{"user": "bob", "name": "caf\xe9", "program": "x"}\n')
     with pytest.raises(ImportFormatError, match=r"bad\.jsonl:2: not UTF-8"):
         memory.import_jsonl(bad)
@@ -152,7 +152,7 @@ def test_cli_add_list_show_remove_export_import(tmp_path):
         "add", "the Mary cleaning", "--program-file", str(program), "--request", "wash up", "--user", "bob"
     )
     assert r.exit_code == 0 and "v1" in r.output
-    assert run("add", "the Mary cleaning", "-p", "# v2\n" + MARY, "--user", "bob").exit_code == 0
+    assert run("add", "the Mary cleaning", "-p", "# v2\ndo_nothing()\n" + MARY, "--user", "bob").exit_code == 0
     rejected = run("add", "the Mary cleaning", "-p", "# v3, comments only\n", "--user", "bob")
     assert rejected.exit_code == 1 and "field 'program'" in rejected.output  # what `program check` rejects
     r = run("list", "--user", "bob")
@@ -182,7 +182,7 @@ _CHILD = textwrap.dedent(
     path, user, start, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     memory = RoutineMemory(path=path)
     for i in range(start, start + n):
-        routine = memory.teach(f"routine {i}", f"# program {i}\\n" + "x = 1\\n" * 20, f"request number {i}", user=user)
+        routine = memory.teach(f"routine {i}", f"# program {i}\\ndo_nothing()\\n" + "do_nothing()\\n" * 20, f"request number {i}", user=user)
         print("ACK", routine.id, flush=True)
     """
 )
@@ -246,9 +246,9 @@ def test_kill_9_during_a_batch_of_adds_keeps_every_acknowledged_routine(tmp_path
     assert len(stored) <= len(acked) + 1  # at most the one in flight, and then whole
     for r in stored.values():  # no half record
         n = int(r.name.split()[-1])
-        assert r.program.startswith(f"# program {n}\n") and r.request == f"request number {n}"
+        assert r.program.startswith(f"# program {n}\ndo_nothing()\n") and r.request == f"request number {n}"
     # The store still works after the crash (lock released, index loadable).
-    assert memory.teach("after crash", "# ok\n", user="bob").version == 1
+    assert memory.teach("after crash", "# ok\ndo_nothing()\n", user="bob").version == 1
     assert memory.recall("routine 3: request number 3", user="bob")[0].record.name == "routine 3"
 
 
@@ -256,7 +256,7 @@ def _teach_many(path: str, tag: str, n: int) -> None:
     os.environ.update(HASH_ENV)
     memory = RoutineMemory(store=VectorStore(path), embedder=HashEmbedder(64))
     for i in range(n):
-        memory.teach("shared routine", f"# {tag} {i}\n", f"from {tag}", user="bob")
+        memory.teach("shared routine", f"# {tag} {i}\ndo_nothing()\n", f"from {tag}", user="bob")
 
 
 def test_two_processes_teaching_the_same_name_get_distinct_versions(tmp_path):
@@ -272,5 +272,36 @@ def test_two_processes_teaching_the_same_name_get_distinct_versions(tmp_path):
     versions = memory.versions("shared routine", user="bob")
     assert [r.version for r in versions] == list(range(1, 31))
     assert sorted(r.program for r in versions) == sorted(
-        [f"# p {i}\n" for i in range(15)] + [f"# q {i}\n" for i in range(15)]
+        [f"# p {i}\ndo_nothing()\n" for i in range(15)] + [f"# q {i}\ndo_nothing()\n" for i in range(15)]
     )
+
+
+PWNED = 'import os\nos.system("touch pwned")\n'
+
+
+def test_every_write_checks_the_program_language_whoever_opens_the_memory(tmp_path):
+    """The web app opened the memory without the CLI's check and imported an `import os` routine;
+    the language check lives in the memory now, so no caller can leave it out."""
+    memory = hash_memory(tmp_path / "m")  # no program_check: what the app and the graph open
+    with pytest.raises(InvalidRecordError, match="field 'program': line 1: 'import os' is not allowed"):
+        memory.teach("the pwn", PWNED, user="bob")
+    with pytest.raises(InvalidRecordError, match="'import os' is not allowed"):
+        memory.add([Routine(user="bob", name="the pwn", program=PWNED)])
+    exported = tmp_path / "routines.jsonl"
+    exported.write_text(json.dumps({"user": "bob", "name": "fine", "program": MARY}) + "\n"
+                        + json.dumps({"user": "bob", "name": "the pwn", "program": PWNED}) + "\n", encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=r"routines\.jsonl:2: field 'program': line 1: 'import os' is not allowed"):
+        memory.import_jsonl(exported, user="bob")
+    assert memory.list(user="bob") == []  # the whole file is refused, the good line too
+
+
+def test_an_import_checks_the_object_catalog_too_whoever_imports(tmp_path):
+    """What a person brings in from a file is checked as `helper program check` checks it (the CLI
+    and the app refuse the same files); what the agent itself stores needs only the language."""
+    memory = hash_memory(tmp_path / "m")
+    odd = 'ship = InteractionObject("Spaceship")\nship.pickup()\n'
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps({"user": "bob", "name": "the launch", "program": odd}) + "\n", encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=r"odd\.jsonl:1: field 'program': line 1: unknown object class 'Spaceship'"):
+        memory.import_jsonl(path)
+    assert memory.teach("the launch", odd, user="bob").version == 1  # the language allows it

@@ -49,13 +49,13 @@ def routine_file(path: Path, users: list[str], names: int, versions: int) -> lis
 def test_each_user_has_a_collection_of_their_own(tmp_path: Path, store_kind: str) -> None:
     store = VectorStore(tmp_path) if store_kind == "persistent" else VectorStore.ephemeral()
     memory = RoutineMemory(store=store, embedder=HashEmbedder(64))
-    memory.teach("the Mary cleaning", "# wash\n", "wash the plates", user="mary")
-    memory.teach("movie night", "# lamps\n", "dim the lamps", user="bob/home")  # a '/' in a user name
+    memory.teach("the Mary cleaning", "# wash\ndo_nothing()\n", "wash the plates", user="mary")
+    memory.teach("movie night", "# lamps\ndo_nothing()\n", "dim the lamps", user="bob/home")  # a '/' in a user name
     owners = sorted(meta[USER_KEY] for meta in store.collection_names("helper_routines").values())
     assert owners == ["bob/home", "mary"]
     assert memory.users() == ["bob/home", "mary"] and memory.count() == 2
     assert memory.recall("movie night", user="mary", min_score=-1)[0].record.user == "mary"
-    assert memory.get("bob/home/movie night/v1").program == "# lamps\n"
+    assert memory.get("bob/home/movie night/v1").program == "# lamps\ndo_nothing()\n"
     assert memory.delete(["bob/home/movie night/v1", "nobody/x/v1"]) == 1
     assert memory.list(user="bob/home") == [] and memory.users() == ["mary"]
     assert memory.versions("anything", user="carol") == [] and memory.recall("x", user="carol") == []
@@ -85,7 +85,7 @@ def _legacy_entry(memory: RoutineMemory, record: Routine) -> Entry:
 
 def test_a_store_of_the_single_collection_layout_is_moved_per_user(tmp_path: Path) -> None:
     records = [
-        Routine(id=f"{u}/routine {n}/v1", user=u, name=f"routine {n}", program=f"# {u} {n}\n", version=1)
+        Routine(id=f"{u}/routine {n}/v1", user=u, name=f"routine {n}", program=f"# {u} {n}\ndo_nothing()\n", version=1)
         for u in ("alice", "bob")
         for n in range(3)
     ]
@@ -110,11 +110,11 @@ def test_a_store_of_the_single_collection_layout_is_moved_per_user(tmp_path: Pat
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120, check=True
     )
     users, alice, program, names = json.loads(out.stdout.strip().splitlines()[-1])
-    assert users == ["alice", "bob"] and alice == 3 and program == "# bob 2\n"
+    assert users == ["alice", "bob"] and alice == 3 and program == "# bob 2\ndo_nothing()\n"
     assert "helper_routines" not in names and len(names) == 2
     again = memory_at(tmp_path)  # a second open finds nothing left to move
     assert [r.id for r in again.list(user="alice")] == [r.id for r in records[:3]]
-    assert again.teach("routine 0", "# new\n", user="alice").version == 2
+    assert again.teach("routine 0", "# new\ndo_nothing()\n", user="alice").version == 2
 
 
 @pytest.mark.parametrize(("total", "batch", "calls"), [(10, 4, [(0, 10), (4, 10), (8, 10), (10, 10)]), (3, 50, [(0, 3), (3, 3)]), (0, 5, [(0, 0)])])
@@ -255,7 +255,7 @@ _TEACHER = textwrap.dedent(
     from helper_agent.memory.routines import RoutineMemory
     from helper_agent.memory.store import VectorStore
     memory = RoutineMemory(store=VectorStore(sys.argv[1]), embedder=HashEmbedder(64))
-    memory.teach(sys.argv[3], "# taught elsewhere\\n", "", user=sys.argv[2])
+    memory.teach(sys.argv[3], "# taught elsewhere\\ndo_nothing()\\n", "", user=sys.argv[2])
     """
 )
 
@@ -263,7 +263,7 @@ _TEACHER = textwrap.dedent(
 def test_another_process_s_write_is_seen_and_only_its_user_catches_up(tmp_path: Path) -> None:
     memory = memory_at(tmp_path)
     for user in ("mary", "bob"):
-        memory.teach("first routine", "# one\n", "the first one", user=user)
+        memory.teach("first routine", "# one\ndo_nothing()\n", "the first one", user=user)
         memory.recall("first routine", user=user)  # the index is loaded in this process
     spies = {}
     for user in ("mary", "bob"):

@@ -85,12 +85,12 @@ def test_server_that_goes_down_mid_run(tmp_path: Path) -> None:
         _wait_for(port)
         store = VectorStore(host="127.0.0.1", port=port)
         memory = RoutineMemory(store=store, embedder=HashEmbedder(16))
-        memory.teach("the Mary cleaning", "# wash\n", "wash the plates", user="mary")
+        memory.teach("the Mary cleaning", "# wash\ndo_nothing()\n", "wash the plates", user="mary")
         assert memory.recall("the Mary cleaning", user="mary")[0].record.name == "the Mary cleaning"
         assert store.kind == "http" and memory.users() == ["mary"]
     finally:
         server.kill()
         server.wait(timeout=30)
-    for call in (lambda: memory.recall("the Mary cleaning", user="mary"), lambda: memory.teach("x", "# x\n", user="mary")):
+    for call in (lambda: memory.recall("the Mary cleaning", user="mary"), lambda: memory.teach("x", "# x\ndo_nothing()\n", user="mary")):
         with pytest.raises(StoreUnavailableError, match=rf"Chroma server http://127.0.0.1:{port} is unreachable"):
             call()

@@ -239,10 +239,10 @@ def test_http_client_store(chroma_server):
     col.upsert([Entry("a", "a", {"k": 1}, unit(1, 0, 0)), Entry("b", "b", {"k": 2}, unit(0, 1, 0))])
     assert [h.id for h in col.query(unit(1, 0.1, 0), 2)[0]] == ["a", "b"]
     routines = create_memory("routines", host="127.0.0.1", port=chroma_server, embedder=HashEmbedder(32))
-    routines.teach("the Mary cleaning", "# wash\n", "wash up", user="bob")
+    routines.teach("the Mary cleaning", "# wash\ndo_nothing()\n", "wash up", user="bob")
     again = create_memory(
         "routines", store=VectorStore(host="127.0.0.1", port=chroma_server), embedder=HashEmbedder(32)
     )
-    assert again.latest("the mary cleaning", user="bob").program == "# wash\n"
+    assert again.latest("the mary cleaning", user="bob").program == "# wash\ndo_nothing()\n"
     with pytest.raises(EmbeddingMismatchError):
         VectorStore(host="127.0.0.1", port=chroma_server).collection("remote", embedder_name="other", dim=3)

@@ -35,6 +35,7 @@ from helper_agent.chat_runtime import (
 )
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.base import AgentResult, EpisodeSetup
+from helper_agent.graphs.helper.facts import question_lines
 from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.llm import LLMUnavailable
 
@@ -76,11 +77,20 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
         out.append({"role": "assistant", "content": "My program:\n```python\n" + values["program"].strip("\n") + "\n```"})
     question = pending_question(snap)
     if question and not (prev is not None and pending_question(prev)):
-        out.append({"role": "assistant", "content": f"**{question.get('question', '')}**"})
+        out += question_messages(question)
     if not snap.next and values.get("outcome") and (prev is None or prev.next):
-        ok, text = outcome_text(values)  # steps need the live household; the reply does not
-        out.append({"role": "assistant", "content": ("✅ " if ok else "❌ ") + text})
+        _, text = outcome_text(values)  # steps need the live household; the reply does not
+        # Words, not an emoji: a check mark was an empty box on a machine without an emoji font.
+        out.append({"role": "assistant", "content": f"**Result:** {text}"})
     return out
+
+
+def question_messages(payload: dict[str, Any]) -> list[Message]:
+    """The feedback question as the conversation shows it: what was not done (and why) first, in
+    plain words, then the question in bold (`question_lines`, what `helper chat` prints too)."""
+    *before, question = question_lines(payload)
+    return [*({"role": "assistant", "content": line} for line in before),
+            {"role": "assistant", "content": f"**{question}**"}]
 
 
 def subgoal_rows(values: dict[str, Any]) -> list[list[Any]]:
@@ -137,24 +147,46 @@ class Session:
         user = check_user(user)
         session = cls(runtime, chat_model, user, thread or default_thread(user),
                       files or runtime.home / "app-files" / uuid.uuid4().hex[:8])
-        runtime.household(session.thread, session.env, scene, room)
+        if not runtime.household(session.thread, session.env, scene, room):
+            # A new household goes into the thread now: the first request's start then has a household
+            # to compare with, so a reloaded page can ring what that request changed.
+            runtime.graph.update_state(runtime.config(session.thread), {"world": session.env.snapshot()},
+                                       as_node="finish")
         session.messages = session.transcript()
         snap = runtime.snapshot(session.thread)
         if snap.next and pending_question(snap) is None:
             session.messages.append({"role": "assistant", "content": (
-                f"⏸ the request “{snap.values.get('request', '')}” stopped at `{snap.next[0]}` before it finished "
+                f"Paused: the request “{snap.values.get('request', '')}” stopped at `{snap.next[0]}` before it finished "
                 f"(the app or the LLM stopped); send **{RESUME}** to finish it, or ask something else.")})
         session.subgoals = subgoal_rows(snap.values)
-        session.picture = picture(session.env, session.files)
+        session.request_start = session.last_request_start()
+        whole = changes(session.request_start, session.env.objects_metadata()) if session.request_start else None
+        session.picture = picture(session.env, session.files, whole)
         return session
+
+    def last_request_start(self) -> list[dict[str, Any]] | None:
+        """The household's objects when the thread's last request started (what the picture's
+        highlights compare with), or None when the household was replaced since (a new home)."""
+        for snap in self.runtime.graph.get_state_history(self.runtime.config(self.thread)):  # newest first
+            if snap.next == ("retrieve",):
+                world = snap.values.get("world")
+                if not world:
+                    return None
+                before = SymbolicEnv()
+                before.restore(world)
+                return before.objects_metadata()
+            if (snap.metadata or {}).get("source") == "update":
+                return None
+        return None
 
     def new_thread(self) -> str:
         """A new session id of this user (`household:U:<id>`), in the same household."""
         return f"{default_thread(self.user)}:{uuid.uuid4().hex[:8]}"
 
     def question(self) -> str | None:
+        """The feedback question the thread waits on (with the last round's note), or None."""
         pending = pending_question(self.runtime.snapshot(self.thread))
-        return str(pending.get("question", "")) if pending else None
+        return question_lines(pending)[-1] if pending else None
 
     def transcript(self) -> list[Message]:
         """The conversation of the thread, rebuilt from its checkpoints."""
@@ -291,11 +323,11 @@ class Session:
             worker.join()
             whole = changes(self.request_start or start["meta"], self.env.objects_metadata())
             self.picture = picture(self.env, self.files, whole)
-            question = self.question()
-            asked = {"role": "assistant", "content": f"**{question}**"}
-            if question and self.messages[-1:] != [asked]:
-                self.messages.append(asked)
-            yield self._progress("" if kind == "end" else status, question=question, done=True)
+            pending = pending_question(self.runtime.snapshot(self.thread))
+            asked = question_messages(pending) if pending else []
+            if asked and self.messages[-len(asked):] != asked:
+                self.messages += asked
+            yield self._progress("" if kind == "end" else status, question=self.question(), done=True)
 
     def _progress(self, status: str, question: str | None = None, done: bool = False) -> Progress:
         return Progress(list(self.messages), [list(row) for row in self.subgoals], self.picture,

@@ -2,16 +2,20 @@
 
 Each browser tab holds its own `Session` (a `gr.State`): its user, thread and household, so two
 tabs never mix users. The user and session id are also kept in the browser (`gr.BrowserState`),
-so a reloaded page reopens the session from its checkpoints. Requests go through one queue
-(`concurrency_id="agent"`, one at a time: the in-process model answers one prompt at a time);
-the routines and trace panels have their own, so a long episode in one tab does not freeze
-another tab's routine list.
+so a reloaded page reopens the session from its checkpoints (and, while the app runs, the trace of
+its turns). Requests run one at a time (`AgentTurns`: the in-process model answers one prompt at a
+time); a request that waits says so in the status line ("waiting for another request to finish")
+instead of Gradio's queue counter and estimate, which said "1/1 | 2.2/16.2s" for a wait of 150 s.
+The routines and trace panels do not wait on requests, so a long episode in one tab does not
+freeze another tab's routine list.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,14 @@ from langchain_core.language_models import BaseChatModel
 
 from helper_agent.app.session import RESUME, SUBGOAL_COLUMNS, Progress, Session, explain_error
 from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
-from helper_agent.chat_runtime import ChatRuntime, UnknownUser, check_user, is_users_thread
+from helper_agent.chat_runtime import (
+    ChatRuntime,
+    RequestTooLong,
+    UnknownUser,
+    check_request,
+    check_user,
+    is_users_thread,
+)
 from helper_agent.graphs.registry import method_names
 from helper_agent.memory.errors import MemoryStoreError
 from helper_agent.teach.errors import TeachFormatError
@@ -31,17 +42,53 @@ from helper_agent.world.rooms import ROOM_TYPES
 
 ROUTINE_COLUMNS = ["name", "version", "versions", "source", "updated", "request"]
 TITLE = "helper-agent: a household assistant"
+# The "not yet: …" button fills the request box; this puts the cursor at its end, every time (an
+# `autofocus` update only works when the box is first drawn, so later clicks left the focus where it was).
+FOCUS_REQUEST = ("() => { const box = document.querySelector('#request textarea'); if (box) { box.focus(); "
+                 "box.setSelectionRange(box.value.length, box.value.length); } }")
+NOT_YET = "not yet:"
+# The conversation's corner toolbar (clear, copy all) lay over the first bubble when scrolled.
+CSS = "#chatbot .top-panel { display: none !important; }"
 INTRO = ("Pick a user and open a session; then ask for something in your own words (\"make me a coffee\"). "
          "Teach a routine with *Perform the NAME: what to do* (answer **done** when it is) and recall it with "
          "*Do the NAME*.")
+
+
+class AgentTurns:
+    """One request at a time across the app's tabs, and how long the running one has taken."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.since = 0.0
+
+    def acquire(self) -> str | None:
+        """Take the turn if it is free (None); else what a waiting tab shows, then wait for it."""
+        if self.lock.acquire(blocking=False):
+            self.since = time.monotonic()
+            return None
+        return (f"waiting for another request to finish (it has run {time.monotonic() - self.since:.0f} s; "
+                "a request takes up to a few minutes)...")
+
+    def wait(self) -> None:
+        self.lock.acquire()
+        self.since = time.monotonic()
+
+    def release(self) -> None:
+        self.lock.release()
 
 
 def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str = "local") -> gr.Blocks:
     """The app's blocks over one chat runtime; `chat_model()` gives the model (built on first use),
     `llm` is its spec (what the other methods' run labels say)."""
 
+    turns = AgentTurns()
+    # Each thread's turns (their traces), kept while the app runs: a reloaded page shows them again.
+    traces: dict[str, list[Any]] = {}
+
     def open_session(user: str, thread: str | None, scene: int = 0, room: str = "Kitchen") -> Session:
-        return Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room)
+        session = Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room)
+        session.turns = traces.setdefault(session.thread, [])
+        return session
 
     def session_choices(user: str) -> list[str]:
         return runtime.threads(user) if user else []
@@ -73,7 +120,10 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             with gr.Tab("Chat", id="chat"):
                 with gr.Row():
                     with gr.Column(scale=3):
-                        chatbot = gr.Chatbot(label="conversation", elem_id="chatbot", height=460)
+                        # No toolbar over the conversation: its icons covered the first bubble when scrolled
+                        # (each message keeps its own copy button).
+                        chatbot = gr.Chatbot(label="conversation", show_label=False, elem_id="chatbot", height=460,
+                                             buttons=["copy"])
                         status = gr.Markdown("", elem_id="status")
                         with gr.Row():
                             method = gr.Dropdown(method_names(), value="helper", label="method", elem_id="method",
@@ -130,17 +180,19 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                     thread = None  # another user's session is never opened under this name
                 session = open_session(user, thread, scene, room_type)
             except UnknownUser as exc:
-                return (None, f"⚠️ {exc}", gr.update(), {"user": "", "thread": ""}, *[gr.update()] * len(chat_outputs))
+                return (None, f"⚠️ {exc}", gr.update(), {"user": "", "thread": ""},
+                        *[gr.update()] * (len(chat_outputs) + 1))
             except Exception as exc:  # noqa: BLE001 - a store or model that cannot be used: say so in the page
                 return (None, f"⚠️ {explain_error(exc)}", gr.update(), {"user": "", "thread": ""},
-                        *[gr.update()] * len(chat_outputs))
+                        *[gr.update()] * (len(chat_outputs) + 1))
             choices = session_choices(user) or [session.thread]
             if session.thread not in choices:
                 choices = [session.thread, *choices]
             return (session, "", gr.update(choices=choices, value=session.thread),
-                    {"user": user, "thread": session.thread}, *view(session))
+                    {"user": user, "thread": session.thread}, *view(session),
+                    gr.update(value=session.env.state.room_type))  # the room the session's household is
 
-        open_outputs = [session_state, error, sessions, saved, *chat_outputs]
+        open_outputs = [session_state, error, sessions, saved, *chat_outputs, room]
         open_button.click(on_open, [user_box, sessions, seed, room], open_outputs)
         user_box.submit(on_open, [user_box, sessions, seed, room], open_outputs)
 
@@ -154,22 +206,44 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         def on_load(stored: dict[str, str] | None) -> tuple[Any, ...]:
             stored = stored or {}
             if not stored.get("user"):
-                return (None, "", gr.update(), stored, *[gr.update()] * len(chat_outputs), gr.update())
+                # Nothing to reopen: change nothing. A None here, landing late on a busy server, once
+                # replaced the session the person had opened meanwhile ("open a session first").
+                return tuple(gr.skip() for _ in range(len(open_outputs) + 1))
             return (*on_open(stored["user"], stored.get("thread"), 0, "Kitchen"), stored["user"])
 
         demo.load(on_load, [saved], [*open_outputs, user_box])
 
         # ------------------------------------------------------------------ chat
-        def run(session: Session | None, text: str, agent: str = "helper") -> Iterator[tuple[Any, ...]]:
+        def run(session: Session | None, text: str, agent: str = "helper",
+                typed: bool = True) -> Iterator[tuple[Any, ...]]:
+            """A typed request or answer (`typed`: bounded like `helper chat`'s), or a loaded dialogue."""
+            unchanged = [gr.update()] * len(chat_outputs)
             if session is None:
-                yield ("⚠️ open a session first: type a user name and press open", "", *[gr.update()] * len(chat_outputs))
+                yield ("⚠️ open a session first: type a user name and press open", text, *unchanged)
                 return
             text = (text or "").strip()
+            asking = session.question()
             if not text:
-                yield ("", "", *[gr.update()] * len(chat_outputs))
+                yield ("⚠️ the request is empty: type what you would like done" if not asking else
+                       "⚠️ the answer is empty: press done, or write what is missing", "", *unchanged)
+                return
+            if asking and text.rstrip(" :.…").lower() == NOT_YET.rstrip(":"):
+                # A bare "not yet:" was replanned as the correction "# not yet:".
+                yield ("⚠️ say what is missing after “not yet:” (e.g. not yet: the mug is still dirty), or press done",
+                       text, *unchanged)
                 return
             try:
-                if session.question():
+                if typed:
+                    check_request(text)
+            except RequestTooLong as exc:
+                yield (f"⚠️ {exc}", text, *unchanged)
+                return
+            waiting = turns.acquire()
+            if waiting is not None:
+                yield ("", "", *[gr.update()] * 4, waiting, *[gr.update()] * (len(chat_outputs) - 5))
+                turns.wait()
+            try:
+                if session.question():  # asked again: the wait may have changed it
                     turn_progress = session.answer(text)
                 elif text == RESUME:
                     turn_progress = session.resume()
@@ -181,23 +255,30 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                     yield ("", "", *view(session, progress))
             except Exception as exc:  # noqa: BLE001 - a model that cannot be built: the page says which
                 yield (f"⚠️ {explain_error(exc)}", "", *view(session))
+            finally:
+                turns.release()
 
         run_outputs = [error, request, *chat_outputs]
-        send.click(run, [session_state, request, method], run_outputs, concurrency_limit=1, concurrency_id="agent")
-        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        send.click(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden")
+        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden")
         def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
             yield from run(session, "done")
 
-        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=1, concurrency_id="agent")
-        not_yet.click(lambda: gr.update(value="not yet: ", autofocus=True), None, [request])
+        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden")
+        not_yet.click(lambda: f"{NOT_YET} ", None, [request]).then(None, None, None, js=FOCUS_REQUEST)
 
         def on_new_home(session: Session | None, scene: int, room_type: str) -> tuple[Any, ...]:
             if session is None:
                 return ("⚠️ open a session first", gr.update())
-            session.new_home(int(scene or 0), room_type)
+            if turns.acquire() is not None:
+                return ("⚠️ a request is running: a new home once it has finished", gr.update())
+            try:
+                session.new_home(int(scene or 0), room_type)
+            finally:
+                turns.release()
             return ("", str(session.picture))
 
-        new_home.click(on_new_home, [session_state, seed, room], [error, home], concurrency_id="agent")
+        new_home.click(on_new_home, [session_state, seed, room], [error, home])
 
         def on_instance(session: Session | None, upload_path: str | None) -> Iterator[tuple[Any, ...]]:
             if session is None or not upload_path:
@@ -209,9 +290,9 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 yield (f"⚠️ {Path(upload_path).name} is not a TEACh instance: {exc}", "", *[gr.update()] * len(chat_outputs))
                 return
             loaded.start(session.env)
-            yield from run(session, loaded.dialogue)
+            yield from run(session, loaded.dialogue, typed=False)
 
-        instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=1, concurrency_id="agent")
+        instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=None, show_progress="hidden")
 
         # ------------------------------------------------------------------ routines
         def user_of(session: Session | None, user: str) -> str:
@@ -285,7 +366,9 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 who = user_of(session, user)
                 n = runtime.memories.routines.import_jsonl(path, user=who)
             except (UnknownUser, MemoryStoreError, ValueError) as exc:
-                return list_routines(session, user, f"⚠️ import refused, nothing stored: {exc}")
+                # The file's name, not Gradio's temporary path to it (a folder named by 64 hex digits).
+                reason = str(exc).replace(str(path), Path(path).name)
+                return list_routines(session, user, f"⚠️ import refused, nothing stored: {reason}")
             return list_routines(session, user, f"imported {n} routine version(s) for {who} from {Path(path).name}")
 
         upload.upload(import_routines, [session_state, user_box, upload], routine_outputs)
@@ -306,7 +389,7 @@ def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: s
     demo = build(runtime, chat_model, llm)
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=host, server_port=port, allowed_paths=[str(runtime.home)], footer_links=[],
-                quiet=True, show_error=False)
+                quiet=True, show_error=False, css=CSS)
 
 
 def _tracing_note() -> str:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.types import Command
 from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import ANSI
@@ -22,15 +21,21 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from helper_agent import tracing
-from helper_agent.chat_runtime import ChatRuntime, chat_config
+from helper_agent.chat_runtime import (
+    ChatRuntime,
+    RequestTooLong,
+    chat_config,
+    check_request,
+    pending_question,
+)
 from helper_agent.commands import load_chat_model, program_syntax
 from helper_agent.commands.errors import fail
+from helper_agent.commands.waiting import Waiting, llm_waiting
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.helper import FEEDBACK_QUESTION
-from helper_agent.graphs.helper.facts import log_lines, request_facts
+from helper_agent.graphs.helper.facts import log_lines, question_lines, request_facts
 from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, method_names
@@ -43,18 +48,23 @@ console = Console()
 
 
 def _check_room(room: str) -> None:
+    """One `error:` line (exit 2), not click's boxed usage error: a pipe or a log got five lines."""
     if room not in ROOM_TYPES:
-        raise typer.BadParameter(f"unknown room {room!r}; choose {', '.join(ROOM_TYPES)}", param_hint="--room")
+        fail(f"--room: unknown room {room!r}; choose {', '.join(ROOM_TYPES)}")
 
 
-def _print_trace(state: dict[str, Any]) -> None:
-    """The whole episode's subgoals so far (every execute segment: plan, corrections, replans)."""
-    table = Table(title="subgoals")
+def _print_trace(state: dict[str, Any], since: int = 0) -> None:
+    """The episode's subgoals (every execute segment: plan, corrections, replans) from row `since`
+    on, numbered as in the whole episode: a round's table does not repeat the earlier rounds'."""
+    rows = list(enumerate((state.get("execution") or {}).get("trace", []), 1))[since:]
+    if not rows:
+        return
+    table = Table(title="subgoals" if since == 0 else f"subgoals (from {since + 1})")
     table.add_column("#", justify="right")
     table.add_column("subgoal")
     table.add_column("outcome")
     table.add_column("actions", justify="right")
-    for n, (subgoal, status, actions) in enumerate((state.get("execution") or {}).get("trace", []), 1):
+    for n, (subgoal, status, actions) in rows:
         colour = "green" if status == "done" else "yellow" if status == "skipped" else "red"
         table.add_row(str(n), subgoal, f"[{colour}]{status}[/{colour}]", str(actions))
     console.print(table)
@@ -93,7 +103,7 @@ def run(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     try:
-        chat_model = _with_spinner(load_chat_model(llm))  # a spinner shows while the LLM works
+        chat_model = _with_waiting(load_chat_model(llm), Waiting(console))  # a status line while the LLM works
         agent = build_agent(agent_name, BuildRequest.interactive(chat_model, options, task_known=loaded is not None))
     except ValueError as exc:
         fail(f"{exc}")
@@ -128,54 +138,19 @@ def run(
 # ------------------------------------------------------------------------------------------ chat
 HELP = ("commands: /state  /map  /routines  /reset (a new household)  /new (a new session)  /quit   "
         "(anything else is a request)")
+QUESTION_HELP = ("/state, /map and /routines work here too; /reset and /new wait until the question is "
+                 "answered; /quit leaves it open for next time")
+# Log lines a person reads without --verbose: a routine recalled or stored, and why a request stopped.
+# The rest (validator notes, rejected edits, each search) is for --verbose, the trace and the log.
+PLAIN_LOG = ("retrieve: routine", "plan: routine", "stopped:")
 HISTORY_FILE = "chat_history"
 
 
-def llm_spinner(out: Console) -> Any:
-    """A LangChain callback handler that shows a Rich spinner while the chat model answers
-    (started when a chat model call starts, stopped when it ends or fails)."""
-    class LLMSpinner(BaseCallbackHandler):
-        def __init__(self) -> None:
-            self.status: Any = None
-            self.running = 0
-            self.calls = 0
-
-        def _start(self, name: str | None) -> None:
-            self.calls += 1
-            self.running += 1
-            text = f"asking the LLM ({name})..." if name else "asking the LLM..."
-            if self.status is None:
-                self.status = out.status(text, spinner="dots")
-                self.status.start()
-            else:
-                self.status.update(text)
-
-        def _stop(self) -> None:
-            self.running = max(0, self.running - 1)
-            if self.running == 0 and self.status is not None:
-                self.status.stop()
-                self.status = None
-
-        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-            self._start(kwargs.get("name"))
-
-        def on_llm_start(self, serialized: Any, prompts: Any, **kwargs: Any) -> None:
-            self._start(kwargs.get("name"))
-
-        def on_llm_end(self, response: Any, **kwargs: Any) -> None:
-            self._stop()
-
-        def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
-            self._stop()
-
-    return LLMSpinner()
-
-
-def _with_spinner(model: Any) -> Any:
-    """`model` with the spinner among its own callbacks: the graph's nodes call it with their own
-    callback list, so the model's callbacks are the ones every call keeps."""
+def _with_waiting(model: Any, waiting: Waiting) -> Any:
+    """`model` telling `waiting` when it answers: the graph's nodes call it with their own callback
+    list, so the model's callbacks are the ones every call keeps."""
     own = model.callbacks if isinstance(getattr(model, "callbacks", None), list) else []
-    model.callbacks = [*own, llm_spinner(console)]
+    model.callbacks = [*own, llm_waiting(waiting)]
     return model
 
 
@@ -254,6 +229,8 @@ def chat(
     llm_budget: float | None = typer.Option(
         None, min=1.0, help="LLM seconds one request may use (default: HELPER_LLM_BUDGET_SECONDS, else 600)."),
     feedback_rounds: int = typer.Option(2, min=0, max=5, help="Replans after a person says something is missing."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Show every node's notes (validator remarks, rejected edits, each search)."),
 ) -> None:
     """A chat with a persistent household: each request runs the HELPER graph; state survives restarts.
 
@@ -269,36 +246,94 @@ def chat(
     env = SymbolicEnv()
     budget_seconds = llm_budget or settings.llm_budget_seconds or 600.0
     helper_config = chat_config(feedback_rounds, max_steps)
-    context = runtime.context(env, _with_spinner(load_chat_model(llm)), user, helper_config)
+    waiting = Waiting(console)
+    context = runtime.context(env, _with_waiting(load_chat_model(llm), waiting), user, helper_config)
     session = {"thread": thread or _current_thread(home, user)}
 
     def config() -> dict[str, Any]:
         return runtime.config(session["thread"])
 
     ask = _reader(home)
-    shown = {"subgoals": -1}  # how many subgoal runs the last table showed
+    shown = {"subgoals": -1}  # how many subgoal runs the tables showed so far (-1: none this request)
 
     def subgoals(values: dict[str, Any]) -> None:
-        _print_trace(values)
+        """The steps of this round (every step so far with --verbose)."""
+        _print_trace(values, 0 if verbose else max(shown["subgoals"], 0))
         shown["subgoals"] = len((values.get("execution") or {}).get("trace") or [])
 
-    def stream(payload: Any) -> None:
-        """Run the graph, printing each node's log lines as it finishes (so progress shows) and
-        each program once it is valid."""
-        for chunk in graph.stream(payload, config(), context=context, stream_mode="updates", durability="sync"):
-            for node, update in chunk.items():
-                if node == "__interrupt__" or not isinstance(update, dict):
-                    continue
-                for line in log_lines(update.get("log")):
+    def show(node: str, update: dict[str, Any]) -> None:
+        """What a person reads of one node's update: the routine recalled, the changes understood,
+        the program, a replan's reason; with --verbose every log line and the numbered program."""
+        lines = log_lines(update.get("log"))
+        if verbose:
+            for line in lines:
+                console.print(f"[dim]{escape(line)}[/dim]", highlight=False)
+        else:
+            if node == "retrieve" and update.get("routine"):
+                console.print(f"recalling your routine '{escape(update['routine']['name'])}'", highlight=False)
+            for line in lines:
+                if line.startswith(PLAIN_LOG):
                     console.print(f"[dim]{escape(line)}[/dim]", highlight=False)
-                if node == "adapt" and update.get("adaptation"):  # before acting: the routine and the changes understood
-                    console.print(f"[bold]{escape(update['adaptation']['summary'])}[/bold]", highlight=False)
-                if node == "validate" and update.get("program") and not update.get("plan_error"):
-                    console.print(Panel(program_syntax(update["program"]), title="program"))
+        if node == "adapt" and update.get("adaptation"):  # before acting: the routine and the changes understood
+            console.print(f"[bold]{escape(update['adaptation']['summary'])}[/bold]", highlight=False)
+        if node == "validate" and update.get("program") and not update.get("plan_error"):
+            body = program_syntax(update["program"]) if verbose else Syntax(
+                update["program"].strip("\n"), "python", theme="ansi_dark")  # numbered only beside the notes
+            console.print(Panel(body, title="program"))
 
-    def drive(payload: Any) -> None:
+    def stream(payload: Any) -> None:
+        """Run the graph, printing what each node did as it finishes (so progress shows), with a
+        status line of the node at work and its seconds while it runs."""
+        waiting.start()
+        try:
+            for mode, data in graph.stream(payload, config(), context=context, stream_mode=["tasks", "updates"],
+                                           durability="sync"):
+                if mode == "tasks":
+                    if "result" not in data:  # a node starts
+                        waiting.node(str(data.get("name", "")))
+                    continue
+                for node, update in data.items():
+                    if node != "__interrupt__" and isinstance(update, dict):
+                        show(node, update)
+        finally:
+            waiting.stop()
+
+    def command(text: str, asking: bool = False) -> bool:
+        """Run a slash command that leaves the request alone; False when `text` is none of them."""
+        if text == "/state":
+            _print_state(env, helper_config, budget_seconds)
+        elif text == "/map":
+            console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
+        elif text == "/routines":
+            _print_routines(memories.routines, user)
+        elif asking and text in ("/reset", "/new"):
+            console.print(f"{text} waits until the question is answered (done, or what is missing)")
+        elif text in ("/help", "/?"):
+            console.print(QUESTION_HELP if asking else HELP)
+        else:
+            return False
+        return True
+
+    def answer_question(snapshot: Any) -> str | None:
+        """Say what was not done, then ask the feedback question until it is answered; a slash
+        command typed there runs and the question is asked again (`/state` was once read as "not
+        satisfied (/state)" and replanned). None: the person left (/quit, end of input)."""
+        *before, question = question_lines(pending_question(snapshot) or {})
+        for line in before:
+            console.print(f"[bold red]{escape(line)}[/bold red]", highlight=False)
+        while True:
+            answer = ask(f"[bold]{escape(question)}[/bold] ")
+            if answer is None or answer.strip() in ("/quit", "/exit"):
+                return None
+            if not answer.strip().startswith("/"):
+                return answer
+            if not command(answer.strip(), asking=True):
+                console.print(QUESTION_HELP)
+
+    def drive(payload: Any) -> bool:
         """One request to its end, under its own LLM budget; an LLM that fails ends the request
-        (recorded in the thread, so a restart does not resume it), never the chat."""
+        (recorded in the thread, so a restart does not resume it), never the chat. False when the
+        person left at the feedback question (the request waits there for the next chat)."""
         try:
             with LLMBudget(budget_seconds):
                 stream(payload)
@@ -307,9 +342,9 @@ def chat(
                     if not any(task.interrupts for task in snapshot.tasks):
                         break
                     subgoals(snapshot.values)
-                    answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
+                    answer = answer_question(snapshot)
                     if answer is None:
-                        return
+                        return False
                     stream(Command(resume=answer))
         except LLMError as exc:
             outcome = "llm_budget" if "budget" in type(exc).__name__.lower() else "llm_unavailable"
@@ -318,8 +353,9 @@ def chat(
             console.print(f"[red]{escape(type(exc).__name__)}:[/red] {escape(str(exc))}", highlight=False)
         values = graph.get_state(config()).values
         if len((values.get("execution") or {}).get("trace") or []) != shown["subgoals"]:
-            subgoals(values)  # the whole episode's subgoals, when the last table did not show them all
+            subgoals(values)  # the steps the last table did not show
         console.print(_outcome(values, env))
+        return True
 
     def household(values: dict[str, Any]) -> None:
         """Act in the household the session's checkpoint holds, else in a new one."""
@@ -334,33 +370,24 @@ def chat(
 
     snapshot = graph.get_state(config())
     household(snapshot.values)
+    going = True
     if snapshot.next:
         console.print("[yellow]resuming the request that was interrupted[/yellow]")
-        pending = any(task.interrupts for task in snapshot.tasks)
-        if pending:
+        if any(task.interrupts for task in snapshot.tasks):
             subgoals(snapshot.values)
-            answer = ask(f"[bold]{FEEDBACK_QUESTION}[/bold] ")
-            if answer is not None:
-                drive(Command(resume=answer))
+            answer = answer_question(snapshot)
+            going = answer is not None and drive(Command(resume=answer))
         else:
-            drive(None)
-    console.print(Panel(f"household of {user} (session {session['thread']}). {HELP}", title="helper chat"))
+            going = drive(None)
+    if going:
+        console.print(Panel(f"household of {user} (session {session['thread']}). {HELP}", title="helper chat"))
     try:
-        while True:
+        while going:
             text = ask(f"[cyan]{user}>[/cyan] ")
             if text is None or text.strip() in ("/quit", "/exit"):
                 break
             text = text.strip()
-            if not text:
-                continue
-            if text == "/state":
-                _print_state(env, helper_config, budget_seconds)
-                continue
-            if text == "/map":
-                console.print(f"map: {env.render(home / f'map-{uuid.uuid4().hex[:6]}.png')}")
-                continue
-            if text == "/routines":
-                _print_routines(memories.routines, user)
+            if not text or command(text):
                 continue
             if text == "/reset":
                 env.reset(scene, room_type=room)
@@ -376,8 +403,13 @@ def chat(
             if text.startswith("/"):
                 console.print(HELP)
                 continue
+            try:
+                check_request(text)
+            except RequestTooLong as exc:
+                console.print(f"[red]{escape(str(exc))}[/red]", highlight=False)
+                continue
             shown["subgoals"] = -1
-            drive({"request": text, "user": user})
+            going = drive({"request": text, "user": user})
     finally:
         runtime.close()
         tracing.flush()
@@ -394,7 +426,9 @@ def _print_state(env: Any, config: Any = None, llm_budget: float | None = None) 
         console.print(f"budgets per request: {config.max_steps} steps, {config.max_failures} failed actions"
                       + (f", {llm_budget:g} LLM seconds" if llm_budget else "")
                       + f", {config.feedback_rounds} feedback rounds")
-    for line in household_lines(env.objects_metadata(), limit=40):
+    lines = household_lines(env.objects_metadata(), limit=len(env.state.objects))  # all of them: a cut list said nothing
+    console.print(f"{len(lines)} movable or changed things:")
+    for line in lines:
         console.print(f"  {escape(line)}", highlight=False)
 
 

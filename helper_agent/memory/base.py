@@ -176,6 +176,11 @@ class BaseMemory(ABC):
                 seen.add(rid)
         return out
 
+    def check_imported(self, record: Any, where: str) -> None:
+        """The checks of a record read from a file (`read_jsonl`): those of every write by default;
+        a memory may ask more of what a person brings in than of what its agent writes."""
+        self.check_record(record, where)
+
     def check_record(self, record: Any, where: str) -> None:
         """Size and emptiness checks; override to check nested values."""
         for field in self.key_fields:
@@ -346,7 +351,7 @@ def read_jsonl(path: str | Path, memory: BaseMemory) -> list[Any]:
         except ValidationError as exc:
             raise ImportFormatError(f"{where}: {describe_validation_error(exc)}") from None
         try:
-            memory.check_record(record, where)
+            memory.check_imported(record, where)
         except InvalidRecordError as exc:
             raise ImportFormatError(str(exc)) from None
         rid = getattr(record, "id", None)

@@ -55,6 +55,9 @@ from pydantic import Field
 from helper_agent.memory.base import BaseMemory, Hit, MemoryRecord, read_jsonl, write_jsonl
 from helper_agent.memory.errors import InvalidRecordError
 from helper_agent.memory.store import Entry, VectorCollection, where_all
+from helper_agent.program import compile_program
+from helper_agent.program.errors import ProgramError
+from helper_agent.program.parser import parse_program
 
 USER_KEY = "helper:user"
 """Collection metadata key that names the user a per-user collection belongs to."""
@@ -97,6 +100,17 @@ def one_line_reason(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def check_routine_language(program: str) -> None:
+    """Raise `ProgramError` for a program outside the action language (`import os`, attribute reads,
+    function definitions, ...). Every routine write passes here, whoever writes: the web app's import
+    once stored `import os` programs that `helper routines import` refused, because only the CLI
+    handed the memory a check. Only the language is checked here, not the object catalog: the graph
+    stores programs it compiled with its own (embedding) class mapper, which the catalog's lexical
+    mapper may not follow. Imports (`check_imported`) and `helper routines add` (`program_check`)
+    check the catalog too."""
+    parse_program(program)
+
+
 def _digest(record: Routine) -> str:
     payload = json.dumps([record.user, record.key, record.program, record.request], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
@@ -117,7 +131,8 @@ class RoutineMemory(BaseMemory):
         super().__init__(**kwargs)
         self.user = user
         # Raises (any exception, its message the reason) for a program the agent could not run; the
-        # CLI passes the compiler's check, so `routines add|import` store only what `program check` accepts.
+        # CLI passes the compiler's check, so `routines add|import` store only what `program check`
+        # accepts. It comes on top of the language check every write passes (`check_routine_language`).
         self.program_check = program_check
         self._migrated = False
         self._migrate_lock = threading.Lock()
@@ -209,11 +224,25 @@ class RoutineMemory(BaseMemory):
             raise InvalidRecordError(
                 f"{where}: field 'name' has {len(record.name)} characters; the limit is 200"
             )
+        try:
+            check_routine_language(record.program)
+        except ProgramError as exc:
+            raise InvalidRecordError(f"{where}: field 'program': {one_line_reason(exc)}") from None
         if self.program_check is not None:
             try:
                 self.program_check(record.program)
             except Exception as exc:  # noqa: BLE001 - the checker's reason, whatever its type
                 raise InvalidRecordError(f"{where}: field 'program': {one_line_reason(exc)}") from None
+
+    def check_imported(self, record: Any, where: str) -> None:
+        """A routine from a file is checked as `helper program check` checks a program (the language
+        and the object catalog), whoever imports it: `helper routines import` and the app's import
+        refuse the same files."""
+        self.check_record(record, where)
+        try:
+            compile_program(record.program)
+        except ProgramError as exc:
+            raise InvalidRecordError(f"{where}: field 'program': {one_line_reason(exc)}") from None
 
     def _owner_cols(self, ids: list[str]) -> list[tuple[VectorCollection, list[str]]]:
         """The collections that may hold `ids` (`<user>/<name key>/v<n>`; a user name may hold '/')."""

@@ -38,6 +38,12 @@ class ObjectNotFound(Exception):
     graph's locate node can search again as that program object.
     """
 
-    def __init__(self, ref: ObjectRef) -> None:
-        super().__init__(f"could not find {ref.describe()}")
+    def __init__(self, ref: ObjectRef, pieces: int = 0) -> None:
+        # `pieces`: slices of the class that were seen. "could not find Apple" beside 8 apple slices
+        # read as a blind search; it was a search for a whole apple, and the message says so.
+        if pieces:
+            super().__init__(f"could not find a whole {ref.describe()} ({pieces} {ref.object_class} slice"
+                             f"{'s' if pieces > 1 else ''} seen, but this step needs an uncut one)")
+        else:
+            super().__init__(f"could not find {ref.describe()}")
         self.ref = ref

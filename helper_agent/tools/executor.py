@@ -472,7 +472,8 @@ class Executor:
                 raise StepFailed(
                     "Place", None, f"No valid positions to place object found: every {ref.object_class} seen is full"
                 )
-            raise ObjectNotFound(ref)
+            pieces = 0 if is_sliced_class(ref.object_class) else len(self.tracker.of_type(f"{ref.object_class}Sliced"))
+            raise ObjectNotFound(ref, pieces)
         oid = candidates[0].object_id
         self.grounding.bind(ref, oid)
         if self._trace is not None:

@@ -34,6 +34,7 @@ class RequestFacts(BaseModel):
     failed_subgoal: str = ""
     error: str = ""
     feedback: str = ""  # the person's last unmet wish ("" when satisfied or never asked)
+    finished: bool = False  # the last program ran to its end (the execution's status is "done")
     steps: int = 0  # actions this request took (its step budget is the graph's `max_steps`)
     failures: int = 0
     llm_calls: int = 0  # this request's, across interrupts and resumes
@@ -50,9 +51,14 @@ class RequestFacts(BaseModel):
             return "success" + stored
         if self.outcome == "done":
             return "done"
+        if self.outcome == "incomplete" and self.finished and self.feedback:
+            # The program ran to its end, but the person's last answer asked for more and no
+            # feedback round was left to replan: "the execution did not finish" would be untrue.
+            return (f"not done: the program ran to its end, but you said \u201c{self.feedback}\u201d and no "
+                    "feedback round is left to replan it; nothing stored")
         label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
                  "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit",
-                 "repeated_program": "not done: the replan repeated the program that did not finish",
+                 "repeated_program": "not done: every replan repeated the program your answer was about",
                  "llm_unavailable": "stopped: the LLM did not answer",
                  "llm_budget": "stopped: this request's LLM time is spent"}.get(
             self.outcome, self.outcome or "no outcome")
@@ -84,12 +90,51 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
         failed_subgoal=str(execution.get("failed_subgoal") or ""),
         error=str(execution.get("error") or execution.get("failure") or values.get("plan_error") or ""),
         feedback=str(values.get("feedback") or ""),
+        finished=execution.get("status") == "done",
         steps=max(steps, 0),
         failures=max(failures, 0),
         llm_calls=int((values.get("usage") or {}).get("llm_calls", 0)),
         llm_seconds=float((values.get("usage") or {}).get("llm_seconds", 0.0)),
         log=log_lines(values.get("log")),
     )
+
+
+def unfinished_sentence(execution: dict[str, Any]) -> str:
+    """What an execution that did not finish left undone, and why, in one sentence a person reads
+    before the feedback question ("" when it ran to its end). The chat once asked "Is the task
+    completed to your satisfaction?" right after five "locate: Lamp not found" lines, with no word
+    that nothing had been done."""
+    status = str(execution.get("status") or "")
+    if not status or status == "done":
+        return ""
+    step = str(execution.get("failed_subgoal") or "")
+    why = str(execution.get("failure") or execution.get("error") or "")
+    if status == "not_found":
+        missing, error = str(execution.get("missing") or ""), str(execution.get("error") or "")
+        found = error.removeprefix("could not find ") if error.startswith("could not find ") else missing
+        # "could not find a whole Apple (8 slices seen ...)" keeps its own words; a bare class gets an article
+        why = (f"I could not find {found if found.startswith('a whole ') else _a(found)}" if found
+               else why or "an object was not found")
+    elif status in ("step_limit", "failure_limit"):
+        why = {"step_limit": "I used up this request's steps",
+               "failure_limit": "too many actions failed"}[status]
+    what = f"{step} and the steps after it were not done" if step else "the program did not run to its end"
+    return f"I did not finish the task: {what}, because {why or status}."
+
+
+def _a(name: str) -> str:
+    return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
+
+
+def question_lines(payload: dict[str, Any]) -> list[str]:
+    """The lines a front end shows for the feedback question `ask_feedback` waits on (its
+    `interrupt` payload): what was not done first, then the question, and on the last round that
+    it is the last (what a person says then is not replanned)."""
+    lines = [unfinished_sentence(payload.get("execution") or {})]
+    question = str(payload.get("question") or "")
+    if payload.get("last"):
+        question += " (The last round: I will not replan after this answer.)"
+    return [line for line in (*lines, question) if line]
 
 
 def log_lines(update: Any) -> list[str]:

@@ -299,8 +299,11 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
         feedback = ctx.feedback().strip()
         log = f"feedback: {feedback or 'satisfied'}"
     else:
+        # `round`/`last`: the question's number, and whether an answer now can still be replanned
+        # (the config bounds the replans; the question after the last replan is the last).
         answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
-                            "execution": state.get("execution", {})})
+                            "execution": state.get("execution", {}), "round": rounds + 1,
+                            "last": rounds >= ctx.config.feedback_rounds})
         text = str(answer or "").strip()
 
         def ask(messages: list[BaseMessage], grammar: str) -> str:
