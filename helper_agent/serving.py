@@ -9,6 +9,11 @@ graph with a typed input and a context of user-settable fields only:
             {"instance": "out/bench/tfd_instances/valid_unseen/valid_unseen_0003.tfd.json"}
     context {"llm": "openai:gpt-4o", "feedback_rounds": 1, "k": 3, "prechecks": false, ...}
 
+The model and the files belong to the server's configuration, not to its clients: `context.llm` may
+only name HELPER_LLM or one of HELPER_SERVE_LLMS, and `instance` (like a method's `-o pool=PATH`) only
+a file inside HELPER_SERVE_FOLDERS (none by default); anything else is refused before it is built or
+opened.
+
 Its one node builds the `SymbolicEnv` (a generated room from `room`/`seed`, or the instance's
 initial state through `teach.load_instance(...).start(env)`, its dialogue being the request when
 none is given) and invokes the HELPER graph on it with `HelperContext(env=..., keep_snapshots=True)`.

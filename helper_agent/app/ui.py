@@ -6,6 +6,13 @@ so a reloaded page reopens the session from its checkpoints. Requests go through
 (`concurrency_id="agent"`, one at a time: the in-process model answers one prompt at a time);
 the routines and trace panels have their own, so a long episode in one tab does not freeze
 another tab's routine list.
+
+Whose data a tab sees: only its opened session's user's. Every handler reads the user from the tab's
+`gr.State` (kept on the server, empty for a script that never opened a session), never from the user
+box a request carries, and no handler is a named API endpoint. On loopback without logins a user name
+is not a secret: a local process that opens Mary's session, as the page does, acts as Mary. With
+logins (`helper app --auth`, required off loopback) a tab opens only its login's user. Files are
+served only from `<home>/app-files` (pictures, exports); the memory and checkpoints are blocked.
 """
 
 from __future__ import annotations

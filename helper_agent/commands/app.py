@@ -6,6 +6,7 @@ started here continues at the terminal with `helper chat --user U --thread ID`, 
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ def parse_logins(auth: str | None) -> list[tuple[str, str]]:
         logins.append((user, password))
     return logins
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+UPLOAD_SIZE = re.compile(r"^[1-9][0-9]{0,9}\s*(b|kb|mb|gb)$")
 
 
 def app(
@@ -52,6 +54,8 @@ def app(
 ) -> None:
     """Start the web app: chat with the HELPER graph, watch the home, manage routines, read traces."""
     logins = parse_logins(auth)
+    if not UPLOAD_SIZE.match(max_upload.strip().lower()):
+        raise CommandInputError(f"--max-upload {max_upload!r}: a size such as 5mb, 500kb or 1gb")
     if host not in LOCAL_HOSTS and not logins:
         raise CommandInputError(f"--host {host}: anyone who can reach this machine could act as any user and read "
                                 "their routines; give logins with HELPER_APP_AUTH=USER:PASSWORD (or --auth), or "
