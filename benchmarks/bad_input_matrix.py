@@ -311,10 +311,10 @@ def issue_52_cases() -> list[Case]:
                             ["routines", "export", "exported.jsonl", "--user", "x", "--memory-dir", "other"],
                             *[["routines", "import", "exported.jsonl", "--user", "u"]] * 3],
                     check=routines_of("u", ["r v1"])))
-    for what, line in (("without game_id", '{"instance_id": "zz_x"}'),
-                       ("with success 'maybe'", '{"instance_id": "zz_x", "game_id": "g", "success": "maybe"}')):
-        out.append(Case(f"i52 results.jsonl with a record {what}: eval", EVAL, fixture="run",
-                        files={"run/results.jsonl+": (line + "\n").encode()}, names=("results.jsonl", "zz_x")))
+    for what, line in (("without game_id", '{"instance_id": "valid_unseen_0000.tfd"}'),
+                       ("with success 'maybe'", '{"instance_id": "valid_unseen_0000.tfd", "game_id": "g", "success": "maybe"}')):
+        out.append(Case(f"i52 results.jsonl with an episode's record {what}: eval", EVAL, fixture="run",
+                        files={"run/results.jsonl+": (line + "\n").encode()}, names=("results.jsonl", "valid_unseen_0000")))
     return out
 
 
