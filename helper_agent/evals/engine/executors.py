@@ -30,6 +30,7 @@ from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.context import BaseContext
 from typing import Any
 
+from helper_agent.config import get_settings
 from helper_agent.evals.engine.workers import FORKSERVER_GUARD, set_parent_death_signal, watch_parent
 
 Job = Callable[[dict[str, Any], str], dict[str, Any]]
@@ -80,10 +81,19 @@ class SerialExecutor(Executor):
             yield Outcome(path, job(spec, path))
 
 
-def worker_init(parent: int | None = None) -> None:
+def worker_init(parent: int | None = None, environ: dict[str, str] | None = None) -> None:
     """Set up an evaluation worker process: end it with the run that spawned it (`parent`, the pid
-    the run passed in), and keep the tokenizer and torch to one thread each (the run's parallelism
-    is its workers)."""
+    the run passed in), run with the run's environment (`environ`, as it was when the pool started),
+    and keep the tokenizer and torch to one thread each (the run's parallelism is its workers).
+
+    The environment is handed over because a forkserver's child inherits the forkserver's, which is
+    the run's when the forkserver started (the first pool of the process), not when this pool did: a
+    second run in one process with another HELPER_LLM_GRAMMAR got the first run's. The settings the
+    forkserver may have read are dropped for the same reason."""
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
+        get_settings.cache_clear()
     # A worker forked by the forkserver dies with it (the kernel's signal: the forkserver has one
     # thread, so the signal's thread caveat does not apply), and the forkserver dies with the run
     # (`forkserver_guard`); the watch below covers a spawned worker and any gap.
@@ -127,7 +137,7 @@ class PoolExecutor(Executor):
 
     def run(self, job: Job, spec: dict[str, Any], paths: list[str]) -> Iterator[Outcome]:
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context(), initializer=worker_init,
-                                 initargs=(os.getpid(),)) as pool:
+                                 initargs=(os.getpid(), dict(os.environ))) as pool:
             queue = list(paths)
             pending: dict[Future, str] = {}
 
