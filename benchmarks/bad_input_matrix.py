@@ -246,6 +246,75 @@ def cases() -> list[Case]:
         program = f'a = InteractionObject("Apple")\na.pickup()\na.{char}place(InteractionObject("Plate"))\n'
         out.append(Case(f"program check: {label} after the dot of the last line", ["program", "check", "p.py"],
                         files={"p.py": program.encode()}, names=("line 3", label)))
+    out += issue_52_cases()
+    return out
+
+
+def routines_of(user: str, expected: list[str]) -> Check:
+    """`user`'s routines (every version) are exactly `expected`, as "name vN"."""
+    def check(run: Run) -> str | None:
+        export = run.folder / f"export-{abs(hash(user))}.jsonl"
+        done = _helper(["routines", "export", str(export), "--user", user], run.folder, {},
+                       Path(os.environ["MATRIX_ROOT"]), 120)
+        if done.code != 0:
+            return f"export of {user} failed: {done.stderr.strip()[:200]}"
+        rows = [json.loads(line) for line in export.read_text().splitlines()[1:] if line.strip()]
+        found = sorted(f"{r['name']} v{r['version']}" for r in rows)
+        return None if found == sorted(expected) else f"{user} has {found}, not {sorted(expected)}"
+    return check
+
+
+def issue_52_cases() -> list[Case]:
+    """Issue 52's inputs: a damaged record for `trace`, settings without an upper bound or that are
+    empty, a metrics file out of range, a removal across users, a repeated import."""
+    out: list[Case] = []
+    deep = "[" * 900 + "]" * 900
+    for what, field_json, named in (("log an int", '"log": 5', "log"), ("log nested 900 deep", f'"log": {deep}', "log"),
+                                    ("program an int", '"program": 7', "program")):
+        line = '{"instance_id": "zz_damaged", ' + field_json + "}\n"
+        out.append(Case(f"i52 trace: a record whose {what}", ["trace", "run", "zz_damaged"], fixture="run",
+                        files={"run/results.jsonl+": line.encode()}, names=("results.jsonl", named)))
+    out.append(Case("i52 setting HELPER_EMBEDDINGS=local:/nonexistent/model: routines add",
+                    ["routines", "add", "r", "-p", GOOD_PROGRAM, "--user", "u"],
+                    env={"HELPER_EMBEDDINGS": "local:/nonexistent/model"}, names=("HELPER_EMBEDDINGS",)))
+    for length in (300, 100):
+        out.append(Case(f"i52 setting HELPER_CHROMA_HOST of {length} letters: routines list",
+                        ["routines", "list", "--user", "u"], env={"HELPER_CHROMA_HOST": "a" * length},
+                        names=("HELPER_CHROMA_HOST",)))
+    for setting in ("HELPER_LLM_RETRIES", "HELPER_LLM_TIMEOUT", "HELPER_MAX_STEPS", "HELPER_EMBEDDING_BATCH_SIZE"):
+        out.append(Case(f"i52 setting {setting}=99999999999999999999: run", ["run", "make me a coffee", "--llm",
+                        "http://127.0.0.1:9/v1"], env={setting: "99999999999999999999"}, names=(setting,)))
+    for value in ("-5", "1e308"):
+        out.append(Case(f"i52 metrics.json with SR {value}: eval compare", COMPARE, fixture="run",
+                        files={"run/metrics.json": _metrics_with(f'{{"SR": {value}, "GC": 1, "PLW_SR": 0, "PLW_GC": 0}}')},
+                        names=("metrics.json", "overall.SR")))
+    for setting in ("HELPER_HOME", "HELPER_MEMORY_DIR"):
+        out.append(Case(f"i52 setting {setting}='': routines add", ["routines", "add", "r", "-p", GOOD_PROGRAM,
+                        "--user", "u"], env={setting: ""}, names=(setting,)))
+    out.append(Case("i52 setting HELPER_LLM_GRAMMAR=bogus: eval", EVAL, fixture="bench",
+                    env={"HELPER_LLM_GRAMMAR": "bogus"}, names=("HELPER_LLM_GRAMMAR",)))
+    out.append(Case("i52 routines remove --version: user a/b's x, not user a's b/x",
+                    ["routines", "remove", "x", "--version", "1", "--user", "a/b"],
+                    before=[["routines", "add", "b/x", "-p", GOOD_PROGRAM, "--user", "a"],
+                            ["routines", "add", "x", "-p", GOOD_PROGRAM, "--user", "a/b"]],
+                    check=routines_of("a", ["b/x v1"])))
+    out.append(Case("i52 routines import of another store's export over a taken number, 4 times",
+                    ["routines", "import", "exported.jsonl", "--user", "u"],
+                    before=[["routines", "add", "r", "-p", GOOD_PROGRAM, "--user", "x", "--memory-dir", "other"],
+                            ["routines", "export", "exported.jsonl", "--user", "x", "--memory-dir", "other"],
+                            ["routines", "add", "r", "-p", 'mug = InteractionObject("Mug")\nmug.pickup()\n', "--user", "u"],
+                            *[["routines", "import", "exported.jsonl", "--user", "u"]] * 3],
+                    check=routines_of("u", ["r v1", "r v2"])))
+    out.append(Case("i52 routines import of another store's export, 4 times",
+                    ["routines", "import", "exported.jsonl", "--user", "u"],
+                    before=[["routines", "add", "r", "-p", GOOD_PROGRAM, "--user", "x", "--memory-dir", "other"],
+                            ["routines", "export", "exported.jsonl", "--user", "x", "--memory-dir", "other"],
+                            *[["routines", "import", "exported.jsonl", "--user", "u"]] * 3],
+                    check=routines_of("u", ["r v1"])))
+    for what, line in (("without game_id", '{"instance_id": "valid_unseen_0000.tfd"}'),
+                       ("with success 'maybe'", '{"instance_id": "valid_unseen_0000.tfd", "game_id": "g", "success": "maybe"}')):
+        out.append(Case(f"i52 results.jsonl with an episode's record {what}: eval", EVAL, fixture="run",
+                        files={"run/results.jsonl+": (line + "\n").encode()}, names=("results.jsonl", "valid_unseen_0000")))
     return out
 
 

@@ -60,8 +60,19 @@ class Settings(BaseSettings):
 
     # ------------------------------------------------------------------------------ everything
     home: Path = Field(default=Path(".helper"), description="Folder for memories, checkpoints and outputs.")
+    serve_llms: str = Field(
+        default="", max_length=4096,
+        description="Chat model specs a LangGraph-server client may pick with `context.llm`, comma-separated "
+                    "(HELPER_LLM is always allowed); any other value is refused, so a client cannot make the "
+                    "server dial a URL or load a model of its choosing.",
+    )
+    serve_folders: str = Field(
+        default="", max_length=4096,
+        description="Folders whose files a LangGraph-server client may name (`instance`, `-o pool=PATH`), "
+                    "separated by the path separator (:); unset: a client names no server path at all.",
+    )
     llm: str = Field(default="local", description="Chat model spec: local, local:1.5b (append @llama.cpp for that runtime), openai:gpt-4o, or a base URL.")
-    llm_grammar: str = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
+    llm_grammar: Literal["none", "llama.cpp", "vllm"] = Field(default="none", description="Grammar field an OpenAI-compatible server reads: none, llama.cpp (grammar) or vllm (guided_grammar).")
     llm_tokenizer: str | None = Field(
         default=None,
         description="The GGUF file an OpenAI-compatible server serves (a path, or local / local:1.5b for ours). With it and "
@@ -69,8 +80,8 @@ class Settings(BaseSettings):
                     "has defined, as the in-process model writes them; the client reads the file's chat template and "
                     "tokenizer (needs the llama-cpp-python extra). Unset: one request under the whole-program grammar.",
     )
-    temperature: float = Field(default=0.0, description="Sampling temperature of the chat model (0: greedy).")
-    llm_timeout: float = Field(default=120.0, gt=0, description="Seconds one request to an LLM server may take.")
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature of the chat model (0: greedy).")
+    llm_timeout: float = Field(default=120.0, gt=0, le=86_400, description="Seconds one LLM call may take: a request to a server; the local OpenVINO model stops generating at it.")
     llm_stream: bool = Field(
         default=False,
         description="Stream replies from an OpenAI-compatible server, so a request past HELPER_LLM_TIMEOUT is cancelled "
@@ -78,7 +89,7 @@ class Settings(BaseSettings):
                     "running on while the retry waits behind it.",
     )
     llm_retries: int = Field(
-        default=2, ge=0, description="Retries of an LLM call after a timeout, connection error, 429 or 5xx."
+        default=2, ge=0, le=100, description="Retries of an LLM call after a timeout, connection error, 429 or 5xx."
     )
     llm_prefix_cache: bool = Field(
         default=True,
@@ -91,32 +102,32 @@ class Settings(BaseSettings):
                     "evaluation on long prompts; greedy output may differ in near ties: see benchmarks/llm_bench.py).",
     )
     llm_budget_seconds: float | None = Field(
-        default=None, gt=0, description="LLM seconds one evaluation episode may use (unset: no limit)."
+        default=None, gt=0, le=7 * 86_400, description="LLM seconds one evaluation episode may use (unset: no limit)."
     )
     max_steps: int = Field(
-        default=1000, ge=1, description="TEACh's step limit per episode (the executor and the episode record read it)."
+        default=1000, ge=1, le=1_000_000, description="TEACh's step limit per episode (the executor and the episode record read it)."
     )
     max_failures: int = Field(
-        default=30, ge=1, description="TEACh's failed-action limit per episode (the executor and the episode record read it)."
+        default=30, ge=1, le=1_000_000, description="TEACh's failed-action limit per episode (the executor and the episode record read it)."
     )
-    seed: int = Field(default=0, ge=0, description="Default --seed of `helper eval`.")
+    seed: int = Field(default=0, ge=0, le=2**32 - 1, description="Default --seed of `helper eval`.")
     user: str | None = Field(default=None, description="Default --user of `helper routines` (else the login name).")
     debug: bool = Field(default=False, description="Show the traceback of errors the CLI reports in one line.")
 
     # ------------------------------------------------------------------------ input limits
     max_dialogue_chars: int = Field(
-        default=6000, ge=200,
+        default=6000, ge=200, le=10_000_000,
         description="Characters of an episode's dialogue the agent's prompts take; a longer one is clipped "
                     "(its start and end kept) and the episode's record says so.",
     )
     max_scene_objects: int = Field(
-        default=DEFAULT_MAX_SCENE_OBJECTS, ge=1, description="Objects one scene (state file, game) may hold."
+        default=DEFAULT_MAX_SCENE_OBJECTS, ge=1, le=10_000_000, description="Objects one scene (state file, game) may hold."
     )
     max_grid_cells: int = Field(
-        default=DEFAULT_MAX_GRID_CELLS, ge=1, description="Floor cells (0.25 m) one scene's grid may span."
+        default=DEFAULT_MAX_GRID_CELLS, ge=1, le=100_000_000, description="Floor cells (0.25 m) one scene's grid may span."
     )
     max_input_bytes: int = Field(
-        default=DEFAULT_MAX_INPUT_BYTES, ge=1, description="Size of one JSON input file (game, instance, state)."
+        default=DEFAULT_MAX_INPUT_BYTES, ge=1, le=1 << 40, description="Size of one JSON input file (game, instance, state)."
     )
 
     # ------------------------------------------------------------------------------- memory
@@ -124,42 +135,47 @@ class Settings(BaseSettings):
         default=None,  # always a Path after validation: filled in from `home` below
         description="Folder of the embedded Chroma store (default: $HELPER_HOME/memory).",
     )
-    chroma_host: str | None = Field(default=None, description="Chroma server host; embedded store when unset.")
+    chroma_host: str | None = Field(default=None, max_length=253, description="Chroma server host; embedded store when unset.")
     chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
     chroma_ssl: bool = Field(default=False, description="Use https for the Chroma server.")
     chroma_connect_timeout: float = Field(
-        default=5.0, gt=0, description="Seconds to wait for the Chroma server to accept a connection."
+        default=5.0, gt=0, le=3600, description="Seconds to wait for the Chroma server to accept a connection."
     )
 
     embeddings: str = Field(default="local", description="local | openai:MODEL | hash:DIM")
-    embedding_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
-    embedding_cache_size: int = Field(default=50_000, ge=0, description="In-process LRU entries.")
+    embedding_batch_size: int = Field(default=64, ge=1, le=100_000, description="Texts embedded per batch.")
+    embedding_cache_size: int = Field(default=50_000, ge=0, le=100_000_000, description="In-process LRU entries.")
     embedding_cache: bool = Field(
         default=True, description="Keep a persistent embedding cache (SQLite) in the memory folder."
     )
 
-    hnsw_ef_construction: int = Field(default=100, ge=10, description="HNSW build effort (new collections).")
-    hnsw_ef_search: int = Field(default=400, ge=10, description="HNSW search effort (recall vs latency).")
-    hnsw_max_neighbors: int = Field(default=16, ge=4, description="HNSW graph degree M (new collections).")
+    hnsw_ef_construction: int = Field(default=100, ge=10, le=100_000, description="HNSW build effort (new collections).")
+    hnsw_ef_search: int = Field(default=400, ge=10, le=100_000, description="HNSW search effort (recall vs latency).")
+    hnsw_max_neighbors: int = Field(default=16, ge=4, le=1024, description="HNSW graph degree M (new collections).")
 
-    max_key_chars: int = Field(default=8192, ge=1, description="Characters of the text a memory record embeds (its key).")
-    max_value_bytes: int = Field(default=262_144, ge=1, description="UTF-8 bytes of each stored field of a memory record.")
+    memory_min_free_mb: int = Field(
+        default=64, ge=0, le=1_000_000,
+        description="MiB the embedded store's disk must have free before a write: Chroma that hits a full disk "
+                    "mid-write leaves a store it cannot open again, so a write is refused before it starts.",
+    )
+    max_key_chars: int = Field(default=8192, ge=1, le=10_000_000, description="Characters of the text a memory record embeds (its key).")
+    max_value_bytes: int = Field(default=262_144, ge=1, le=1 << 30, description="UTF-8 bytes of each stored field of a memory record.")
     routine_import_batch: int = Field(
         default=200, ge=1, le=5000, description="Routine versions committed per batch by an import."
     )
 
-    examples_k: int = Field(default=3, ge=1, description="HELPER: language-program examples retrieved.")
-    corrections_k: int = Field(default=3, ge=1, description="HELPER: correction examples retrieved.")
-    fewshot_k: int = Field(default=9, ge=1, description="LLM-Planner: in-context examples retrieved.")
-    experience_k: int = Field(default=3, ge=1, description="P-RAG: experience records retrieved.")
+    examples_k: int = Field(default=3, ge=1, le=1000, description="HELPER: language-program examples retrieved.")
+    corrections_k: int = Field(default=3, ge=1, le=1000, description="HELPER: correction examples retrieved.")
+    fewshot_k: int = Field(default=9, ge=1, le=1000, description="LLM-Planner: in-context examples retrieved.")
+    experience_k: int = Field(default=3, ge=1, le=1000, description="P-RAG: experience records retrieved.")
     experience_policy: Literal["append", "keep_latest_round"] = Field(
         default="append", description="P-RAG database update after each iteration."
     )
-    scene_graph_k: int = Field(default=3, ge=1, description="EmbodiedRAG: entities kept per query.")
+    scene_graph_k: int = Field(default=3, ge=1, le=1000, description="EmbodiedRAG: entities kept per query.")
     scene_graph_threshold: float = Field(default=0.5, description="EmbodiedRAG: minimum similarity.")
     routine_min_score: float = Field(default=0.4, description="Routines: minimum similarity to recall.")
     routine_exact_max: int = Field(
-        default=50_000, ge=0,
+        default=50_000, ge=0, le=100_000_000,
         description="Routines: a user's collection of up to this many versions is searched exactly (every "
                     "routine recallable); a larger one through the approximate HNSW index.",
     )
@@ -170,11 +186,36 @@ class Settings(BaseSettings):
         """`local[:PATH]`, `openai:MODEL` or `hash[:DIM]`, checked here so a typo fails when it is read,
         not inside every episode that embeds something."""
         kind, sep, arg = value.strip().partition(":")
+        if kind == "local" and arg.strip() and not Path(arg.strip()).expanduser().is_dir():
+            raise ValueError(f"local:PATH needs PATH to be a SentenceTransformer folder; {arg.strip()!r} is no folder")
         if kind == "local" or (kind == "openai" and arg.strip()):
             return value.strip()
         if kind == "hash" and (not sep or (arg.isdigit() and 1 <= int(arg) <= 65536)):
             return value.strip()
         raise ValueError("expected 'local', 'openai:MODEL' or 'hash[:DIM]' (DIM 1..65536)")
+
+    @field_validator("home", "memory_dir", mode="before")
+    @classmethod
+    def _named_folder(cls, value: object) -> object:
+        """An empty HELPER_HOME or HELPER_MEMORY_DIR used to mean the current folder (Path('') is '.'),
+        so memories and checkpoints landed wherever the command ran."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("a folder needs a name (unset the setting for the default)")
+        return value
+
+    @field_validator("chroma_host")
+    @classmethod
+    def _host_name(cls, value: str | None) -> str | None:
+        """A host name the resolver takes: labels of 1-63 characters (a 300-letter host was an idna
+        UnicodeError traceback deep inside the HTTP client)."""
+        if value is None:
+            return None
+        host = value.strip()
+        if not host:
+            raise ValueError("a host needs a name (unset the setting for the embedded store)")
+        if ":" not in host and any(not 1 <= len(label) <= 63 for label in host.rstrip(".").split(".")):
+            raise ValueError("each dot-separated part of a host name holds 1 to 63 characters")
+        return host
 
     @field_validator("user")
     @classmethod

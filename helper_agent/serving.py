@@ -9,6 +9,11 @@ graph with a typed input and a context of user-settable fields only:
             {"instance": "out/bench/tfd_instances/valid_unseen/valid_unseen_0003.tfd.json"}
     context {"llm": "openai:gpt-4o", "feedback_rounds": 1, "k": 3, "prechecks": false, ...}
 
+The model and the files belong to the server's configuration, not to its clients: `context.llm` may
+only name HELPER_LLM or one of HELPER_SERVE_LLMS, and `instance` (like a method's `-o pool=PATH`) only
+a file inside HELPER_SERVE_FOLDERS (none by default); anything else is refused before it is built or
+opened.
+
 Its one node builds the `SymbolicEnv` (a generated room from `room`/`seed`, or the instance's
 initial state through `teach.load_instance(...).start(env)`, its dialogue being the request when
 none is given) and invokes the HELPER graph on it with `HelperContext(env=..., keep_snapshots=True)`.
@@ -27,8 +32,10 @@ also carries TEACh's checker verdict on the final household (the agent itself ne
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -56,7 +63,7 @@ class ServeInput(TypedDict, total=False):
     user: str | None  # whose routines to recall and teach
     room: str  # Kitchen, LivingRoom, Bedroom or Bathroom (generated household)
     seed: int  # seed of the generated household
-    instance: str | None  # a TfD/EDH instance file on the server (its game must sit in the dataset layout)
+    instance: str | None  # a TfD/EDH instance file in a folder of HELPER_SERVE_FOLDERS (its game in the dataset layout)
 
 
 class ServeOutput(TypedDict, total=False):
@@ -81,7 +88,7 @@ class ServeContext:
     """Run settings a client may set (`context` of a run); everything else comes from the server's
     settings. HELPER's ablations are the switches below."""
 
-    llm: str = ""  # chat model spec (local, openai:gpt-4o, http://host:port/v1#model); "" = HELPER_LLM
+    llm: str = ""  # chat model spec: "" = HELPER_LLM, or one of the server's HELPER_SERVE_LLMS
     feedback_rounds: int = 1  # 0, 1 or 2 feedback questions
     feedback: str = "person"  # person: the run's interrupt; checker: TEACh's checker answers (instance runs)
     k: int = 3  # retrieved language-program examples
@@ -96,9 +103,44 @@ _MODELS: dict[str, Any] = {}
 _SHARED: dict[str, Any] = {}
 
 
+def served_llm(spec: str) -> str:
+    """The chat model spec a run's `context.llm` asks for, when the server offers it.
+
+    The model is the server's to choose: a client-set spec used to be built as given, so a client
+    could make the server dial any URL (`http://127.0.0.1:9`) or load another model, each cached for
+    the life of the process. Now `""` means HELPER_LLM, and anything else must be HELPER_LLM or one of
+    HELPER_SERVE_LLMS; so the cache of built models is bounded by that list too."""
+    settings = get_settings()
+    spec = (spec or "").strip() or settings.llm
+    offered = [settings.llm, *(s.strip() for s in settings.serve_llms.split(",") if s.strip())]
+    if spec not in offered:
+        raise ValueError(f"context.llm {spec!r} is not a model this server offers (it offers: {', '.join(offered)}; "
+                         "the server's HELPER_SERVE_LLMS lists the choices)")
+    return spec
+
+
+def served_path(path: str, field_name: str) -> str:
+    """`path` (a run's `instance`, a method's `pool=`) when it lies in a folder HELPER_SERVE_FOLDERS
+    lets clients name; else ValueError, before the path is opened or even resolved on disk.
+
+    A client used to name any path on the server and the server opened it."""
+    folders = [Path(f).expanduser() for f in get_settings().serve_folders.split(os.pathsep) if f.strip()]
+    if not folders:
+        raise ValueError(f"{field_name}: this server lets clients name no files (the server's HELPER_SERVE_FOLDERS "
+                         "lists the folders they may)")
+    lexical = Path(os.path.abspath(Path(path).expanduser()))
+    if not any(lexical.is_relative_to(os.path.abspath(f)) for f in folders):
+        raise ValueError(f"{field_name}: {path!r} is not in a folder this server lets clients name "
+                         f"(HELPER_SERVE_FOLDERS: {get_settings().serve_folders})")
+    real = lexical.resolve()  # a symlink inside a served folder must not lead out of it
+    if not any(real.is_relative_to(f.resolve()) for f in folders):
+        raise ValueError(f"{field_name}: {path!r} leads out of the folders this server lets clients name")
+    return str(real)
+
+
 def served_chat_model(spec: str) -> Any:
-    """One chat model per spec per server process (the local model loads once)."""
-    spec = spec or get_settings().llm
+    """One chat model per offered spec per server process (the local model loads once)."""
+    spec = served_llm(spec)
     with _LOCK:
         if spec not in _MODELS:
             _MODELS[spec] = llm.make_chat_model(spec, temperature=get_settings().temperature)
@@ -134,7 +176,7 @@ def served_household(state: ServeState) -> tuple[Any, Any, str]:
     env = SymbolicEnv()
     request = (state.get("request") or "").strip()
     if state.get("instance"):
-        loaded = load_instance(str(state["instance"]))
+        loaded = load_instance(served_path(str(state["instance"]), "instance"))
         loaded.start(env)
         return env, loaded, request or loaded.dialogue
     room = state.get("room") or "Kitchen"
@@ -158,6 +200,7 @@ def _saved_world(graph: Any, config: RunnableConfig) -> dict[str, Any] | None:
 def episode(state: ServeState, runtime: Runtime[ServeContext], config: RunnableConfig) -> dict[str, Any]:
     """Build the household, then run the HELPER graph on it (resuming it after an interrupt)."""
     ctx = runtime.context if isinstance(runtime.context, ServeContext) else ServeContext(**(runtime.context or {}))
+    served_llm(ctx.llm)  # refused before the household is built
     graph = _helper_graph()
     env, loaded, request = served_household(state)
     # Resuming after the feedback interrupt: the HELPER graph continues from its checkpoint, so the

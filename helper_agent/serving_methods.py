@@ -36,7 +36,7 @@ from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, get_method, method_names
-from helper_agent.serving import served_chat_model, served_household
+from helper_agent.serving import served_chat_model, served_household, served_llm, served_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,7 @@ class MethodInput(TypedDict, total=False):
     request: str  # what to do; with an instance, its dialogue when empty
     room: str  # Kitchen, LivingRoom, Bedroom or Bathroom (generated household)
     seed: int  # seed of the generated household
-    instance: str | None  # a TfD/EDH instance file on the server (its game must sit in the dataset layout)
+    instance: str | None  # a TfD/EDH instance file in a folder of HELPER_SERVE_FOLDERS (its game in the dataset layout)
 
 
 class MethodOutput(TypedDict, total=False):
@@ -72,7 +72,7 @@ class MethodContext:
     """Run settings a client may set: the chat model and the method's switches, as `-o KEY=VALUE`
     takes them on the command line (checked by the method; an unknown key is an error)."""
 
-    llm: str = ""  # chat model spec; "" = HELPER_LLM
+    llm: str = ""  # chat model spec: "" = HELPER_LLM, or one of the server's HELPER_SERVE_LLMS
     options: list[str] = field(default_factory=list)
 
 
@@ -88,6 +88,22 @@ def served_method_names() -> list[str]:
 def graph_attribute(name: str) -> str:
     """The attribute of this module that holds method `name`'s served graph."""
     return name.replace("-", "_").replace(".", "_")
+
+
+PATH_OPTIONS = ("pool",)
+"""Method switches whose value is a file on the server (LLM-Planner's `pool=FILE`): a client may
+name only files in the folders of HELPER_SERVE_FOLDERS (`helper_agent.serving.served_path`)."""
+
+
+def served_options(options: list[str]) -> list[str]:
+    """The run's `-o KEY=VALUE` switches, with every path switch checked against the served folders."""
+    out = []
+    for option in options:
+        key, sep, value = str(option).partition("=")
+        if key.strip() in PATH_OPTIONS and sep:
+            option = f"{key.strip()}={served_path(value.strip(), f'options {key.strip()}')}"
+        out.append(option)
+    return out
 
 
 def _agent(method: str, llm: str, options: list[str], task_known: bool) -> Any:
@@ -106,8 +122,9 @@ def _episode_node(method: str) -> Any:
     def episode(state: MethodState, runtime: Runtime[MethodContext], config: RunnableConfig) -> dict[str, Any]:
         """Build the household, let the method act on it, and (with an instance) score it."""
         ctx = runtime.context if isinstance(runtime.context, MethodContext) else MethodContext(**(runtime.context or {}))
+        options, llm = served_options(list(ctx.options)), served_llm(ctx.llm)  # refused before anything is opened
         env, loaded, request = served_household(state)
-        agent = _agent(method, ctx.llm, list(ctx.options), loaded is not None)
+        agent = _agent(method, llm, options, loaded is not None)
         checker = None
         if loaded is not None:
             record, result = run_instance(loaded, agent, env, tags=["serve"])

@@ -8,11 +8,14 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from helper_agent.evals.engine import workers
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RUN = textwrap.dedent(
     """
@@ -87,3 +90,61 @@ def test_workers_exit_after_their_parent_is_killed(tmp_path: Path) -> None:
 def test_watch_parent_refuses_a_non_positive_poll() -> None:
     with pytest.raises(ValueError, match="poll_seconds"):
         workers.watch_parent(poll_seconds=0)
+
+
+def _marked(mark: str) -> list[int]:
+    """Running processes whose environment holds `mark` (a run and everything it started)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if mark.encode() in (proc / "environ").read_bytes() and _alive(int(proc.name)):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return "?"
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from helper_agent.evals.benchmark import generate_benchmark
+
+    out = tmp_path_factory.mktemp("bench")
+    generate_benchmark(out, seed=1, sizes={"valid_unseen": 8})
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("delay", [0.0, 0.5, 2.0])
+def test_kill_9_of_an_eval_right_after_its_workers_start_leaves_no_process(bench: Path, tmp_path: Path,
+                                                                          delay: float) -> None:
+    """Issue 52: `kill -9` of `helper eval tfd --workers 2` right after its workers started left both
+    workers and the resource tracker running (6 of 6 tries). Now nothing the run started is alive 5 s
+    after the kill."""
+    mark = f"helper-orphan-test-{uuid.uuid4().hex}"
+    env = {**os.environ, "HELPER_ORPHAN_MARK": mark, "HELPER_EMBEDDINGS": "hash", "PYTHONPATH": str(ROOT)}
+    run = subprocess.Popen([sys.executable, "-m", "helper_agent.cli", "eval", "tfd", "--data", str(bench), "--agent",
+                            "gold", "--workers", "2", "--out", str(tmp_path / "run")], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # The workers: processes of the run beyond the driver, its resource tracker and its forkserver.
+        assert _wait_for(lambda: len(_marked(mark)) >= 4 or run.poll() is not None, 300), "no workers started"
+        assert run.poll() is None, "the run ended before it could be killed"
+        time.sleep(delay)
+        started = _marked(mark)
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+        time.sleep(5)
+        left = {pid: _cmdline(pid) for pid in _marked(mark)}
+        assert left == {}, f"alive 5 s after kill -9: {left} (of {started})"
+    finally:
+        for pid in _marked(mark):
+            os.kill(pid, signal.SIGKILL)

@@ -22,6 +22,8 @@ from helper_agent.memory.store import VectorStore
 
 MARY = 'plate = InteractionObject("Plate")\nplate.clean()\nmug = InteractionObject("Mug")\nmug.clean()\n'
 HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false"}
+PROGRAM_A = 'apple = InteractionObject("Apple")\napple.pickup()\n'
+PROGRAM_B = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
 
 
 @pytest.fixture(scope="session")
@@ -305,3 +307,28 @@ def test_an_import_checks_the_object_catalog_too_whoever_imports(tmp_path):
     with pytest.raises(ImportFormatError, match=r"odd\.jsonl:1: field 'program': line 1: unknown object class 'Spaceship'"):
         memory.import_jsonl(path)
     assert memory.teach("the launch", odd, user="bob").version == 1  # the language allows it
+
+
+def test_removing_a_version_never_touches_another_user_whose_ids_collide(tmp_path):
+    """Issue 52: user `a`'s routine `b/x` and user `a/b`'s routine `x` share the id `a/b/x/v1`;
+    `routines remove x --version 1 --user a/b` removed both."""
+    memory = hash_memory(tmp_path / "m")
+    memory.teach("b/x", PROGRAM_A, user="a")
+    memory.teach("x", PROGRAM_A, user="a/b")
+    assert memory.remove("x", user="a/b", version=1) == 1
+    assert [(r.name, r.version) for r in memory.list(user="a")] == [("b/x", 1)]
+    assert memory.list(user="a/b") == []
+    assert memory.remove("b/x", user="a", version=2) == 0  # no such version: nothing removed
+
+
+def test_an_export_imported_again_over_a_taken_number_adds_it_once(tmp_path):
+    """Issue 52: a file whose v1 collides with other content under that name was appended again on
+    every import (v2, v3, v4 of the same content); run again, an import adds nothing."""
+    other = hash_memory(tmp_path / "other")
+    other.teach("r", PROGRAM_A, user="x")
+    other.export_jsonl(tmp_path / "r.jsonl", user="x")
+    memory = hash_memory(tmp_path / "m")
+    memory.teach("r", PROGRAM_B, user="u")
+    added = [memory.import_jsonl(tmp_path / "r.jsonl", user="u") for _ in range(4)]
+    assert added == [1, 0, 0, 0]
+    assert [(r.version, r.program) for r in memory.versions("r", user="u")] == [(1, PROGRAM_B), (2, PROGRAM_A)]

@@ -18,6 +18,7 @@ from langgraph.types import Command
 
 import helper_agent.llm as llm
 from helper_agent import serving
+from helper_agent.config import get_settings
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.graphs.helper.agent import Memories
 from helper_agent.memory.corrections import CorrectionMemory
@@ -43,10 +44,14 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     memories = Memories(ExampleMemory(path=path, embedder=embedder), CorrectionMemory(path=path, embedder=embedder),
                         RoutineMemory(path=path, embedder=embedder))
     monkeypatch.setattr(serving, "_SHARED", {"memories": memories})
+    monkeypatch.setenv("HELPER_SERVE_LLMS", "fake")  # the server offers the fake model
+    monkeypatch.setenv("HELPER_SERVE_FOLDERS", str(tmp_path))  # and lets clients name files here
+    get_settings.cache_clear()
     monkeypatch.setattr(serving, "_MODELS", {})
     replies: list[str] = []
     monkeypatch.setattr(llm, "make_chat_model", lambda *a, **k: FakeListChatModel(responses=replies))
-    return serving.build_served_graph(InMemorySaver()), replies, memories
+    yield serving.build_served_graph(InMemorySaver()), replies, memories
+    get_settings.cache_clear()
 
 
 def test_schemas_show_only_the_typed_input_and_user_settable_context() -> None:
@@ -136,3 +141,20 @@ def test_bad_input_is_a_clear_error(served) -> None:  # noqa: ANN001
         graph.invoke({"request": "x", "room": "Garage"}, {"configurable": {"thread_id": "b"}})
     with pytest.raises(ValueError, match="feedback='checker' needs an instance"):
         graph.invoke({"request": "x"}, {"configurable": {"thread_id": "c"}}, context={"feedback": "checker"})
+
+
+def test_a_client_set_model_or_path_outside_the_servers_configuration_is_refused(served, tmp_path: Path,  # noqa: ANN001
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: `context.llm` made the server dial any URL, and `instance` opened any server path."""
+    graph, _, _ = served
+    built: list[str] = []
+    opened: list[str] = []
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **k: built.append(spec))
+    monkeypatch.setattr(serving, "load_instance", lambda path, *a: opened.append(path))
+    for n, llm_spec in enumerate(("http://127.0.0.1:9/v1", "local:1.5b", "openai:gpt-4o")):
+        with pytest.raises(ValueError, match="not a model this server offers"):
+            graph.invoke({"request": "x"}, {"configurable": {"thread_id": f"m{n}"}}, context={"llm": llm_spec})
+    for n, path in enumerate(("/etc/passwd", str(tmp_path.parent / "x.json"), f"{tmp_path}/../x.json")):
+        with pytest.raises(ValueError, match="instance"):
+            graph.invoke({"instance": path}, {"configurable": {"thread_id": f"p{n}"}}, context={"llm": "fake"})
+    assert built == [] and opened == [] and serving._MODELS == {}

@@ -23,6 +23,8 @@ def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Replies of a fake chat model; memories in a fresh folder with the hashing embedder."""
     monkeypatch.setenv("HELPER_MEMORY_DIR", str(tmp_path / "memory"))
     monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:256")
+    monkeypatch.setenv("HELPER_SERVE_LLMS", "scripted")  # the server offers the scripted model
+    monkeypatch.setenv("HELPER_SERVE_FOLDERS", str(tmp_path))  # and lets clients name files here
     from helper_agent.config import get_settings
 
     get_settings.cache_clear()
@@ -105,3 +107,41 @@ def test_a_plain_request_and_an_instance_get_their_own_agents(scripted: list[str
     graph.invoke({"instance": str(instance)}, context={"llm": "scripted"})
     graph.invoke({"request": "make me a tea"}, context={"llm": "scripted"})
     assert sorted(key[-1] for key in serving_methods._AGENTS) == [False, True]
+
+
+def test_a_client_chooses_only_among_what_the_server_offers(scripted: list[str], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client-set model, instance or pool path outside the server's configuration is refused before
+    anything is built or opened (issue 52: a client made the server dial any URL and open any path)."""
+    built: list[str] = []
+    opened: list[str] = []
+    monkeypatch.setattr(llm, "make_chat_model", lambda spec, **k: built.append(spec) or FakeListChatModel(responses=["x"]))
+    monkeypatch.setattr(serving, "load_instance", lambda path, *a: opened.append(path))
+    graph = serving_methods.build_method_graph("llm-planner")
+    outside = tmp_path.parent / "elsewhere.json"
+    for context, words in (({"llm": "http://127.0.0.1:9/v1"}, "not a model this server offers"),
+                           ({"llm": "local:1.5b"}, "not a model this server offers"),
+                           ({"llm": "scripted", "options": ["pool=/etc/passwd"]}, "options pool"),
+                           ({"llm": "scripted", "options": [f"pool={tmp_path}/../../etc/passwd"]}, "options pool")):
+        with pytest.raises(ValueError, match=words):
+            graph.invoke({"request": "make me a coffee"}, context=context)
+    for instance in (str(outside), "/etc/passwd", f"{tmp_path}/../x.json"):
+        with pytest.raises(ValueError, match="instance"):
+            graph.invoke({"instance": instance}, context={"llm": "scripted"})
+    link = tmp_path / "link.json"
+    link.symlink_to("/etc/passwd")
+    with pytest.raises(ValueError, match="leads out of"):
+        graph.invoke({"instance": str(link)}, context={"llm": "scripted"})
+    assert built == [] and opened == []
+    assert serving_methods._AGENTS == {}
+
+
+def test_a_server_without_served_folders_lets_no_client_name_a_file(scripted: list[str], tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.config import get_settings
+
+    monkeypatch.delenv("HELPER_SERVE_FOLDERS")
+    get_settings.cache_clear()
+    with pytest.raises(ValueError, match="HELPER_SERVE_FOLDERS"):
+        serving_methods.build_method_graph("prag").invoke({"instance": str(tmp_path / "x.json")},
+                                                          context={"llm": "scripted"})

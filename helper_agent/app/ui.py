@@ -8,6 +8,13 @@ time); a request that waits says so in the status line ("waiting for another req
 instead of Gradio's queue counter and estimate, which said "1/1 | 2.2/16.2s" for a wait of 150 s.
 The routines and trace panels do not wait on requests, so a long episode in one tab does not
 freeze another tab's routine list.
+
+Whose data a tab sees: only its opened session's user's. Every handler reads the user from the tab's
+`gr.State` (kept on the server, empty for a script that never opened a session), never from the user
+box a request carries, and no handler is a named API endpoint. On loopback without logins a user name
+is not a secret: a local process that opens Mary's session, as the page does, acts as Mary. With
+logins (`helper app --auth`, required off loopback) a tab opens only its login's user. Files are
+served only from `<home>/app-files` (pictures, exports); the memory and checkpoints are blocked.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +48,9 @@ from helper_agent.teach.instances import load_instance
 from helper_agent.tracing import tracing_enabled
 from helper_agent.world.rooms import ROOM_TYPES
 
+PRIVATE: dict[str, Any] = {"api_visibility": "private"}
+"""Every event of the page: no named API endpoint (`/list_routines`, `/delete_routine`, ...) that a
+script could call without the page; the handlers also refuse a caller without an opened session."""
 ROUTINE_COLUMNS = ["name", "version", "versions", "source", "updated", "request"]
 TITLE = "helper-agent: a household assistant"
 # The "not yet: …" button fills the request box; this puts the cursor at its end, every time (an
@@ -77,18 +88,46 @@ class AgentTurns:
         self.lock.release()
 
 
-def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str = "local") -> gr.Blocks:
+class NoSession(ValueError):
+    """A handler that reads or changes a user's data was called without the tab's opened session."""
+
+    def __init__(self) -> None:
+        super().__init__("open a session first: type a user name and press open")
+
+
+def files_folder(runtime: ChatRuntime) -> Path:
+    """The only folder the page serves files from: the home pictures and the exports. Never the home
+    itself, which holds every user's memory and every conversation's checkpoints."""
+    return runtime.home / "app-files"
+
+
+def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str = "local",
+          logins: bool = False) -> gr.Blocks:
     """The app's blocks over one chat runtime; `chat_model()` gives the model (built on first use),
-    `llm` is its spec (what the other methods' run labels say)."""
+    `llm` is its spec (what the other methods' run labels say). With `logins`, a tab opens only the
+    sessions of the user it logged in as.
+
+    Every handler that reads or changes a user's data acts only for the tab's opened session (its
+    `gr.State`, which lives on the server and is empty for a caller that never opened one), never for
+    a user name the request carries; and none of them is a named API endpoint."""
 
     turns = AgentTurns()
     # Each thread's turns (their traces), kept while the app runs: a reloaded page shows them again.
     traces: dict[str, list[Any]] = {}
 
     def open_session(user: str, thread: str | None, scene: int = 0, room: str = "Kitchen") -> Session:
-        session = Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room)
+        session = Session.open(runtime, chat_model(), user, thread or None, scene=int(scene), room=room,
+                               files=files_folder(runtime) / uuid.uuid4().hex[:8])
         session.turns = traces.setdefault(session.thread, [])
         return session
+
+    def login_user(user: str, request: gr.Request | None) -> str:
+        """The user a tab may open: with logins, only the one it logged in as."""
+        user = check_user(user)
+        login = getattr(request, "username", None) if logins else None
+        if logins and user != login:
+            raise UnknownUser(f"you are logged in as {login!r}: you can open only {login!r}'s sessions")
+        return user
 
     def session_choices(user: str) -> list[str]:
         return runtime.threads(user) if user else []
@@ -106,7 +145,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 gr.update(choices=turns, value=turns[-1] if turns else None),
                 (session.turns[-1].trace.rows() or None) if session.turns else None)
 
-    with gr.Blocks(title=TITLE) as demo:
+    with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         session_state = gr.State(None)
         saved = gr.BrowserState({"user": "", "thread": ""}, storage_key="helper-app-session")
         gr.Markdown(f"## {TITLE}\n{INTRO}")
@@ -173,9 +212,10 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         chat_outputs = [chatbot, subgoals, home, log, status, feedback_box, question, turn, trace_table]
 
         # ------------------------------------------------------------------ sessions
-        def on_open(user: str, thread: str | None, scene: int, room_type: str) -> tuple[Any, ...]:
+        def on_open(user: str, thread: str | None, scene: int, room_type: str,
+                    request: gr.Request | None = None) -> tuple[Any, ...]:
             try:
-                user = check_user(user)
+                user = login_user(user, request)
                 if thread and not is_users_thread(thread, user):
                     thread = None  # another user's session is never opened under this name
                 session = open_session(user, thread, scene, room_type)
@@ -193,25 +233,26 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                     gr.update(value=session.env.state.room_type))  # the room the session's household is
 
         open_outputs = [session_state, error, sessions, saved, *chat_outputs, room]
-        open_button.click(on_open, [user_box, sessions, seed, room], open_outputs)
-        user_box.submit(on_open, [user_box, sessions, seed, room], open_outputs)
+        open_button.click(on_open, [user_box, sessions, seed, room], open_outputs, **PRIVATE)
+        user_box.submit(on_open, [user_box, sessions, seed, room], open_outputs, **PRIVATE)
 
-        def on_new(session: Session | None, user: str, scene: int, room_type: str) -> tuple[Any, ...]:
+        def on_new(session: Session | None, user: str, scene: int, room_type: str,
+                   request: gr.Request | None = None) -> tuple[Any, ...]:
             if session is None:
-                return on_open(user, None, scene, room_type)
-            return on_open(session.user, session.new_thread(), scene, room_type)
+                return on_open(user, None, scene, room_type, request)
+            return on_open(session.user, session.new_thread(), scene, room_type, request)
 
-        new_button.click(on_new, [session_state, user_box, seed, room], open_outputs)
+        new_button.click(on_new, [session_state, user_box, seed, room], open_outputs, **PRIVATE)
 
-        def on_load(stored: dict[str, str] | None) -> tuple[Any, ...]:
+        def on_load(stored: dict[str, str] | None, request: gr.Request | None = None) -> tuple[Any, ...]:
             stored = stored or {}
             if not stored.get("user"):
                 # Nothing to reopen: change nothing. A None here, landing late on a busy server, once
                 # replaced the session the person had opened meanwhile ("open a session first").
                 return tuple(gr.skip() for _ in range(len(open_outputs) + 1))
-            return (*on_open(stored["user"], stored.get("thread"), 0, "Kitchen"), stored["user"])
+            return (*on_open(stored["user"], stored.get("thread"), 0, "Kitchen", request), stored["user"])
 
-        demo.load(on_load, [saved], [*open_outputs, user_box])
+        demo.load(on_load, [saved], [*open_outputs, user_box], **PRIVATE)
 
         # ------------------------------------------------------------------ chat
         def run(session: Session | None, text: str, agent: str = "helper",
@@ -259,13 +300,16 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 turns.release()
 
         run_outputs = [error, request, *chat_outputs]
-        send.click(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden")
-        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden")
+        send.click(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden",
+                   **PRIVATE)
+        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden",
+                   **PRIVATE)
         def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
             yield from run(session, "done")
 
-        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden")
-        not_yet.click(lambda: f"{NOT_YET} ", None, [request]).then(None, None, None, js=FOCUS_REQUEST)
+        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden",
+                   **PRIVATE)
+        not_yet.click(lambda: f"{NOT_YET} ", None, [request], **PRIVATE).then(None, None, None, js=FOCUS_REQUEST, **PRIVATE)
 
         def on_new_home(session: Session | None, scene: int, room_type: str) -> tuple[Any, ...]:
             if session is None:
@@ -278,7 +322,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 turns.release()
             return ("", str(session.picture))
 
-        new_home.click(on_new_home, [session_state, seed, room], [error, home])
+        new_home.click(on_new_home, [session_state, seed, room], [error, home], **PRIVATE)
 
         def on_instance(session: Session | None, upload_path: str | None) -> Iterator[tuple[Any, ...]]:
             if session is None or not upload_path:
@@ -292,19 +336,23 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             loaded.start(session.env)
             yield from run(session, loaded.dialogue, typed=False)
 
-        instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=None, show_progress="hidden")
+        instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=None, show_progress="hidden",
+                        **PRIVATE)
 
         # ------------------------------------------------------------------ routines
-        def user_of(session: Session | None, user: str) -> str:
-            return session.user if session is not None else check_user(user)
+        def user_of(session: Session | None) -> str:
+            """The tab's opened session's user; never a name the caller sends."""
+            if session is None:
+                raise NoSession()
+            return session.user
 
-        def list_routines(session: Session | None, user: str, note: str = "") -> tuple[Any, ...]:
+        def list_routines(session: Session | None, note: str = "") -> tuple[Any, ...]:
             try:
-                who = user_of(session, user)
+                who = user_of(session)
                 memory = runtime.memories.routines
                 versions = memory.list(user=who)
                 latest = memory.routines(user=who)
-            except (UnknownUser, MemoryStoreError) as exc:
+            except (NoSession, MemoryStoreError) as exc:
                 return (f"⚠️ {exc}", None, gr.update(choices=[], value=None))
             counts: dict[str, int] = {}
             for r in versions:
@@ -316,17 +364,16 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             return (text, rows or None, gr.update(choices=names, value=names[0] if names else None))
 
         routine_outputs = [routines_note, routine_table, routine_name]
-        refresh.click(list_routines, [session_state, user_box], routine_outputs)
-        routines_tab.select(list_routines, [session_state, user_box], routine_outputs)
-        session_state.change(list_routines, [session_state, user_box], routine_outputs)
+        refresh.click(list_routines, [session_state], routine_outputs, **PRIVATE)
+        routines_tab.select(list_routines, [session_state], routine_outputs, **PRIVATE)
+        session_state.change(list_routines, [session_state], routine_outputs, **PRIVATE)
 
-        def show_routine(session: Session | None, user: str, name: str | None,
-                         version: str | None = None) -> tuple[Any, ...]:
+        def show_routine(session: Session | None, name: str | None, version: str | None = None) -> tuple[Any, ...]:
             if not name:
                 return (gr.update(choices=[], value=None), "")
             try:
-                versions = runtime.memories.routines.versions(name, user=user_of(session, user))
-            except (UnknownUser, MemoryStoreError) as exc:
+                versions = runtime.memories.routines.versions(name, user=user_of(session))
+            except (NoSession, MemoryStoreError) as exc:
                 return (gr.update(choices=[], value=None), f"# {exc}")
             if not versions:
                 return (gr.update(choices=[], value=None), "")
@@ -334,44 +381,46 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             chosen = labels.index(version) if version in labels else len(labels) - 1
             return (gr.update(choices=labels, value=labels[chosen]), versions[chosen].program)
 
-        routine_name.change(show_routine, [session_state, user_box, routine_name], [routine_version, routine_program])
-        routine_version.input(show_routine, [session_state, user_box, routine_name, routine_version],
-                              [routine_version, routine_program])
+        routine_name.change(show_routine, [session_state, routine_name], [routine_version, routine_program], **PRIVATE)
+        routine_version.input(show_routine, [session_state, routine_name, routine_version],
+                              [routine_version, routine_program], **PRIVATE)
 
-        def delete_routine(session: Session | None, user: str, name: str | None) -> tuple[Any, ...]:
+        def delete_routine(session: Session | None, name: str | None) -> tuple[Any, ...]:
+            if session is None:
+                return list_routines(session)
             if not name:
-                return list_routines(session, user, "⚠️ pick a routine to delete")
-            who = user_of(session, user)
-            removed = runtime.memories.routines.remove(name, user=who)
-            return list_routines(session, user, f"deleted {removed} version(s) of {name!r} for {who}")
+                return list_routines(session, "⚠️ pick a routine to delete")
+            removed = runtime.memories.routines.remove(name, user=session.user)
+            return list_routines(session, f"deleted {removed} version(s) of {name!r} for {session.user}")
 
-        delete.click(delete_routine, [session_state, user_box, routine_name], routine_outputs)
+        delete.click(delete_routine, [session_state, routine_name], routine_outputs, **PRIVATE)
 
-        def export_routines(session: Session | None, user: str) -> tuple[Any, ...]:
+        def export_routines(session: Session | None) -> tuple[Any, ...]:
             try:
-                who = user_of(session, user)
-            except UnknownUser as exc:
+                who = user_of(session)
+            except NoSession as exc:
                 return (f"⚠️ {exc}", None)
-            folder = Path(tempfile.mkdtemp(prefix="routines-", dir=runtime.home))
-            path = folder / f"routines-{who}.jsonl"
+            exports = files_folder(runtime) / "exports"
+            exports.mkdir(parents=True, exist_ok=True)
+            path = Path(tempfile.mkdtemp(prefix="routines-", dir=exports)) / f"routines-{who}.jsonl"
             n = runtime.memories.routines.export_jsonl(path, user=who)
             return (f"exported {n} routine version(s) of {who}", str(path))
 
-        export.click(export_routines, [session_state, user_box], [routines_note, exported])
+        export.click(export_routines, [session_state], [routines_note, exported], **PRIVATE)
 
-        def import_routines(session: Session | None, user: str, path: str | None) -> tuple[Any, ...]:
+        def import_routines(session: Session | None, path: str | None) -> tuple[Any, ...]:
             if not path:
-                return list_routines(session, user)
+                return list_routines(session)
             try:
-                who = user_of(session, user)
+                who = user_of(session)
                 n = runtime.memories.routines.import_jsonl(path, user=who)
-            except (UnknownUser, MemoryStoreError, ValueError) as exc:
+            except (NoSession, MemoryStoreError, ValueError) as exc:
                 # The file's name, not Gradio's temporary path to it (a folder named by 64 hex digits).
                 reason = str(exc).replace(str(path), Path(path).name)
-                return list_routines(session, user, f"⚠️ import refused, nothing stored: {reason}")
-            return list_routines(session, user, f"imported {n} routine version(s) for {who} from {Path(path).name}")
+                return list_routines(session, f"⚠️ import refused, nothing stored: {reason}")
+            return list_routines(session, f"imported {n} routine version(s) for {who} from {Path(path).name}")
 
-        upload.upload(import_routines, [session_state, user_box, upload], routine_outputs)
+        upload.upload(import_routines, [session_state, upload], routine_outputs, **PRIVATE)
 
         # ------------------------------------------------------------------ trace
         def show_trace(session: Session | None, label: str | None) -> Any:
@@ -380,16 +429,26 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             number = int(label.partition(".")[0]) - 1
             return session.turns[number].trace.rows() or None if 0 <= number < len(session.turns) else None
 
-        turn.input(show_trace, [session_state, turn], [trace_table])
+        turn.input(show_trace, [session_state, turn], [trace_table], **PRIVATE)
     return demo
 
 
-def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str, host: str, port: int) -> None:
-    """Serve the app until interrupted (Gradio's queue; files only from the chat home)."""
-    demo = build(runtime, chat_model, llm)
+def launch(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: str, host: str, port: int,
+           logins: list[tuple[str, str]] | None = None, max_upload: str = "5mb") -> None:
+    """Serve the app until interrupted.
+
+    Files are served only from `files_folder` (pictures, exports) and Gradio's own cache; the home's
+    memory and checkpoints are blocked outright, so no file route reaches them even if the folders
+    move. Uploads over `max_upload` are refused by Gradio before they are stored, and the cache
+    (uploads included) is emptied hourly and when the app stops."""
+    files = files_folder(runtime)
+    files.mkdir(parents=True, exist_ok=True)
+    blocked = [runtime.home / "memory", *runtime.home.glob("checkpoints.sqlite*"), runtime.home / "checkpoints.sqlite"]
+    demo = build(runtime, chat_model, llm, logins=bool(logins))
     demo.queue(default_concurrency_limit=4)
-    demo.launch(server_name=host, server_port=port, allowed_paths=[str(runtime.home)], footer_links=[],
-                quiet=True, show_error=False, css=CSS)
+    demo.launch(server_name=host, server_port=port, allowed_paths=[str(files)],
+                blocked_paths=[str(p) for p in blocked], max_file_size=max_upload, auth=logins or None,
+                footer_links=[], quiet=True, show_error=False, css=CSS)
 
 
 def _tracing_note() -> str:

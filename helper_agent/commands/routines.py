@@ -185,11 +185,7 @@ def remove(
     """Remove a routine (every version, or one with --version)."""
     user = _resolve_user(user)
     memory = _memory(memory_dir)
-    if version is None:
-        n = memory.remove(name, user=user)
-    else:
-        ids = [r.id for r in memory.versions(name, user=user) if r.version == version]
-        n = memory.delete(ids)
+    n = memory.remove(name, user=user, version=version)
     if n == 0:
         _fail(f"no routine {name!r}" + (f" v{version}" if version is not None else "") + f" for {user}")
     console.print(f"removed {n} version(s) of {name!r} for {user}", highlight=False)

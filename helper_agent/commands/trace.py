@@ -56,6 +56,34 @@ def find_record(run_dir: Path, instance: str) -> dict[str, Any]:
     raise CommandInputError(f"{run_dir}: no episode {instance!r} in results.jsonl (it has {known or 'none'})")
 
 
+def check_shown_fields(record: dict[str, Any], where: str) -> None:
+    """The fields the trace prints, with the types a run writes; a damaged record is refused in one line
+    naming the field (a `log` that was an int, or a list nested 900 deep, was a traceback)."""
+    instance = record.get("instance_id")
+    for name in ("log",):
+        value = record.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise CommandInputError(f"{where}: episode {instance}: field {name!r} must be a list of strings, "
+                                    f"not {_kind(value)}")
+    for name in ("program", "dialogue", "task_name", "family", "agent", "planner", "error_message", "traceback"):
+        value = record.get(name)
+        if value is not None and not isinstance(value, str):
+            raise CommandInputError(f"{where}: episode {instance}: field {name!r} must be a string, not {_kind(value)}")
+    for name in ("subgoals", "trace"):
+        value = record.get(name)
+        if value is not None and not (isinstance(value, list) and all(
+                isinstance(row, list) and len(row) == 3 and all(isinstance(c, str | int | float) for c in row)
+                for row in value)):
+            raise CommandInputError(f"{where}: episode {instance}: field {name!r} must be a list of "
+                                    "[subgoal, outcome, actions] rows")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list) and any(isinstance(v, list | dict) for v in value):
+        return "a list holding lists or objects"
+    return "a list holding non-strings" if isinstance(value, list) else type(value).__name__
+
+
 def _dialogue_from_dataset(spec: dict[str, Any], record: dict[str, Any]) -> str:
     """An older record's dialogue, read from the run's dataset ("" when it cannot be found)."""
     mode, data, split = spec.get("mode"), spec.get("data"), spec.get("split")
@@ -115,6 +143,7 @@ def trace(
     """Print one episode of a run node by node: the graph's log, the program, the subgoals, LLM
     usage and the checker's verdict (from RUN_DIR/results.jsonl, no LangSmith needed)."""
     record = find_record(run_dir, instance)
+    check_shown_fields(record, str(run_dir / "results.jsonl"))
     spec_file = run_dir / "spec.json"
     label = ""
     spec: dict[str, Any] = {}

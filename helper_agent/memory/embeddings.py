@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from helper_agent.memory.errors import MemoryStoreError
 from helper_agent.memory.settings import get_memory_settings
 
 log = logging.getLogger(__name__)
@@ -235,7 +236,11 @@ def load_sentence_transformer(path: str | Path | None = None) -> Any:
                 hf_logging.disable_progress_bar()
             except ImportError:  # pragma: no cover
                 pass
-            model = SentenceTransformer(key, device="cpu", local_files_only=True)
+            try:
+                model = SentenceTransformer(key, device="cpu", local_files_only=True)
+            except (OSError, ValueError) as exc:  # not a folder, or a folder without a model
+                raise MemoryStoreError(f"HELPER_EMBEDDINGS=local:{key}: cannot load a SentenceTransformer "
+                                       f"from it ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
             _MODELS[key] = model
     return model
 

@@ -293,7 +293,8 @@ class RoutineMemory(BaseMemory):
                 existing[e.id] = str(e.metadata.get("digest", ""))
                 contents.add(existing[e.id])
             for record in sorted(records, key=lambda r: (r.version == 0, r.version)):
-                if skip_same_content and record.version == 0 and _digest(record) in contents:
+                stored_before = _digest(record) in contents
+                if skip_same_content and record.version == 0 and stored_before:
                     continue  # this content is stored under this name already
                 contents.add(_digest(record))
                 version = record.version
@@ -302,6 +303,8 @@ class RoutineMemory(BaseMemory):
                     if rid in existing:
                         if existing[rid] == _digest(record):
                             continue  # the same version again: nothing to do
+                        if skip_same_content and stored_before:
+                            continue  # stored under another number already (an import run again)
                         version = 0  # another content under a taken number: append
                 if version == 0:
                     version = latest[record.key] + 1
@@ -352,12 +355,18 @@ class RoutineMemory(BaseMemory):
         """Store a program the user confirmed as a success under `name`."""
         return self.teach(name, program, request, user=user, source="confirmed_success")
 
-    def remove(self, name: str, *, user: str | None = None) -> int:
-        """Delete every version of `name` for `user`; returns how many versions were removed."""
+    def remove(self, name: str, *, user: str | None = None, version: int | None = None) -> int:
+        """Delete every version of `name` for `user` (or only `version`); returns how many were removed.
+
+        Looked up in the user's own collection, never by record id: ids are `<user>/<name key>/v<n>`
+        and both user names and routine names may hold '/', so user `a` with routine `b/x` and user
+        `a/b` with routine `x` share the id `a/b/x/v1`, and deleting by id removed both."""
         col = self._user_col(self._user(user), create=False)
         if col is None:
             return 0
         rows = col.get(where=where_all(name_key=routine_key(name)), include_documents=False)
+        if version is not None:
+            rows = [e for e in rows if int(e.metadata.get("version", 0)) == version]
         if rows:
             col.delete(ids=[e.id for e in rows])
         return len(rows)

@@ -45,6 +45,7 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -139,8 +140,6 @@ def _out_of_space(path: Path, exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     try:
-        import shutil
-
         return shutil.disk_usage(path).free < 1 << 20
     except OSError:
         return False
@@ -318,6 +317,29 @@ class VectorStore:
         tmp = meta_path.with_name(f".{META_FILE}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(self._meta(), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, meta_path)
+
+    def check_space(self) -> None:
+        """Refuse a write to the embedded store while its disk has less than HELPER_MEMORY_MIN_FREE_MB free.
+
+        Chroma that runs out of space in the middle of a write leaves a store it cannot open again
+        (every later write fails with "Error in compaction: Failed to apply logs to the metadata
+        segment", and no resume helps). So the space is checked first, before each batch, with a margin
+        far above what one batch takes (an import commits `HELPER_ROUTINE_IMPORT_BATCH` versions at a
+        time): a refused write leaves the store as the last batch left it, and the same command resumes
+        once space is freed. A disk that another process fills during the batch is not covered."""
+        if self.path is None:
+            return
+        need = int(self.settings.memory_min_free_mb) << 20
+        try:
+            free = shutil.disk_usage(self.path).free
+        except OSError:
+            return
+        if free < need:
+            raise MemoryStoreError(
+                f"{self.path}: only {free / (1 << 20):.1f} MiB free, and a write needs {need >> 20} MiB "
+                "(HELPER_MEMORY_MIN_FREE_MB); nothing was written: free some space and run the command again "
+                "(what was committed is kept, an import resumes)"
+            )
 
     @contextlib.contextmanager
     def guard(self) -> Iterator[None]:
@@ -620,6 +642,7 @@ class VectorCollection:
         except Exception:  # noqa: BLE001 - older servers lack the call
             batch = 1000
         with self.store.write_lock(), self.store.guard():
+            self.store.check_space()
             for start in range(0, len(entries), batch):
                 chunk = entries[start : start + batch]
                 self.raw.upsert(
@@ -638,6 +661,7 @@ class VectorCollection:
         if ids is None and not where:
             raise ValueError("delete() needs ids or a where filter (use clear() to empty a collection)")
         with self.store.write_lock(), self.store.guard():
+            self.store.check_space()
             self.raw.delete(ids=ids, where=dict(where) if where else None)
             self._wrote()
 

@@ -8,8 +8,8 @@ can be resumed on another.
 
 - `SerialExecutor`: one episode after another in this process (the only choice for an in-process
   chat model handed to `run_eval`).
-- `PoolExecutor`: `--workers N` spawned processes on this machine; each ends itself when the driver
-  is killed (`workers.watch_parent`).
+- `PoolExecutor`: `--workers N` processes on this machine (forked from a forkserver where there is
+  one, else spawned); each ends itself when the driver is killed (`workers.watch_parent`).
 - `RayExecutor` (`ray_executor.py`, the `ray` extra): each episode is a Ray task on a cluster.
 
 An outcome is either the job's record or, when the executor lost the episode (a Ray worker or node
@@ -21,13 +21,17 @@ the run, as it does in the driver's own process.
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.context import BaseContext
 from typing import Any
 
-from helper_agent.evals.engine.workers import watch_parent
+from helper_agent.config import get_settings
+from helper_agent.evals.engine.workers import FORKSERVER_GUARD, set_parent_death_signal, watch_parent
 
 Job = Callable[[dict[str, Any], str], dict[str, Any]]
 """One episode: (the run's spec as a dict, an instance path) -> its record. A module-level function,
@@ -77,10 +81,25 @@ class SerialExecutor(Executor):
             yield Outcome(path, job(spec, path))
 
 
-def worker_init() -> None:
-    """Set up an evaluation worker process: end it with the run that spawned it, and keep the
-    tokenizer and torch to one thread each (the run's parallelism is its workers)."""
-    watch_parent()  # end this worker when the run that spawned it is killed
+def worker_init(parent: int | None = None, environ: dict[str, str] | None = None) -> None:
+    """Set up an evaluation worker process: end it with the run that spawned it (`parent`, the pid
+    the run passed in), run with the run's environment (`environ`, as it was when the pool started),
+    and keep the tokenizer and torch to one thread each (the run's parallelism is its workers).
+
+    The environment is handed over because a forkserver's child inherits the forkserver's, which is
+    the run's when the forkserver started (the first pool of the process), not when this pool did: a
+    second run in one process with another HELPER_LLM_GRAMMAR got the first run's. The settings the
+    forkserver may have read are dropped for the same reason."""
+    if environ is not None:
+        os.environ.clear()
+        os.environ.update(environ)
+        get_settings.cache_clear()
+    # A worker forked by the forkserver dies with it (the kernel's signal: the forkserver has one
+    # thread, so the signal's thread caveat does not apply), and the forkserver dies with the run
+    # (`forkserver_guard`); the watch below covers a spawned worker and any gap.
+    if parent is not None and os.getppid() != parent:
+        set_parent_death_signal(signal.SIGKILL)
+    watch_parent(parent=parent)  # end this worker when the run that spawned it is killed
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         import torch  # deferred: a worker that never embeds need not pay for importing torch
@@ -88,6 +107,23 @@ def worker_init() -> None:
         torch.set_num_threads(1)
     except ImportError:  # pragma: no cover
         pass
+
+
+def pool_context() -> BaseContext:
+    """The pool's start method: a forkserver that has imported the driver's main module and this one,
+    where the platform has one; else spawn.
+
+    A spawned worker imports the driver's main module (`helper_agent.cli`: seconds on a loaded
+    machine) before its initializer runs, so a driver killed in those seconds left workers that
+    learnt of it only seconds later. Forked from the forkserver, a worker reaches its initializer in
+    milliseconds, and the forkserver itself ends when the driver does."""
+    if "forkserver" not in get_all_start_methods():
+        return get_context("spawn")
+    main = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None)
+    context = get_context("forkserver")
+    context.set_forkserver_preload([FORKSERVER_GUARD, "__main__", __name__,
+                                    *([main] if main and not main.endswith("__main__") else [])])
+    return context
 
 
 class PoolExecutor(Executor):
@@ -100,7 +136,8 @@ class PoolExecutor(Executor):
         self.workers = workers
 
     def run(self, job: Job, spec: dict[str, Any], paths: list[str]) -> Iterator[Outcome]:
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"), initializer=worker_init) as pool:
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=pool_context(), initializer=worker_init,
+                                 initargs=(os.getpid(), dict(os.environ))) as pool:
             queue = list(paths)
             pending: dict[Future, str] = {}
 

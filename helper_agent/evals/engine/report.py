@@ -12,16 +12,23 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.engine.provenance import code_counts, code_note
 from helper_agent.evals.engine.runfiles import read_metrics, read_metrics_or_summary, read_progressive_spec
 from helper_agent.evals.engine.store import errored, read_records
-from helper_agent.files import atomic_write_json, atomic_write_text
+from helper_agent.files import FileFormatError, atomic_write_json, atomic_write_text, validation_message
 from helper_agent.teach.metrics import AggregateMetrics, EpisodeMetrics, aggregate_by_task, aggregate_metrics
 
 
 def _episode(record: dict[str, Any]) -> EpisodeMetrics:
-    return EpisodeMetrics.model_validate(record)
+    """The record's TEACh metrics; a record without them (a hand-edited or foreign line) is one line
+    naming the episode and the field, not pydantic's several lines and its web address."""
+    try:
+        return EpisodeMetrics.model_validate(record)
+    except ValidationError as exc:
+        raise FileFormatError(validation_message(f"results.jsonl: episode {record.get('instance_id')!r}", exc)) from None
 
 
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

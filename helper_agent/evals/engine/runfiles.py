@@ -27,9 +27,6 @@ from helper_agent.files import (
     validate_model,
 )
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
-"""A finite number: NaN or an infinity in a metrics file is damage, not a score."""
-
 
 class _Open(BaseModel):
     """Fields we read; other keys are kept as they are."""
@@ -49,13 +46,17 @@ class SpecFile(_Open):
     agent_options: dict[StrictStr, StrictStr] = Field(default_factory=dict)
 
 
+Percent = Annotated[float, Field(allow_inf_nan=False, ge=0, le=100)]
+"""A rate in %: NaN, an infinity, SR -5 or 1e308 in a metrics file is damage, not a score."""
+
+
 class Rates(_Open):
     """SR, GC and their path-length-weighted values, in %."""
 
-    SR: Finite
-    GC: Finite
-    PLW_SR: Finite
-    PLW_GC: Finite
+    SR: Percent
+    GC: Percent
+    PLW_SR: Percent
+    PLW_GC: Percent
     episodes: int = Field(default=0, ge=0)
 
 
@@ -66,9 +67,12 @@ class EndedBy(_Open):
     llm_budget: int = Field(default=0, ge=0)
 
 
+NonNegative = Annotated[float, Field(allow_inf_nan=False, ge=0)]
+
+
 class PerEpisode(_Open):
-    llm_calls: Finite = 0.0
-    prompt_tokens: Finite = 0.0
+    llm_calls: NonNegative = 0.0
+    prompt_tokens: NonNegative = 0.0
 
 
 class MetricsFile(_Open):
@@ -78,7 +82,7 @@ class MetricsFile(_Open):
     by_task: dict[str, Rates] = Field(default_factory=dict)
     ended_by: EndedBy = Field(default_factory=EndedBy)
     per_episode: PerEpisode = Field(default_factory=PerEpisode)
-    seconds_per_llm_call: Finite = 0.0
+    seconds_per_llm_call: NonNegative = 0.0
     label: str = ""
 
 
