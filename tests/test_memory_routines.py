@@ -332,3 +332,14 @@ def test_an_export_imported_again_over_a_taken_number_adds_it_once(tmp_path):
     added = [memory.import_jsonl(tmp_path / "r.jsonl", user="u") for _ in range(4)]
     assert added == [1, 0, 0, 0]
     assert [(r.version, r.program) for r in memory.versions("r", user="u")] == [(1, PROGRAM_B), (2, PROGRAM_A)]
+
+
+def test_an_unterminated_string_names_its_column_with_one_at(tmp_path):
+    """json's message ends in "starting at"; the import's line said "starting at at column 50"."""
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"user": "bob", "name": "x", "program": "unterminated}\n', encoding="utf-8")
+    memory = hash_memory(tmp_path / "m")
+    with pytest.raises(ImportFormatError) as caught:
+        memory.import_jsonl(path, user="bob")
+    assert "Unterminated string starting at column 41" in str(caught.value)
+    assert "at at" not in str(caught.value)

@@ -318,8 +318,10 @@ def iter_jsonl_objects(path: str | Path, *, max_bytes: int | None = None) -> Ite
             try:
                 yield lineno, json.loads(line)
             except json.JSONDecodeError as exc:
+                # json's own message may end in "at" ("Unterminated string starting at"): one "at" only
+                reason = exc.msg.removesuffix(" at")
                 raise ImportFormatError(
-                    f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+                    f"{path}:{lineno}: invalid JSON ({reason} at column {exc.colno})"
                 ) from None
             except RecursionError:
                 raise ImportFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
