@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import helper_agent.llm as llm
 from helper_agent import serving
 from helper_agent.cli import app
+from helper_agent.config import get_settings
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.engine import runner
 from helper_agent.graphs.registry import get_method, method_names
@@ -32,6 +33,8 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.syspath_prepend(str(PLUGINS))
     monkeypatch.setenv("HELPER_MEMORY_DIR", str(tmp_path / "memory"))
     monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:256")
+    monkeypatch.setenv("HELPER_SERVE_LLMS", "scripted")  # the LangGraph server offers the scripted model
+    get_settings.cache_clear()
     monkeypatch.setattr(runner, "_worker_cache", {})
     monkeypatch.setattr(serving, "_MODELS", {})
     replies = ["Turn Left"]
@@ -44,6 +47,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     yield replies
     for name in [m for m in sys.modules if m == "toy_method" or m.startswith("toy_method.")]:
         del sys.modules[name]
+    get_settings.cache_clear()
 
 
 def test_adding_the_toy_is_one_package_and_one_registration() -> None:
