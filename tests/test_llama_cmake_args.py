@@ -54,12 +54,17 @@ def test_no_cpuinfo_or_no_x86_flags_gives_the_portable_build(tmp_path: Path) -> 
         assert run.stdout.strip() == "-DGGML_NATIVE=OFF"
 
 
-def _make_install_local(tmp_path: Path, *overrides: str) -> str:
-    """What `make install-local` would run, for a venv that does not exist yet (`make -n`: nothing runs)."""
-    run = subprocess.run(["make", "-n", "install-local", f"VENV={tmp_path / 'venv'}", f"PYTHON={sys.executable}",
+def _make_plan(tmp_path: Path, target: str, *overrides: str) -> str:
+    """What `make TARGET` would run, for a venv that does not exist yet (`make -n`: nothing runs)."""
+    run = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}", f"PYTHON={sys.executable}",
                           f"HOME={tmp_path}", *overrides],
                          cwd=TOOL.parents[1], capture_output=True, text=True, check=True)
     return run.stdout
+
+
+def _make_install_llama(tmp_path: Path, *overrides: str) -> str:
+    """What `make install-llama` (the optional llama.cpp runtime) would run."""
+    return _make_plan(tmp_path, "install-llama", *overrides)
 
 
 def _built(plan: str) -> tuple[str, str]:
@@ -70,18 +75,26 @@ def _built(plan: str) -> tuple[str, str]:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_make_install_local_builds_what_the_cpu_reports_into_a_folder_per_flag_set(tmp_path: Path) -> None:
+def test_make_install_llama_builds_what_the_cpu_reports_into_a_folder_per_flag_set(tmp_path: Path) -> None:
     haswell, sapphire = tmp_path / "haswell", tmp_path / "sapphire"
     haswell.write_text(_cpuinfo(HASWELL))
     sapphire.write_text(_cpuinfo(SAPPHIRE))
-    avx2_args, avx2_dir = _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}"))
-    avx512_args, avx512_dir = _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={sapphire}"))
+    avx2_args, avx2_dir = _built(_make_install_llama(tmp_path, f"LLAMA_CPUINFO={haswell}"))
+    avx512_args, avx512_dir = _built(_make_install_llama(tmp_path, f"LLAMA_CPUINFO={sapphire}"))
     assert avx2_args == "-DGGML_NATIVE=OFF"
     assert avx512_args.startswith("-DGGML_NATIVE=OFF -DGGML_AVX512=ON") and "AMX" not in avx512_args
     assert avx2_dir != avx512_dir and avx2_dir.startswith(str(tmp_path / ".cache/helper-agent/llama-wheels"))
     # The same flags give the same folder, so a second install reuses the wheel built the first time;
     # an explicit override is honoured as given.
-    assert _built(_make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}"))[1] == avx2_dir
-    assert _built(_make_install_local(tmp_path, "LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF"))[1] == avx2_dir
-    plan = _make_install_local(tmp_path, f"LLAMA_CPUINFO={haswell}")
+    assert _built(_make_install_llama(tmp_path, f"LLAMA_CPUINFO={haswell}"))[1] == avx2_dir
+    assert _built(_make_install_llama(tmp_path, "LLAMA_CMAKE_ARGS=-DGGML_NATIVE=OFF"))[1] == avx2_dir
+    plan = _make_install_llama(tmp_path, f"LLAMA_CPUINFO={haswell}")
     assert f"pip install --quiet {avx2_dir}/llama_cpp_python-" in plan
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_install_local_compiles_nothing(tmp_path: Path) -> None:
+    """The default runtime (OpenVINO) installs from wheels: no llama.cpp build, no CMAKE_ARGS."""
+    plan = _make_plan(tmp_path, "install-local")
+    assert "helper models prepare" in plan and "'.[dev,local]'" in plan
+    assert "CMAKE_ARGS" not in plan and "llama" not in plan.replace("llama_cmake_args.py", "")
