@@ -8,6 +8,9 @@ import re
 import tomllib
 from pathlib import Path
 
+import grimp  # import-linter's graph builder (the dev extra)
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
 
@@ -62,3 +65,62 @@ def test_an_import_of_our_own_modules_inside_a_function_says_why_it_is_deferred(
                     if "deferred" not in above:
                         silent.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert silent == []
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """The import circles between `package`'s modules (strongly connected groups of two or more), as
+    grimp reads them: every `import` statement, inside a function included, so a deferred import that
+    closes a circle counts (issue 53's two did: `llm/decoding_args -> factory -> openai_compatible`,
+    `engine/executors <-> ray_executor`)."""
+    graph = grimp.build_graph(package, cache_dir=None)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(graph.modules):  # Tarjan's algorithm, iteratively (the graph has ~250 modules)
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_import_circle_between_modules_deferred_imports_included() -> None:
+    """No module of the package imports itself back through others, a package's `__init__` included
+    (the `acyclic_siblings` contract of pyproject.toml checks the same between sibling packages)."""
+    assert import_cycles("helper_agent") == []
+
+
+def test_the_cycle_check_finds_a_circle_closed_by_a_deferred_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "circled"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from circled import b\n")
+    (package / "b.py").write_text("def later():\n    from circled import a  # deferred\n    return a\n")
+    (package / "c.py").write_text("from circled import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles("circled") == [["circled.a", "circled.b"]]

@@ -24,7 +24,8 @@ ray = pytest.importorskip("ray")
 
 from helper_agent.evals.benchmark import generate_benchmark  # noqa: E402
 from helper_agent.evals.engine import runner  # noqa: E402
-from helper_agent.evals.engine.executors import ExecutorUnavailable, make_executor  # noqa: E402
+from helper_agent.evals.engine.executor_factory import make_executor  # noqa: E402
+from helper_agent.evals.engine.executors import ExecutorUnavailable  # noqa: E402
 from helper_agent.evals.engine.ray_executor import RayExecutor  # noqa: E402
 from helper_agent.evals.engine.runner import run_episode, run_eval  # noqa: E402
 from helper_agent.evals.engine.spec import EvalSpec  # noqa: E402

@@ -67,7 +67,8 @@ def _table(rows: list[dict[str, Any]], title: str, notes: Sequence[str] = ()) ->
 def eai(
     task: str = typer.Option("action-sequencing", help="EAI task (only action-sequencing)."),
     agent: str = typer.Option("helper", help="Method: helper, llm-planner (open and closed loop), prag, embodiedrag "
-                              "(closed loop: they act step by step)."),
+                              "(closed loop: they act step by step), or any other registered method (closed loop: "
+                              "its own graph acts on VirtualHome through the harness)."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="The method's switches, KEY=VALUE: "
                                                   "prag retrieval=goal+scene|goal, k=N, database=PATH, max_steps=N, "
                                                   "answer=action|thought; embodiedrag graph=subgraph|full, k=N, "

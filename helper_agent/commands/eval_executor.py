@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from helper_agent.evals.engine.executors import EXECUTORS, Executor, make_executor
+from helper_agent.evals.engine.executor_factory import EXECUTORS, make_executor
+from helper_agent.evals.engine.executors import Executor
 
 EXECUTOR = typer.Option("local", "--executor", help="Where episodes run: local (this machine, --workers "
                         "processes) or ray (one Ray task per episode; pip install 'helper-agent\\[ray]').")

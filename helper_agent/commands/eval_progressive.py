@@ -1,4 +1,5 @@
-"""`helper eval progressive`: P-RAG's progressive iteration, registered on `helper eval` by `register`."""
+"""`helper eval progressive`: P-RAG's progressive iteration, for any registered method with an experience
+memory (`graphs/registry.ExperienceUse`), registered on `helper eval` by `register`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_e
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable
 from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
 from helper_agent.graphs.options import parse_agent_options
-from helper_agent.graphs.registry import method_names
+from helper_agent.graphs.registry import experience_use, method_names
 
 console = table_console(160)
 
@@ -39,7 +40,8 @@ def progressive(
     split: str = typer.Option("valid_unseen", help="The evaluation split."),
     limit: int | None = typer.Option(None, help="Evaluate the first N episodes of --split only."),
     skip: int = typer.Option(0, min=0, help="--benchmark eai: leave out the first N tasks (a calibration split)."),
-    agent: str = typer.Option("prag", "--agent", help="The method (it must read its database from database=PATH)."),
+    agent: str = typer.Option("prag", "--agent", help="The method: any registered method with an experience "
+                              "memory, which reads each iteration's database (P-RAG: database=PATH)."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o",
                                                   help="The method's switches, KEY=VALUE: retrieval=goal+scene|goal, k=N, max_steps=N."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, or an OpenAI-compatible URL."),
@@ -57,22 +59,24 @@ def progressive(
     executor: str = EXECUTOR, ray_address: str | None = RAY_ADDRESS, ray_num_cpus: float = RAY_NUM_CPUS,
     ray_num_gpus: float = RAY_NUM_GPUS,
 ) -> None:
-    """Run P-RAG's progressive iteration and write SR/GC per iteration (resumable)."""
+    """Run a method's progressive iteration (P-RAG's) and write SR/GC per iteration (resumable)."""
     if benchmark not in ("teach", "eai"):
         raise typer.BadParameter("--benchmark takes teach or eai")
+    if agent not in method_names():
+        raise typer.BadParameter(f"--agent takes {', '.join(method_names())}")
+    try:
+        experience_use(agent)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--agent {exc}") from None
     if benchmark == "eai":
-        if agent != "prag" or train_split != "self":
-            raise typer.BadParameter("--benchmark eai runs P-RAG's self-iteration (--agent prag --train-split self)")
-        _eai(iterations, limit, agent_option, llm, out, iteration0_from, skip)
+        if train_split != "self":
+            raise typer.BadParameter("--benchmark eai runs the self-iteration (--train-split self)")
+        _eai(agent, iterations, limit, agent_option, llm, out, iteration0_from, skip)
         return
     if skip:
         raise typer.BadParameter("--skip is for --benchmark eai (TEACh's splits are chosen with --split)")
     if data is None:
         raise typer.BadParameter("--data is required with --benchmark teach")
-    if agent not in method_names():
-        raise typer.BadParameter(f"--agent takes {', '.join(method_names())}")
-    if agent != "prag":
-        raise typer.BadParameter("progressive iteration needs an agent that reads an experience database: prag")
     if train_split not in ("train", "self"):
         raise typer.BadParameter("--train-split takes train or self")
     try:
@@ -115,14 +119,14 @@ def progressive(
     console.print(f"metrics: {out / 'metrics.json'}  report: {out / 'report.md'}  plot: {out / 'sr_by_iteration.png'}")
 
 
-def _eai(iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
+def _eai(agent: str, iterations: int, limit: int | None, agent_option: list[str] | None, llm: str, out: Path,
          iteration0_from: Path | None, skip: int = 0) -> None:
-    """P-RAG's self-iteration on EAI's tasks (`evals/studies/eai/progressive.py`)."""
+    """The method's self-iteration on EAI's tasks (`evals/studies/eai/progressive.py`)."""
     try:
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
-                                  agent_options=parse_agent_options(agent_option), skip=skip)
+                                  agent_options=parse_agent_options(agent_option), skip=skip, agent=agent)
         spec.check()
-        check_options("prag", "closed-loop", spec.agent_options)
+        check_options(agent, "closed-loop", spec.agent_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     chat = load_chat_model(llm, max_tokens=640, n_ctx=spec.n_ctx)

@@ -7,7 +7,7 @@ implementations: `SymbolicEnv` over the embedded world, and `ThorEnv` over a rea
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -100,6 +100,38 @@ class Environment(Protocol):
     def navigation_grid(self) -> NavigationGrid: ...
 
     def render(self, path: str | Path) -> Path: ...
+
+
+@dataclass(frozen=True)
+class ActionVocabulary:
+    """What an environment acts on by name: its actions with the number of objects each takes, the
+    object names an action may take now, and a one-line meaning where the environment gives one.
+
+    A method builds its answer grammar and its action parser from the vocabulary of the environment
+    it is handed rather than from one benchmark's list, so the same method acts in VirtualHome
+    (EAI's actions, the task's objects) and in the embedded world (TEACh's actions, the ids in view).
+    """
+
+    actions: Mapping[str, int]
+    objects: tuple[str, ...]
+    meanings: Mapping[str, str] = field(default_factory=dict)
+
+    def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
+        """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action
+        parser tells the model when it refuses an answer."""
+        if action not in self.actions:
+            return f"{action} is not an allowed action"
+        if len(objects) != self.actions[action]:
+            return f"{action} takes {self.actions[action]} object(s), not {len(objects)}"
+        unknown = [o for o in objects if o not in self.objects]
+        return f"{', '.join(unknown)} is not an object here" if unknown else None
+
+
+@runtime_checkable
+class NamesActions(Protocol):
+    """An environment that says which actions it takes by name (`ActionVocabulary`)."""
+
+    def action_vocabulary(self) -> ActionVocabulary: ...
 
 
 class SnapshotUnsupported(RuntimeError):

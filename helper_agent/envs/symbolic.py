@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from helper_agent.config import get_settings
-from helper_agent.envs.base import NavigationGrid, ObjectView, Observation, StepOutcome
+from helper_agent.envs.base import ActionVocabulary, NavigationGrid, ObjectView, Observation, StepOutcome
+from helper_agent.world.actions import INTERACTION_ACTIONS, NAVIGATION_ACTIONS
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.geometry import GRID_SIZE, PERCEPTION_DISTANCE
@@ -77,6 +78,12 @@ class SymbolicEnv:
             self.failures += 1
         self.history.append((result.action, object_id, result.success))
         return StepOutcome(result, lambda: self.observe(result))
+
+    def action_vocabulary(self) -> ActionVocabulary:
+        """The embedded world's API: TEACh's actions (navigation and `Stop` take no object, an
+        interaction one object id) and the ids of the objects in view now."""
+        actions = {**{a: 0 for a in NAVIGATION_ACTIONS}, **{a: 1 for a in INTERACTION_ACTIONS}, "Stop": 0}
+        return ActionVocabulary(actions=actions, objects=tuple(v.object_id for v in self.observe().visible))
 
     def observe(self, result: Any = None) -> Observation:
         sim = self.sim

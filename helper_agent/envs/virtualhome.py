@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from helper_agent.envs.base import NavigationGrid, ObjectView, Observation, StepOutcome
+from helper_agent.envs.base import ActionVocabulary, NavigationGrid, ObjectView, Observation, StepOutcome
 from helper_agent.world.actions import ActionResult
 
 SCENE_ID = 1
@@ -56,6 +56,26 @@ def _goal_tables() -> tuple[dict[str, Any], dict[str, str]]:
     goals = json.loads((resources / "task_state_LTL_formula_accurate.json").read_text())[f"scene_{SCENE_ID}"]
     id2task = json.loads((resources / "id2task.json").read_text())
     return goals, id2task
+
+
+@lru_cache(maxsize=1)
+def action_arities() -> dict[str, int]:
+    """ACTION -> number of objects it takes, as EAI's evaluator checks them (`eval_utils.valid_actions`:
+    the prompt's list plus e.g. SLEEP, which action goals ask for)."""
+    from virtualhome_eval.simulation.evolving_graph.eval_utils import valid_actions
+
+    return {name: int(arity) for name, (_, arity) in valid_actions.items()}
+
+
+_MEANING = re.compile(r"^([A-Z_]+): \((\d), .*\) # (.+)$", re.M)
+
+
+@lru_cache(maxsize=1)
+def action_meanings() -> dict[str, str]:
+    """ACTION -> EAI's one-line meaning, from its prompt's "Supported Actions List" (the same in every
+    task's prompt; the first is read); an action the evaluator knows but the list omits has none."""
+    prompts = json.loads((_package() / "evaluation" / "action_sequence" / "prompts" / "helm_prompts.json").read_text())
+    return {m.group(1): m.group(3).strip() for m in _MEANING.finditer(prompts[0]["llm_prompt"])}
 
 
 @lru_cache(maxsize=1)
@@ -156,6 +176,12 @@ class VirtualHomeEnv:
     def object_ids(self) -> dict[str, int]:
         """The task's relevant object names -> graph ids (the names EAI's prompt lists)."""
         return dict(self.episode.name_to_id)
+
+    def action_vocabulary(self) -> ActionVocabulary:
+        """EAI's actions (its evaluator's, with the meanings its prompt gives) and the names an action
+        may take in this task: the task's relevant objects, the robot itself left out (EAI's rule 3)."""
+        objects = tuple(name for name in self.episode.name_to_id if name != "character")
+        return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings())
 
     @property
     def executed(self) -> list[str]:

@@ -75,6 +75,19 @@ class BuildRequest:
 
 
 @dataclass(frozen=True)
+class ExperienceUse:
+    """How a method reads an experience memory (`memory/experience.ExperienceMemory`): a database of
+    its own past episodes (goal, per step the scene graph, action and observation, done flag) that
+    `helper eval progressive` fills between iterations. A method that declares one reads the
+    database folder from its switch `option`, and reports its trajectory as P-RAG does
+    (`AgentResult.trace`: `[action, observation, scene graph]` per step), so the iteration can store it.
+    """
+
+    option: str = "database"  # the switch naming the database folder (none: the empty iteration 0)
+    retrieval_options: tuple[str, ...] = ()  # switches that act only through what is retrieved
+
+
+@dataclass(frozen=True)
 class Method:
     """A method as the registry knows it."""
 
@@ -84,6 +97,7 @@ class Method:
     options: tuple[str, ...] = ()  # the switches `-o KEY=VALUE` takes
     check: Callable[[dict[str, str]], object] | None = None  # raises ValueError on a bad value
     served_graph: str | None = None  # "module:attribute" of its own served graph; None: the generic one
+    experience: ExperienceUse | None = None  # how it reads an experience memory; None: it has none
 
     def check_options(self, options: dict[str, str]) -> None:
         """Refuse an unknown switch or a bad value before a run starts (every episode would
@@ -127,6 +141,17 @@ def get_method(name: str) -> Method:
     """The method registered under `name` (imported only now: a method's extra dependencies load
     only for its runs)."""
     return METHODS.get(name)
+
+
+def experience_use(name: str) -> ExperienceUse:
+    """How the method `name` reads its experience memory; a `ValueError` that says which methods have
+    one when it has none (progressive iteration fills a database only such a method reads)."""
+    method = get_method(name)
+    if method.experience is None:
+        having = [n for n in method_names() if get_method(n).experience is not None]
+        raise ValueError(f"{name} has no experience memory to iterate on; methods that have one: "
+                         f"{', '.join(having) or 'none'}")
+    return method.experience
 
 
 def build_agent(name: str, request: BuildRequest) -> Agent:

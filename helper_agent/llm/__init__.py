@@ -38,6 +38,7 @@ One module per job:
 | `llama` | `LlamaCppChatModel`, the in-process chat model on llama.cpp |
 | `openai_compatible` | the client of OpenAI-compatible servers (needs the `openai` extra) |
 | `factory` | `make_chat_model(spec)` |
+| `clients` | what an OpenAI-compatible client is and where a server reads a grammar, without importing it |
 | `retry` | `invoke_with_retry`, and which failures are transient |
 | `budget` | `LLMBudget`, the per-episode LLM time budget |
 | `usage` | `UsageRecorder` |

@@ -9,13 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from helper_agent.config import get_settings
-from helper_agent.llm.factory import is_openai_client
+from helper_agent.llm.clients import GRAMMAR_FIELDS, is_openai_client
 from helper_agent.llm.inprocess import InProcessChatModel
 from helper_agent.program.grammar import program_grammar
-
-GRAMMAR_FIELDS = {"llama.cpp": "grammar", "vllm": "guided_grammar"}
-"""The request field that carries a grammar, by `HELPER_LLM_GRAMMAR`: llama.cpp's and
-llama-cpp-python's servers read `grammar`, vLLM reads `guided_grammar`."""
 
 
 def prompt_kind(chat: Any, kind: str) -> dict[str, Any]:

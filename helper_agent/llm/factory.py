@@ -121,10 +121,3 @@ def _served_model(spec: str, *, temperature: float, max_tokens: int, timeout: fl
         timeout=timeout,
         **streamed,
     )
-
-
-def is_openai_client(model: Any) -> bool:
-    """Whether `model` is langchain-openai's client (`BaseChatOpenAI` or a subclass: an
-    OpenAI-compatible server, `openai:...`), told by its class names so that asking does not
-    import the optional langchain-openai."""
-    return any(c.__name__ == "BaseChatOpenAI" for c in type(model).__mro__)

@@ -21,7 +21,7 @@ from langchain_openai.chat_models.base import BaseChatOpenAI
 
 from helper_agent.config import get_settings
 from helper_agent.decoding import ProgramDecoder, ServedLineClient, format_chat
-from helper_agent.llm.decoding_args import GRAMMAR_FIELDS
+from helper_agent.llm.clients import GRAMMAR_FIELDS
 from helper_agent.llm.errors import LLMBadResponse, LLMError, ReplyTimeout, clip
 from helper_agent.llm.gguf import served_vocabulary
 from helper_agent.llm.inprocess import chat_messages, usage_metadata

@@ -22,8 +22,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from helper_agent.config import get_settings
 from helper_agent.llm.budget import LLMBudget, current_budget
+from helper_agent.llm.clients import is_openai_client
 from helper_agent.llm.errors import LLMBudgetExceeded, LLMError, LLMUnavailable, clip
-from helper_agent.llm.factory import is_openai_client
 
 try:
     from langchain_core.exceptions import ModelError

@@ -7,7 +7,7 @@
 | `methods` | the run's method built from the registry (`graphs/registry.py`) |
 | `agents` | the oracles and baselines run beside the methods (`gold`, `oracle-graph`, program agents) |
 | `harness` | one episode: environment from the instance, the agent, TEACh's scoring |
-| `executors`, `workers`, `ray_executor` | where episodes run: this process, a process pool, a Ray cluster |
+| `executors`, `workers`, `ray_executor`, `executor_factory` | where episodes run: this process, a process pool, a Ray cluster; `--executor NAME` -> one of them |
 | `store`, `runfiles` | `results.jsonl` and the run folder's other files |
 | `report`, `provenance`, `plots` | metrics, tables, figures and the code version behind them |
 

@@ -12,6 +12,9 @@ can be resumed on another.
   one, else spawned); each ends itself when the driver is killed (`workers.watch_parent`).
 - `RayExecutor` (`ray_executor.py`, the `ray` extra): each episode is a Ray task on a cluster.
 
+`executor_factory.make_executor` picks one by name (`--executor`); it lives apart so that this module,
+which `ray_executor` builds on, never imports `ray_executor` back (issue 53's import circle).
+
 An outcome is either the job's record or, when the executor lost the episode (a Ray worker or node
 died more often than the task's retries allow), the reason; the driver turns the latter into an
 error record. An exception the job itself raises (the memory store or the simulator is down) stops
@@ -36,8 +39,6 @@ from helper_agent.evals.engine.workers import FORKSERVER_GUARD, set_parent_death
 Job = Callable[[dict[str, Any], str], dict[str, Any]]
 """One episode: (the run's spec as a dict, an instance path) -> its record. A module-level function,
 so that a process pool or Ray can ship it by reference."""
-
-EXECUTORS = ("local", "ray")
 
 
 class ExecutorUnavailable(RuntimeError):
@@ -157,20 +158,3 @@ class PoolExecutor(Executor):
 def local_executor(workers: int) -> SerialExecutor | PoolExecutor:
     """The default: this process for one worker, a process pool for more."""
     return SerialExecutor() if workers <= 1 else PoolExecutor(workers)
-
-
-def make_executor(name: str, workers: int = 1, *, ray_address: str | None = None, ray_num_cpus: float = 1.0,
-                  ray_num_gpus: float = 0.0) -> Executor:
-    """The executor `--executor NAME` names. For `ray`, `workers` sizes the local cluster started when no
-    `ray_address` is given (episodes at a time = its CPUs / `ray_num_cpus`)."""
-    if name == "local":
-        return local_executor(workers)
-    if name == "ray":
-        try:  # deferred: Ray is an optional extra, imported only by runs that ask for it
-            from helper_agent.evals.engine.ray_executor import RayExecutor
-        except ModuleNotFoundError as exc:
-            if exc.name != "ray":
-                raise
-            raise ExecutorUnavailable("--executor ray needs Ray: pip install 'helper-agent[ray]'") from None
-        return RayExecutor(address=ray_address, num_cpus=ray_num_cpus, num_gpus=ray_num_gpus, local_workers=workers)
-    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {name!r}")

@@ -1,9 +1,10 @@
-"""The one episode harness: any agent, any environment, scored by `teach/`.
+"""The one episode harness: any agent, any environment; a TEACh instance scored by `teach/`.
 
     instance file --teach.load_instance--> initial state, dialogue, task (EDH: history replayed)
         --> agent.run(setup) on the environment --> final objects --> TEACh metrics --> one record
 
-The evaluation runner, `helper run --instance` and the personalization suite go through here.
+The evaluation runner, `helper run --instance` and the personalization suite go through here;
+`run_episode`, the part that runs the agent, is also how EAI's tasks run a registered method.
 The agent is handed the checker's unmet conditions as a sentence when it asks for feedback, never
 the checker itself.
 """
@@ -34,6 +35,20 @@ def reference_of(loaded: LoadedInstance) -> Reference:
     return Reference(gold_program=loaded.gold_program, future_actions=future, replay=loaded.mode == "edh")
 
 
+def run_episode(agent: Agent, setup: EpisodeSetup) -> AgentResult:
+    """Let `agent` act on `setup.env` under the episode's LLM budget; its own account of the episode.
+
+    The one place an agent is run for an evaluation: a TEACh instance (`run_instance`) and any other
+    benchmark that reads its own tasks and scores the environment afterwards (EAI's VirtualHome tasks,
+    `evals/studies/eai/registered.py`) both go through here."""
+    try:
+        with LLMBudget.from_settings():  # HELPER_LLM_BUDGET_SECONDS per episode (unset: no limit)
+            return agent.run(setup)
+    except LLMBudgetExceeded as exc:
+        # The episode ran out of LLM time: what the agent did so far is still scored.
+        return AgentResult(outcome="llm_budget", log=[f"stopped: {exc}"], error=str(exc))
+
+
 def run_instance(
     loaded: LoadedInstance,
     agent: Agent,
@@ -59,12 +74,7 @@ def run_instance(
         metadata={"instance_id": loaded.instance_id, "task": loaded.task_name, **(metadata or {})},
         reference=reference_of(loaded) if agent.oracle else None,
     )
-    try:
-        with LLMBudget.from_settings():  # HELPER_LLM_BUDGET_SECONDS per episode (unset: no limit)
-            result = agent.run(setup)
-    except LLMBudgetExceeded as exc:
-        # The episode ran out of LLM time: what the agent did so far is still scored.
-        result = AgentResult(outcome="llm_budget", log=[f"stopped: {exc}"], error=str(exc))
+    result = run_episode(agent, setup)
     final_objects = env.objects_metadata()
     steps, failures = env.steps, env.failures
     kwargs: dict[str, Any] = {"task_name": loaded.task_name, "num_api_fails": failures}

@@ -45,6 +45,7 @@ from helper_agent.files import (
     atomic_write_text,
     read_json_model,
 )
+from helper_agent.graphs.registry import experience_use
 from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
 from helper_agent.teach.instances import instance_id_of, load_instance
 
@@ -86,8 +87,9 @@ class ProgressiveSpec:
             raise ValueError(f"train_split must be 'train' or 'self', not {self.train_split!r}")
         if self.iterations < 1:
             raise ValueError("iterations must be >= 1")
-        if "database" in self.agent_options:
-            raise ValueError("the progressive run chooses each iteration's database; do not pass database=")
+        option = experience_use(self.agent).option
+        if option in self.agent_options:
+            raise ValueError(f"the progressive run chooses each iteration's database; do not pass {option}=")
         if self.iteration0_from and Path(self.iteration0_from).resolve() == Path(self.out).resolve():
             raise ValueError("--iteration0-from names the run's own folder")
 
@@ -103,7 +105,7 @@ def pass_spec(spec: ProgressiveSpec, i: int, phase: str) -> EvalSpec:
     return EvalSpec(mode="tfd", data=spec.data, split="train" if train else spec.split,
                     out=str(_iter_dir(spec, i) / phase), limit=spec.train_limit if train else spec.limit,
                     llm=spec.llm, workers=spec.workers, feedback=0, planner=spec.agent, seed=spec.seed,
-                    agent_options={**spec.agent_options, "database": str(database)})
+                    agent_options={**spec.agent_options, experience_use(spec.agent).option: str(database)})
 
 
 def follow_move(run: EvalSpec) -> bool:
@@ -118,10 +120,11 @@ def follow_move(run: EvalSpec) -> bool:
     if recorded is None:
         return False
     options = recorded.get("agent_options") or {}
-    old, new = str(options.get("database", "")), run.agent_options["database"]
+    option = experience_use(run.planner).option
+    old, new = str(options.get(option, "")), run.agent_options[option]
     if not old or old == new or Path(old).parts[-2:] != Path(new).parts[-2:]:
         return False
-    recorded["agent_options"] = {**options, "database": new}
+    recorded["agent_options"] = {**options, option: new}
     write_spec(spec_file, recorded)
     return True
 
@@ -182,9 +185,11 @@ def build_database(spec: ProgressiveSpec, i: int, progress: Progress | None = No
 
 
 # ------------------------------------------------------------------------------ iteration 0
-RETRIEVAL_SWITCHES = frozenset({"retrieval", "k"})
-"""Switches that act only through the retrieved records: with iteration 0's empty database they
-change nothing, so runs that differ only in them have the same iteration 0."""
+def retrieval_switches(agent: str) -> frozenset[str]:
+    """Switches that act only through the retrieved records (the method declares them,
+    `ExperienceUse.retrieval_options`): with iteration 0's empty database they change nothing, so
+    runs that differ only in them have the same iteration 0."""
+    return frozenset(experience_use(agent).retrieval_options)
 
 
 def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
@@ -214,11 +219,12 @@ def adopt_iteration0(spec: ProgressiveSpec) -> list[str]:
     for key in ("data", "split", "llm", "agent", "seed"):
         if theirs.get(key) != ours[key]:
             raise ValueError(f"--iteration0-from {source}: it ran {key}={theirs.get(key)!r}, this run {key}={ours[key]!r}")
-    decisive = {k: v for k, v in spec.agent_options.items() if k not in RETRIEVAL_SWITCHES}
-    their_decisive = {k: v for k, v in (theirs.get("agent_options") or {}).items() if k not in RETRIEVAL_SWITCHES}
+    retrieval = retrieval_switches(spec.agent)
+    decisive = {k: v for k, v in spec.agent_options.items() if k not in retrieval}
+    their_decisive = {k: v for k, v in (theirs.get("agent_options") or {}).items() if k not in retrieval}
     if decisive != their_decisive:
         raise ValueError(f"--iteration0-from {source}: its switches {their_decisive} differ from {decisive} "
-                         f"beyond {', '.join(sorted(RETRIEVAL_SWITCHES))}")
+                         f"beyond {', '.join(sorted(retrieval))}")
     phases = ["eval"]
     if (spec.train_split == "train" and spec.iterations > 1 and theirs.get("train_split") == "train"
             and theirs.get("iterations", 1) > 1):

@@ -33,7 +33,7 @@ from helper_agent.graphs.options import check_known, count_option, on_off, optio
 from helper_agent.graphs.prag.configuration import PRAGConfig
 from helper_agent.graphs.prag.context import PRAGContext
 from helper_agent.graphs.prag.graph import build_graph, recursion_limit
-from helper_agent.graphs.registry import BuildRequest, Method
+from helper_agent.graphs.registry import BuildRequest, ExperienceUse, Method
 from helper_agent.memory.experience import ExperienceMemory
 
 OPTIONS = ("retrieval", "k", "database", "max_steps", "remembered", "refuse_futile", "look_around", "admissible")
@@ -104,4 +104,5 @@ METHOD = Method(
     build=build,
     options=OPTIONS,
     check=config_from_options,
+    experience=ExperienceUse(option="database", retrieval_options=("retrieval", "k")),
 )

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 
+from helper_agent.envs.virtualhome import action_arities  # the environment's vocabulary (re-exported)
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.program.cfg import Grammar, Ref, Repeat, alt, seq
 
@@ -21,12 +21,6 @@ Step = tuple[str, tuple[str, ...]]
 DEFAULT_MAX_STEPS = 40
 
 
-@lru_cache(maxsize=1)
-def action_arities() -> dict[str, int]:
-    """ACTION -> number of arguments, as EAI's evaluator checks them."""
-    from virtualhome_eval.simulation.evolving_graph.eval_utils import valid_actions
-
-    return {name: int(arity) for name, (_, arity) in valid_actions.items()}
 
 
 def response_rules(task: EaiTask, max_steps: int = DEFAULT_MAX_STEPS, *, min_steps: int = 1) -> Grammar:

@@ -1,9 +1,10 @@
-"""P-RAG's progressive self-iteration on EAI's VirtualHome tasks.
+"""Progressive self-iteration on EAI's VirtualHome tasks: P-RAG's, for any method with an experience
+memory (`graphs/registry.ExperienceUse`; P-RAG is the one built in).
 
     iteration 0: no database                          -> pass 0 over the tasks -> records R0
     iteration i: database Di = R0 + ... + R(i-1)      -> pass i over the same tasks -> records Ri
 
-A pass is an ordinary `helper eval eai --agent prag --mode closed-loop` run (`iter_<i>/run/`,
+A pass is an ordinary `helper eval eai --agent <method> --mode closed-loop` run (`iter_<i>/run/`,
 resumable, scored by EAI's evaluator). A record of the database is one episode of a pass: the goal
 the agent was given (EAI's node, edge and action goals), the agent's own trajectory (per step the
 scene graph it saw, its action and the environment's answer) and the done flag, which is the
@@ -41,11 +42,11 @@ from helper_agent.evals.studies.eai.runner import (
 )
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import atomic_write_json, atomic_write_text, read_json_object
+from helper_agent.graphs.registry import experience_use
 from helper_agent.memory.experience import Experience, ExperienceMemory, ExperienceStep
 
 #: progress(iteration, finished tasks, total tasks)
 Progress = Callable[[int, int, int], None]
-EPISODE_SWITCHES = ("max_steps", "answer", "refuse_futile")  # the switches that act without a database (iteration 0 keeps only these)
 
 
 @dataclass
@@ -57,16 +58,18 @@ class EaiProgressiveSpec:
     agent_options: dict[str, str] = field(default_factory=dict)  # retrieval, k, max_steps
     n_ctx: int = 8192
     skip: int = 0  # tasks left out before the first one iterated (`select_tasks`)
+    agent: str = "prag"  # any registered method with an experience memory (`ExperienceUse`)
 
     def check(self) -> None:
         if self.iterations < 1:
             raise ValueError("iterations must be >= 1")
-        if "database" in self.agent_options:
-            raise ValueError("the progressive run chooses each iteration's database; do not pass database=")
+        option = experience_use(self.agent).option
+        if option in self.agent_options:
+            raise ValueError(f"the progressive run chooses each iteration's database; do not pass {option}=")
 
     def label(self) -> str:
         options = "/".join(f"{k}={v}" for k, v in sorted(self.agent_options.items()))
-        return "/".join(p for p in ("prag", "EAI self-iteration", options) if p)
+        return "/".join(p for p in (self.agent, "EAI self-iteration", options) if p)
 
 
 def iter_dir(spec: EaiProgressiveSpec, i: int) -> Path:
@@ -74,12 +77,13 @@ def iter_dir(spec: EaiProgressiveSpec, i: int) -> Path:
 
 
 def pass_spec(spec: EaiProgressiveSpec, i: int) -> EaiRunSpec:
+    use = experience_use(spec.agent)
     options = dict(spec.agent_options)
-    if i == 0:
-        options = {k: v for k, v in options.items() if k in EPISODE_SWITCHES}
+    if i == 0:  # no database: the switches that act only through what is retrieved act not at all
+        options = {k: v for k, v in options.items() if k not in use.retrieval_options}
     else:
-        options["database"] = str((iter_dir(spec, i) / "database").resolve())
-    return EaiRunSpec(agent="prag", mode="closed-loop", llm=spec.llm, limit=spec.limit, n_ctx=spec.n_ctx,
+        options[use.option] = str((iter_dir(spec, i) / "database").resolve())
+    return EaiRunSpec(agent=spec.agent, mode="closed-loop", llm=spec.llm, limit=spec.limit, n_ctx=spec.n_ctx,
                       agent_options=options, skip=spec.skip)
 
 
@@ -162,7 +166,7 @@ def run_eai_progressive(spec: EaiProgressiveSpec, chat: Any, *, progress: Progre
         run_dir = iter_dir(spec, i) / "run"
         records = run_tasks(pass_spec(spec, i), chat, run_dir, tasks=tasks, progress=step, embedder=embedder)
         outcome = {r["identifier"]: bool(r.get("sequence_success")) for r in records}
-        name = f"prag-iter{i}"
+        name = f"{spec.agent}-iter{i}"
         try:
             scored = row(name, score_outputs(name, responses(records), run_dir))
         except ValueError:  # too few tasks for EAI's rates

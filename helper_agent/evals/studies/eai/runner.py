@@ -23,6 +23,7 @@ from helper_agent.evals.studies.eai.closed_loop import HelperActor
 from helper_agent.evals.studies.eai.memory import GoldMemory
 from helper_agent.evals.studies.eai.methods import STEPWISE, check_options, run_method, stepwise_setting
 from helper_agent.evals.studies.eai.open_loop import HelperSequencer
+from helper_agent.evals.studies.eai.registered import run_registered
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import (
     FileFormatError,
@@ -31,8 +32,9 @@ from helper_agent.files import (
     read_bounded,
     read_json_object,
 )
+from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options, method_names
 
-AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")
+AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")  # EAI's own adapters; any other registered method runs its graph
 MODES = ("open-loop", "closed-loop")
 
 
@@ -70,8 +72,13 @@ def check_spec(spec: EaiRunSpec) -> None:
         raise ValueError("only --task action-sequencing is implemented")
     if spec.mode not in MODES:
         raise ValueError(f"--mode takes {' or '.join(MODES)}")
-    if spec.agent not in AGENTS:
-        raise ValueError(f"--agent takes {', '.join(AGENTS)}")
+    if spec.agent not in AGENTS:  # any other registered method runs its own graph on the harness
+        if spec.agent not in method_names():
+            raise ValueError(f"--agent takes {', '.join(method_names())}")
+        check_agent_options(spec.agent, spec.agent_options)
+        if spec.mode != "closed-loop":
+            raise ValueError(f"{spec.agent} acts on the environment: it has only --mode closed-loop")
+        return
     if spec.agent == "helper":
         if spec.agent_options:
             raise ValueError("helper takes no --agent-option on EAI (its switches are --k and --max-replans)")
@@ -144,13 +151,17 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):
         memory = GoldMemory()
     sequencer = HelperSequencer(chat, memory, k=spec.k, max_steps=spec.max_steps)
+    registered = None if spec.agent in AGENTS else build_agent(
+        spec.agent, BuildRequest(chat_model=chat, options=dict(spec.agent_options), memory_dir=str(run_dir / "memory")))
     results_path = run_dir / "results.jsonl"
     for task in tasks:
         if task.identifier in done:
             continue
         record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
                                   "code": code_version()}
-        if spec.agent != "helper":
+        if registered is not None:
+            record.update(run_registered(registered, task))
+        elif spec.agent != "helper":
             began = time.perf_counter()
             record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, k=spec.k,
                                      max_replans=spec.max_replans, memory=memory, embedder=embedder))

@@ -25,24 +25,19 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from helper_agent.envs.virtualhome import action_meanings
 from helper_agent.evals.studies.eai.grammar import Step, action_arities
-from helper_agent.evals.studies.eai.tasks import load_tasks
 from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, chars, seq
 
 DONE = "done()"
 MAX_THOUGHT_CHARS = 120
-_MEANING = re.compile(r"^([A-Z_]+): \((\d), .*\) # (.+)$", re.M)
 _NAME = re.compile(r"^[a-z0-9_-]+$")
 
 
-@lru_cache(maxsize=1)
 def meanings() -> dict[str, str]:
-    """ACTION -> EAI's one-line meaning, read from its prompt's "Supported Actions List" (the same in
-    every task's prompt); an action the evaluator knows but the list omits has none."""
-    prompt = load_tasks()[0].prompt
-    return {m.group(1): m.group(3).strip() for m in _MEANING.finditer(prompt)}
+    """ACTION -> EAI's one-line meaning (the environment's: `VirtualHomeEnv.action_vocabulary`)."""
+    return action_meanings()
 
 
 def vocabulary_text() -> str:
