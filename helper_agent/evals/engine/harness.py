@@ -59,12 +59,7 @@ def run_instance(
         metadata={"instance_id": loaded.instance_id, "task": loaded.task_name, **(metadata or {})},
         reference=reference_of(loaded) if agent.oracle else None,
     )
-    try:
-        with LLMBudget.from_settings():  # HELPER_LLM_BUDGET_SECONDS per episode (unset: no limit)
-            result = agent.run(setup)
-    except LLMBudgetExceeded as exc:
-        # The episode ran out of LLM time: what the agent did so far is still scored.
-        result = AgentResult(outcome="llm_budget", log=[f"stopped: {exc}"], error=str(exc))
+    result = act(agent, setup)
     final_objects = env.objects_metadata()
     steps, failures = env.steps, env.failures
     kwargs: dict[str, Any] = {"task_name": loaded.task_name, "num_api_fails": failures}
@@ -95,6 +90,18 @@ def run_instance(
     if clipped:
         record["input_notes"] = [clipped]
     return record, result
+
+
+def act(agent: Agent, setup: EpisodeSetup) -> AgentResult:
+    """Let `agent` act on `setup` under the episode's LLM budget (`HELPER_LLM_BUDGET_SECONDS`,
+    unset: no limit). An episode that runs out of LLM time ends as `llm_budget`; what the agent did
+    so far is still scored by the caller. `run_instance` and the everyday-requests benchmark act
+    through here."""
+    try:
+        with LLMBudget.from_settings():
+            return agent.run(setup)
+    except LLMBudgetExceeded as exc:
+        return AgentResult(outcome="llm_budget", log=[f"stopped: {exc}"], error=str(exc))
 
 
 def clip_dialogue(text: str, limit: int) -> tuple[str, str | None]:
