@@ -3,9 +3,9 @@
     instance file --teach.load_instance--> initial state, dialogue, task (EDH: history replayed)
         --> agent.run(setup) on the environment --> final objects --> TEACh metrics --> one record
 
-The evaluation runner, `helper run --instance` and the personalization suite go through here.
-The agent is handed the checker's unmet conditions as a sentence when it asks for feedback, never
-the checker itself.
+The evaluation runner, `helper run --instance`, the personalization suite and the everyday-requests
+benchmark (through `act`) go through here. The agent is handed the checker's unmet conditions as a
+sentence when it asks for feedback, never the checker itself.
 """
 
 from __future__ import annotations
