@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from requests_gold import program
 from typer.testing import CliRunner
 
 import helper_agent.llm as llm
 from helper_agent.chat_runtime import ChatAgent, ChatRuntime, chat_config
 from helper_agent.cli import app
 from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.engine.agents import ProgramAgent
 from helper_agent.evals.studies.requests import (
     SuiteFileError,
     load_suite,
@@ -229,6 +231,18 @@ def test_changes_are_found_by_diffing_the_household_and_opening_is_not_one() -> 
     assert [c.object_type for c in unasked(found, {"Tomato", "TomatoSliced"})] == ["Mug"]
 
 
+def test_a_tool_acting_on_what_stood_in_it_is_not_the_agents_change() -> None:
+    """Running the faucet rinses and fills every vessel in the sink: the bowl that stayed there was
+    changed by the sink the plate's washing needed; once the agent moves it, the change is its own."""
+    before = {"Bowl|1": {"type": "Bowl", "parent": "SinkBasin|1", "isDirty": True, "isFilledWithLiquid": False}}
+    rinsed = {"Bowl|1": {"type": "Bowl", "parent": "SinkBasin|1", "isDirty": False, "isFilledWithLiquid": True}}
+    moved = {"Bowl|1": {"type": "Bowl", "parent": "CounterTop|1", "isDirty": False, "isFilledWithLiquid": True}}
+    washing = {"Plate", "Sink", "SinkBasin", "Faucet"}
+    assert unasked(changes(before, rinsed), washing, before) == []
+    assert [c.what for c in unasked(changes(before, moved), washing, before)] == [["parent", "isDirty", "isFilledWithLiquid"]]
+    assert len(unasked(changes(before, rinsed), {"Plate"}, before)) == 1  # no sink allowed: the agent ran it
+
+
 # ------------------------------------------------------------------------------------------ figures
 def part(**fields: Any) -> dict[str, Any]:
     return {"claim": "done", "first_try": True, "success": True, "false_claim": False, "unasked": [], "changes": [],
@@ -370,3 +384,20 @@ def test_the_cli_runs_a_suite_file_with_a_progress_bar_and_writes_the_six_figure
     bad.write_text("{}\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["eval", "requests", "--suite", str(bad), "--out", str(tmp_path / "o2")])
     assert result.exit_code == 2 and "line 1" in result.output
+
+
+@pytest.mark.slow
+def test_gold_programs_do_every_case_first_try_and_change_nothing_unasked(suites: dict[str, Any]) -> None:
+    """An oracle ceiling: a correct program for each case's goal meets it at the first check, with no
+    change the scope rule calls unasked. A case the world cannot do, or a rule that flags what the
+    request needs, fails here."""
+    for suite in suites.values():
+        for c in suite.cases:
+            if c.kind == "impossible":
+                continue
+            agent = ProgramAgent("gold", lambda setup, c=c: program(
+                c, c.recall_household if setup.instance_id.endswith(":recall") and c.recall_household else c.household))
+            record = run_case(c, agent)
+            for request in record["requests"]:
+                assert request["first_try"] is True, (c.id, request["part"], request["unmet"], request["log"][-3:])
+                assert request["unasked"] == [], (c.id, request["part"], request["unasked"])

@@ -76,7 +76,7 @@ def run_request(case: RequestCase, agent: Agent, household: Household, text: str
     started = time.perf_counter()
     result = act(agent, setup)
     changed = changes(before, household_state(env.objects_metadata()))
-    outside = unasked(changed, allowed_classes(case.may_change, goal))
+    outside = unasked(changed, allowed_classes(case.may_change, goal), before)
     final = person.check() if goal else None
     first = person.rounds[0] if person.rounds else None
     claim = read_claim(result.reply)
