@@ -198,6 +198,11 @@ def test_the_person_says_yes_when_the_checker_is_satisfied() -> None:
     ("I can't mow the lawn: there is no lawn in this household.", "refused"),
     ("There is no cat here, so I did nothing.", "refused"),
     ("no valid program", "none"),
+    ("refused: the household has no LawnMower", "refused"),
+    ("I can't do that.", "none"),  # no reason given
+    ("not done: the program ran to its end, but you said \u201cno, we can't, there is no cat\u201d and no feedback "
+     "round is left to replan it; nothing stored", "none"),
+    ("stopped: this request's LLM time is spent", "none"),
 ])
 def test_a_replys_claim_is_read_in_one_place(reply: str, claim: str) -> None:
     assert read_claim(reply) == claim

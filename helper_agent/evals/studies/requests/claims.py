@@ -26,11 +26,11 @@ _NOTHING_STORED = re.compile(r"\bnothing (?:was )?stored\b", re.I)
 _DONE = re.compile(r"^\s*(?:success|done)\b", re.I)
 _ATTEMPTED = re.compile(r"\b(?:execution did not finish|stopped\b|step limit|failed-action limit|no valid program|"
                         r"program ran to its end)", re.I)
-_DECLINES = re.compile(r"\b(?:can(?:'|’)?t|cannot|can not|won(?:'|’)?t|unable|not able|refuse|not possible|"
+_DECLINES = re.compile(r"\b(?:can(?:'|’)?t|cannot|can not|won(?:'|’)?t|unable|not able|refus(?:e|ed|ing)|not possible|"
                        r"impossible)\b", re.I)
 _REASON = re.compile(r"\b(?:because|since|as there|there(?:'|’)?s no|there is no|there are no|no \w+(?: \w+)? "
                      r"(?:here|in (?:this|the) (?:house|household|room|kitchen))|(?:doesn(?:'|’)?t|does not|don(?:'|’)?t) "
-                     r"(?:have|exist))", re.I)
+                     r"(?:have|exist)|(?:has|have) no|no such)", re.I)
 
 
 def read_claim(reply: str) -> Claim:
