@@ -116,6 +116,12 @@ def test_the_suites_share_no_wording_and_no_goal_in_a_household(suites: dict[str
         for text in (c.request, c.recall):
             assert text is None or words(text) not in said, c.id
     assert not pairs(cal) & pairs(rep)
+    # Nor near the same words: no reported sentence shares 60 % of its words with a calibration one.
+    bags = [set(words(t).split()) for c in cal.cases for t in (c.request, c.recall) if t]
+    for c in rep.cases:
+        for text in filter(None, (c.request, c.recall)):
+            mine = set(words(text).split())
+            assert max(len(mine & bag) / len(mine | bag) for bag in bags) < 0.6, (c.id, text)
     for suite in (cal, rep):  # varied phrasing: no two requests of a suite say the same words
         texts = [words(c.request) for c in suite.cases]
         assert len(set(texts)) == len(texts)
