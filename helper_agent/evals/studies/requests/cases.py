@@ -17,7 +17,7 @@ is chosen on it) and `reported` (written at the same time, before any rule; only
 share no wording and no goal-and-household pair (`tests/test_eval_requests.py` checks both).
 
     suite = load_suite("calibration")          # or "reported", or a path
-    suite.cases[0].request                     # "could you toast me a slice of bread?"
+    suite.cases[0].request                     # "could you make me a coffee?"
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _PACKAGE = "helper_agent.evals.studies"
 
 class SuiteFileError(ValueError):
     """A suite file that cannot be used; the message names the file, the line and the field:
-    ``calibration.jsonl: line 12 (case cal-011): field 'goal[0].params': 'Clean X' takes 1 parameter(s)``."""
+    ``calibration.jsonl: line 12 (case cal-011): field 'goal[0]': task 'Clean X' takes 1 parameter(s), got 0``."""
 
     def __init__(self, source: str, line: int | None, problem: str, field: str = "", case: str = "") -> None:
         self.source, self.line, self.field, self.problem = source, line, field, problem
