@@ -15,20 +15,24 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
 from helper_agent import tracing
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.graphs.base import AgentResult, EpisodeSetup
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.agent import Memories
 from helper_agent.graphs.helper.facts import request_facts
-from helper_agent.llm import LLMBudget
+from helper_agent.llm import LLMBudget, LLMError
 
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
 """A user name: it becomes part of thread ids and routine collection names, so letters, digits,
@@ -133,6 +137,28 @@ class ChatRuntime:
         env.reset(scene, room_type=room)
         return False
 
+    def run_request(self, thread: str, context: HelperContext, request: str, user: str,
+                    answer: Callable[[dict[str, Any]], str], run_name: str = "helper chat") -> dict[str, Any]:
+        """One request to its end, as `helper chat` drives it, with `answer(payload)` standing for
+        the person at each feedback question (the `interrupt` payload); under the request's own LLM
+        budget. An LLM that fails ends the request in the thread (`llm_budget`/`llm_unavailable`),
+        as in the chat. Returns the thread's final state values."""
+        config = self.config(thread, run_name)
+        payload: Any = {"request": request, "user": user}
+        try:
+            with llm_budget():
+                while True:
+                    self.graph.invoke(payload, config, context=context, durability="sync")
+                    question = pending_question(self.graph.get_state(config))
+                    if question is None:
+                        break
+                    payload = Command(resume=answer(question))
+        except LLMError as exc:
+            outcome = "llm_budget" if "budget" in type(exc).__name__.lower() else "llm_unavailable"
+            self.graph.update_state(config, {"outcome": outcome, "execution": {"status": outcome, "error": str(exc)},
+                                             "log": [f"stopped: {type(exc).__name__}: {exc}"]}, as_node="finish")
+        return dict(self.graph.get_state(config).values)
+
     def threads(self, user: str) -> list[str]:
         """The user's sessions (checkpointed threads), most recently used first."""
         with self._lock:
@@ -172,3 +198,33 @@ def chat_config(feedback_rounds: int = 2, max_steps: int | None = None) -> Helpe
 def llm_budget() -> LLMBudget:
     """One request's LLM time budget (`HELPER_LLM_BUDGET_SECONDS`, else 600 s, as in `helper chat`)."""
     return LLMBudget(get_settings().llm_budget_seconds or 600.0)
+
+
+class ChatAgent:
+    """`helper chat`'s runtime as an agent of the evaluation harness (`graphs.base.Agent`): each
+    episode is one request on a thread of its own, through the chat's graph, checkpointer and
+    memories; the person who answers the feedback question is the episode's `feedback` source
+    (`helper eval requests` hands it a scripted person). Requests of the same user share that
+    user's routines, as in the chat: a routine taught in one episode is recalled in a later one."""
+
+    oracle = False
+
+    def __init__(self, runtime: ChatRuntime, chat_model: BaseChatModel, config: HelperConfig | None = None,
+                 name: str = "helper-chat") -> None:
+        self.runtime, self.chat_model, self.config, self.name = runtime, chat_model, config or chat_config(), name
+
+    def run(self, setup: EpisodeSetup) -> AgentResult:
+        user = check_user(setup.user or "person")
+        # A new thread per episode: a request interrupted by a crash is never resumed by a retry.
+        thread = f"eval:{setup.instance_id or 'request'}:{uuid.uuid4().hex[:8]}"
+        context = self.runtime.context(setup.env, self.chat_model, user, self.config)  # type: ignore[arg-type]
+        person = setup.feedback
+        values = self.runtime.run_request(thread, context, setup.request, user,
+                                          lambda payload: person() if person is not None else "",
+                                          run_name=f"{self.name}: {setup.instance_id}")
+        facts = request_facts(values, getattr(setup.env, "steps", None), getattr(setup.env, "failures", None))
+        execution = values.get("execution") or {}
+        return AgentResult(outcome=facts.outcome, program=str(values.get("program") or ""), log=facts.log,
+                           usage={"llm_calls": facts.llm_calls, "llm_seconds": facts.llm_seconds},
+                           trace=list(execution.get("trace") or []), reply=facts.reply(),
+                           error=facts.error if facts.outcome in ("llm_unavailable",) else None)

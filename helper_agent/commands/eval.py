@@ -22,6 +22,7 @@ from helper_agent.commands import (
     eval_eai,
     eval_hlp,
     eval_progressive,
+    eval_requests,
     load_chat_model,
     table_console,
 )
@@ -364,5 +365,5 @@ def personalization(
 
 
 # Method-specific evaluations live in their own modules and register themselves here.
-for _module in (eval_hlp, eval_progressive, eval_eai):
+for _module in (eval_hlp, eval_progressive, eval_eai, eval_requests):
     _module.register(app)

@@ -69,6 +69,9 @@ class AgentResult:
     usage: dict[str, float] = field(default_factory=dict)
     trace: list[list[Any]] = field(default_factory=list)  # [subgoal, status, actions] per subgoal run
     error: str | None = None
+    # The one line the agent said at the end (what `helper chat` prints), for agents that answer a
+    # person; "" for the others. `helper eval requests` reads its claim (done, stored, refused).
+    reply: str = ""
 
 
 @runtime_checkable

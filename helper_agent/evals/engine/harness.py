@@ -3,10 +3,10 @@
     instance file --teach.load_instance--> initial state, dialogue, task (EDH: history replayed)
         --> agent.run(setup) on the environment --> final objects --> TEACh metrics --> one record
 
-The evaluation runner, `helper run --instance` and the personalization suite go through here;
-`run_episode`, the part that runs the agent, is also how EAI's tasks run a registered method.
-The agent is handed the checker's unmet conditions as a sentence when it asks for feedback, never
-the checker itself.
+The evaluation runner, `helper run --instance`, the personalization suite and the everyday-requests
+benchmark go through here; `run_episode`, the part that runs the agent, is also how EAI's tasks run a
+registered method and how the everyday-requests benchmark acts. The agent is handed the checker's
+unmet conditions as a sentence when it asks for feedback, never the checker itself.
 """
 
 from __future__ import annotations

@@ -1,0 +1,185 @@
+"""The scripted person: answers the feedback question from what TEACh's checker sees.
+
+After each execution the agent asks "Is the task completed to your satisfaction? Did I miss
+anything?". The person checks the household against the case's goal (`teach.check_task`) and says
+"yes" when every goal is met; otherwise "no, " and what is still wrong, in plain words built from
+the unmet goal conditions, one clause per unmet thing:
+
+    no, you didn't slice the tomato and you didn't put the tomato slice on the plate
+
+Each unmet condition of a component becomes a clause from `_CLAUSES` (the condition and the object
+class it is about, as the task names it: "bread slice", not the whole loaf the checker looked at); an
+unmet relation becomes "you didn't put the <head> <on|in> the <tail>", the preposition from the
+tail's kind (a container takes "in"). Repeated clauses are said once. For an impossible case the
+person has no goal to check: asked anyway, they say no and why (`RequestCase.why`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from helper_agent.teach import SubtaskComponent, Task, TaskProgress, check_task, object_phrase
+from helper_agent.teach.checker import SubgoalProgress
+
+SATISFIED = "yes"
+
+_IN = frozenset({"Bowl", "Pot", "Box", "Mug", "Cup", "Fridge", "Cabinet", "Drawer", "Microwave", "Sink", "SinkBasin",
+                 "GarbageCan", "Bathtub", "BathtubBasin", "Pan", "Safe", "LaundryHamper", "Toaster", "CoffeeMachine"})
+"""Receptacles a thing goes *in* (the rest it goes *on*)."""
+
+
+def _name(cls: str) -> str:
+    return object_phrase(cls)
+
+
+def preposition(receptacle: str) -> str:
+    return "in" if receptacle in _IN else "on"
+
+
+def _clause(cls: str, prop: str, value: Any) -> str:
+    """One unmet condition of an object of class `cls`, as a person says it."""
+    name = _name(cls)
+    if prop == "objectType":
+        wanted = str(value)
+        if wanted == "EggCracked":
+            return "you didn't crack the egg"
+        if wanted.endswith("Sliced"):
+            return f"you didn't slice the {_name(wanted.removesuffix('Sliced'))}"
+        return f"there's no {_name(wanted)}"
+    yes = value not in (0, "0", False, None)
+    if prop == "isDirty":
+        return f"the {name} isn't clean" if not yes else f"the {name} should be dirty"
+    if prop in ("isCooked", "simbotIsCooked"):
+        return f"you didn't toast the {name}" if cls.startswith("Bread") else f"you didn't cook the {name}"
+    if prop == "simbotIsBoiled":
+        return f"you didn't boil the {name}"
+    if prop == "simbotIsFilledWithCoffee":
+        return f"there's no coffee in the {name}"
+    if prop in ("isFilledWithLiquid", "simbotIsFilledWithWater"):
+        return "you didn't water the plant" if cls == "HousePlant" else f"you didn't fill the {name} with water"
+    if prop == "isToggled":
+        return f"you didn't turn {'on' if yes else 'off'} the {name}"
+    if prop in ("parentReceptacles", "simbotLastParentReceptacle") and value:
+        tail = str(value).split("|")[0]
+        return f"you didn't put the {name} {preposition(tail)} the {_name(tail)}"
+    return f"the {name} isn't right yet"
+
+
+def _wanted_class(comp: Any) -> str | None:
+    if isinstance(comp, SubtaskComponent):
+        return comp.task.task_anchor_object and _anchor_class(comp.task)
+    wanted = comp.conditions.get(comp.primary_condition)
+    return wanted if isinstance(wanted, str) else None
+
+
+def _anchor_class(task: Task) -> str | None:
+    anchor = task.components.get(task.task_anchor_object or "")
+    return _wanted_class(anchor) if anchor is not None else None
+
+
+def _relation_clause(task: Task, index: int, progress: SubgoalProgress) -> list[str]:
+    relation = task.relations[index] if index < len(task.relations) else None
+    if relation is None:
+        return ["something isn't where it should be"]
+    tail = _wanted_class(task.components[relation.tail_entity_list[0]]) or "place"
+    out = []
+    for entity, det in zip(relation.head_entity_list, relation.head_determiner_list, strict=True):
+        if det == "0":
+            continue
+        head = _wanted_class(task.components[entity])
+        if head is None:
+            continue
+        many = det == "all" or (det.isdigit() and int(det) > 1)
+        what = f"every {_name(head)}" if det == "all" else f"the {_name(head)}{'s' if many else ''}"
+        out.append(f"you didn't put {what} {preposition(tail)} the {_name(tail)}")
+    return out or [f"something isn't {preposition(tail)} the {_name(tail)}"]
+
+
+def unmet_clauses(task: Task, progress: TaskProgress) -> list[str]:
+    """What is still wrong, one plain clause per unmet condition, in the task's order, no repeats."""
+    out: list[str] = []
+
+    def add(clauses: list[str]) -> None:
+        out.extend(c for c in clauses if c not in out)
+
+    for sub in progress.subgoals:
+        if sub.success:
+            continue
+        if sub.kind == "relation":
+            add(_relation_clause(task, int(sub.key.removeprefix("relation[").rstrip("]") or 0), sub))
+            continue
+        comp = task.components.get(sub.key)
+        if isinstance(comp, SubtaskComponent) and sub.subtask is not None:
+            add(unmet_clauses(comp.task, sub.subtask))
+            continue
+        cls = _wanted_class(comp) if comp is not None else None
+        keys = [key for keys in sub.problem_keys.values() for key in keys]
+        if not keys:
+            add([f"there's no {_name(cls)}" if cls else "something is missing"])
+        for key in keys:
+            clause = _clause(cls or key.object_type, key.property_name, key.desired_property_value)
+            if getattr(comp, "determiner", "") == "all" and key.property_name == "isDirty":
+                clause = f"not every {_name(cls or key.object_type)} is clean"  # "wash all the pots"
+            add([clause])
+    return out
+
+
+def say(clauses: list[str]) -> str:
+    """The person's answer for these unmet clauses ("yes" when there are none)."""
+    if not clauses:
+        return SATISFIED
+    body = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + " and " + clauses[-1]
+    return f"no, {body}"
+
+
+@dataclass
+class Check:
+    """What the person saw at one point: whether every goal is met, and what is still wrong."""
+
+    satisfied: bool
+    unmet: list[str]
+    goal_conditions: tuple[int, int]  # (satisfied, total) over the goals
+
+
+def check_goal(goal: list[Task], objects: list[Mapping[str, Any]]) -> Check:
+    """The checker on a household's objects, for every goal task."""
+    clauses: list[str] = []
+    satisfied = total = 0
+    met = True
+    for task in goal:
+        progress = check_task(task, objects)  # type: ignore[arg-type]
+        satisfied += min(progress.goal_conditions_satisfied, progress.goal_conditions_total)
+        total += progress.goal_conditions_total
+        if not progress.success:
+            met = False
+            clauses += [c for c in unmet_clauses(task, progress) or ["the task isn't done"] if c not in clauses]
+    return Check(met, clauses, (satisfied, total))
+
+
+@dataclass
+class ScriptedPerson:
+    """Answers the feedback question for one request (its env, its goal) and remembers each answer.
+
+    `rounds` holds what it saw and said each time it was asked, so the first check (first-try
+    success) and the last (success after corrections) are read from the record, not re-run."""
+
+    env: Any
+    goal: list[Task]
+    why: str | None = None  # an impossible case: the reason the person gives
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    def answer(self, payload: Mapping[str, Any] | None = None) -> str:
+        if self.why is not None:
+            said = f"no, {self.why}"
+            self.rounds.append({"satisfied": False, "unmet": [], "answer": said})
+            return said
+        seen = self.check()
+        said = say(seen.unmet) if not seen.satisfied else SATISFIED
+        self.rounds.append({"satisfied": seen.satisfied, "unmet": seen.unmet, "answer": said,
+                            "goal_conditions": list(seen.goal_conditions)})
+        return said
+
+    def check(self) -> Check:
+        return check_goal(self.goal, self.env.objects_metadata())
