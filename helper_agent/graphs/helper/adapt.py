@@ -41,25 +41,15 @@ from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.prompts import planner_messages
 from helper_agent.graphs.helper.requests import is_unchanged_recall
 from helper_agent.graphs.helper.state import HelperState
+from helper_agent.graphs.helper.understanding.grounding import Grounding
+from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_lacks
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding
 from helper_agent.program import ProgramError, compile_program
-from helper_agent.program.edits import (
-    Edit,
-    EditError,
-    Grounding,
-    PartLacks,
-    append_program,
-    apply_edit,
-    edit_grammar,
-    in_form,
-    parse_edit,
-    part_lacks,
-    program_classes,
-    program_roles,
-    program_steps,
-    replaced_steps,
-    served,
-)
+from helper_agent.program.edits.append import append_program
+from helper_agent.program.edits.apply import apply_edit, in_form, replaced_steps
+from helper_agent.program.edits.grammar import edit_grammar
+from helper_agent.program.edits.language import Edit, EditError, parse_edit
+from helper_agent.program.edits.tree import program_classes, program_roles, program_steps, served
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
 
