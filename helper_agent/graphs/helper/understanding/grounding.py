@@ -6,7 +6,7 @@ which kinds of edit the change admits, and the checks an edit must pass. It is t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.phrases import (
@@ -40,11 +40,20 @@ from helper_agent.program.edits.tree import (
     program_roles,
     program_steps,
 )
+from helper_agent.program.kinds import household_class
 from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = ["Grounding"]
+
+
+def _household_kind(made: Collection[str], present: Collection[str] | None) -> Callable[[str], str]:
+    """What a named class stands for: itself where no household is given or the program makes it,
+    else the household's kind of it (`program.kinds.household_class`)."""
+    if present is None:
+        return lambda cls: cls
+    return lambda cls: cls if cls in made else household_class(cls, present)
 
 
 @dataclass(frozen=True)
@@ -100,12 +109,17 @@ class Grounding:
     # "move Mug to Mug" with "count Mug 2" in its grammar.
 
     @classmethod
-    def of(cls, change: str, program: str) -> Grounding:
-        named = named_classes(change)
+    def of(cls, change: str, program: str, present: Collection[str] | None = None) -> Grounding:
+        """The change read against `program`. With `present`, the classes the household holds, a
+        class the change names that the program does not make is read as the household's kind of
+        it (`household_class`): "and turn on the lamp" in a living room with a FloorLamp names the
+        FloorLamp, so no edit brings in a Lamp the executor would look for in vain."""
+        kind = _household_kind(program_classes(program), present)
+        named = list(dict.fromkeys(kind(c) for c in named_classes(change)))
         have = {base_class(c) for c in program_classes(program)}
         catalog = load_catalog()
         missing = [c for c in named if base_class(c) not in have]
-        placed = placed_objects(change)
+        placed = [kind(c) for c in placed_objects(change)]
         handled = tuple(c for c in missing if c in catalog and (not catalog.get(c).receptacle or c in placed))
         pool = handled or missing or named
         forms = [f for c in pool for f in (c, base_class(c), *(base_class(c) + x for x in FORMS)) if f in catalog]
@@ -119,16 +133,18 @@ class Grounding:
                      or w.lower() in ("clean", "cut")] if contrast else []
         new_steps = tuple(named_steps(" ".join(described)))
         liquids = {w.rstrip("s") for w in words} & {WATER, COFFEE}
-        return cls(tuple(named), tuple(dict.fromkeys(forms)), bool(missing), new_holder(change), handled,
+        holder = new_holder(change)
+        return cls(tuple(named), tuple(dict.fromkeys(forms)), bool(missing),
+                   kind(holder) if holder in catalog else holder, handled,
                    bool(contrast), whole, new_steps, contrast[0] if contrast else "",
-                   tuple(named_classes(contrast[1])) if contrast else (),
+                   tuple(dict.fromkeys(kind(c) for c in named_classes(contrast[1]))) if contrast else (),
                    tuple(liquid_holders(program, liquids)) if liquids and not named else (),
                    tuple(dict.fromkeys(NUMBER_WORDS.get(w, int(w) if w.isdigit() else 0) for w in SPAN_WORD_OR_DIGIT.findall(change.lower())
                                        if w in NUMBER_WORDS or w.isdigit())),
                    max((MULTIPLIERS[w] for w in words if w in MULTIPLIERS), default=0),
                    tuple(program_counts(program).items()),
-                   bool(named) and set(named) <= set(destinations(change)),
-                   tuple(placements(change).items()),
+                   bool(named) and set(named) <= {kind(c) for c in destinations(change)},
+                   tuple((kind(what), kind(where)) for what, where in placements(change).items()),
                    tuple(unwanted_steps(change)),
                    bool(negated_objects(change)) and not missing and not contrast)
 
