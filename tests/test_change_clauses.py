@@ -1,5 +1,5 @@
 """Clause breaks of a request (graphs/helper/clauses.py) and new objects with contents
-(`new_holder`, `Grounding.holder` in program/edits.py): the deterministic parts of reading changes."""
+(`new_holder`, `Grounding.holder` in graphs/helper/understanding/): the deterministic parts of reading changes."""
 
 from __future__ import annotations
 
@@ -10,14 +10,11 @@ import pytest
 from helper_agent.evals.studies import personalization as P
 from helper_agent.graphs.helper.adaptation import request_words
 from helper_agent.graphs.helper.clauses import Clauses, asks_something, names_something
-from helper_agent.program.edits import (
-    EditError,
-    Grounding,
-    edit_grammar,
-    new_holder,
-    parse_edit,
-    program_classes,
-)
+from helper_agent.graphs.helper.understanding.grounding import Grounding
+from helper_agent.graphs.helper.understanding.phrases import new_holder
+from helper_agent.program.edits.grammar import edit_grammar
+from helper_agent.program.edits.language import EditError, parse_edit
+from helper_agent.program.edits.tree import program_classes
 
 # the calibration suite's first routine: wash the mug and two bowls
 OMAR = P.load_suite(Path(P.__file__).parent / "data" / "personalization_calibration.json").routine("the Omar dishes").program
@@ -138,7 +135,7 @@ def test_a_rejected_edit_is_not_offered_again() -> None:
 def test_skip_names_only_a_step_the_routine_does() -> None:
     """The 0.5B answered "skip the bowls" with "skip Bowl empty", "skip Bowl toast", ...: steps the
     routine never does. With the program's steps, the grammar offers only "skip Bowl clean"."""
-    from helper_agent.program.edits import program_steps
+    from helper_agent.program.edits.tree import program_steps
 
     assert program_steps(OMAR) == {"Mug": ["clean"], "Bowl": ["clean"]}
     grounding = Grounding.of("skip washing the bowls", OMAR)
@@ -158,7 +155,8 @@ def test_skip_names_only_a_step_the_routine_does() -> None:
 def test_a_dish_that_holds_things_is_not_copied() -> None:
     """ "served in a bowl" came out as "add Bowl like Plate": an empty washed bowl beside the plate
     of slices. A copy of what holds other things would hold nothing."""
-    from helper_agent.program.edits import apply_edit, program_roles
+    from helper_agent.program.edits.apply import apply_edit
+    from helper_agent.program.edits.tree import program_roles
 
     snack = ('plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\nplate.put_down()\n'
              'for i in range(2):\n    apple_slice = InteractionObject("AppleSliced")\n    apple_slice.pickup_and_place(plate)')

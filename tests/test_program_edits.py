@@ -1,31 +1,26 @@
-"""The edit language over a program's syntax tree (`helper_agent.program.edits`): every edit kind,
+"""The edit language over a program's syntax tree (`helper_agent.program.edits`) and the reading of a
+change it is written for (`graphs/helper/understanding/`): every edit kind,
 rejections with a reason the model can act on, and the grammar that constrains the model."""
 
 from __future__ import annotations
 
 import pytest
 
-from helper_agent.program import compile_program
-from helper_agent.program.edits import (
-    Edit,
-    EditError,
-    Grounding,
-    PartLacks,
-    append_program,
-    apply_edit,
+from helper_agent.graphs.helper.understanding.grounding import Grounding
+from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_lacks
+from helper_agent.graphs.helper.understanding.phrases import (
     contrast_parts,
-    edit_grammar,
-    in_form,
-    named_steps,
     negated_objects,
-    parse_edit,
-    part_lacks,
     placements,
-    program_classes,
-    replaced_steps,
-    served,
     unwanted_steps,
 )
+from helper_agent.graphs.helper.understanding.words import named_steps
+from helper_agent.program import compile_program
+from helper_agent.program.edits.append import append_program
+from helper_agent.program.edits.apply import apply_edit, in_form, replaced_steps
+from helper_agent.program.edits.grammar import edit_grammar
+from helper_agent.program.edits.language import Edit, EditError, parse_edit
+from helper_agent.program.edits.tree import program_classes, served
 
 CLEANING = """for i in range(2):
     plate = InteractionObject("Plate", attributes=["clean"])
@@ -250,7 +245,7 @@ def test_the_worked_edit_examples_keep_the_grounding_rule() -> None:
 def test_roles_limit_what_move_and_add_like_can_name() -> None:
     """`move` names what the routine puts somewhere, `add ... like` what has steps, and where the
     change names one of the routine's objects, the edit is about that one."""
-    from helper_agent.program.edits import program_roles
+    from helper_agent.program.edits.tree import program_roles
 
     assert program_roles(TIDY) == (["RemoteControl"], ["RemoteControl"])
     # the plate holds the slices: a copy of it would hold nothing (see test_change_clauses)

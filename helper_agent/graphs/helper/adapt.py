@@ -41,25 +41,16 @@ from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.prompts import planner_messages
 from helper_agent.graphs.helper.requests import is_unchanged_recall
 from helper_agent.graphs.helper.state import HelperState
+from helper_agent.graphs.helper.understanding.grounding import Grounding
+from helper_agent.graphs.helper.understanding.in_household import household_classes
+from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_lacks
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding
 from helper_agent.program import ProgramError, compile_program
-from helper_agent.program.edits import (
-    Edit,
-    EditError,
-    Grounding,
-    PartLacks,
-    append_program,
-    apply_edit,
-    edit_grammar,
-    in_form,
-    parse_edit,
-    part_lacks,
-    program_classes,
-    program_roles,
-    program_steps,
-    replaced_steps,
-    served,
-)
+from helper_agent.program.edits.append import append_program
+from helper_agent.program.edits.apply import apply_edit, in_form, replaced_steps
+from helper_agent.program.edits.grammar import edit_grammar
+from helper_agent.program.edits.language import Edit, EditError, parse_edit
+from helper_agent.program.edits.tree import program_classes, program_roles, program_steps, served
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
 
@@ -91,6 +82,12 @@ def _ask(ctx: HelperContext, callbacks: CallbackManager, messages: list[BaseMess
         callbacks.add_handler(ctx.usage, inherit=True)
     config = {"run_name": name, "tags": [*ctx.tags, name], "metadata": dict(ctx.metadata), "callbacks": callbacks}
     return str(invoke_with_retry(chat, messages, config=config).content)
+
+
+def _household(ctx: HelperContext) -> frozenset[str]:
+    """The classes the household holds: a class a change names is read as the household's kind of it
+    ("the lamp": the FloorLamp there; `understanding/in_household.py`)."""
+    return household_classes(ctx.environment().objects_metadata())
 
 
 def _feedback_pass(state: HelperState) -> bool:
@@ -167,7 +164,7 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
     rejected: list[tuple[str, str]] = []
     banned: list[Edit] = []  # rejected edits are not offered again
     record: dict[str, Any] = {"change": change, "edit": "none", "applied": False, "rejected": []}
-    grounding = Grounding.of(change, program)
+    grounding = Grounding.of(change, program, _household(ctx))
     for attempt in range(1, MAX_EDIT_ATTEMPTS + 1):
         movers, doers = program_roles(program)
         grammar = edit_grammar(program_classes(program), grounding=grounding, movers=movers, doers=doers,
@@ -240,7 +237,7 @@ def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> s
                                     seed=ctx.config.seed + attempt - 1)
         part = _ask(ctx, callbacks, planner_messages(words, examples, error, previous), "plan", decoding)
         try:
-            lacks = part_lacks(words, part)
+            lacks = part_lacks(words, part, _household(ctx))
         except EditError:
             written.append((1, 0, part))
             error = "the program does not parse"

@@ -28,7 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from helper_agent.memory.base import iter_jsonl_objects
 from helper_agent.memory.errors import InvalidRecordError
-from helper_agent.program.edits import EditError, apply_edit, parse_edit, program_classes
+from helper_agent.program.edits.apply import apply_edit
+from helper_agent.program.edits.language import EditError, parse_edit
+from helper_agent.program.edits.tree import program_classes
 from helper_agent.prompts import load_template
 
 __all__ = [

@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helper_agent.program.edits import named_classes, named_steps
+from helper_agent.graphs.helper.understanding.words import named_classes, named_steps
 from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = ["COORDINATORS", "COUNT_WORDS", "LIQUIDS", "Clauses", "asks_something", "names_something"]

@@ -31,9 +31,10 @@ from helper_agent.graphs.helper.prompts import (
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.tracing import SubgoalSpans
+from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
-from helper_agent.program import ProgramError, compile_program
+from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.extract import parse_code
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
@@ -189,15 +190,29 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
 
 
 def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Parse and compile the program once; a rejection is kept as the message for the next attempt."""
+    """Parse and compile the program once (a class the household lacks written as the kind of it the
+    household has, then compiled again); a rejection is kept as the message for the next attempt."""
     ctx = HelperContext.of(runtime)
     try:
-        compiled = compile_program(state.get("program", ""), class_mapper=ctx.mapper())
+        compiled, moved = _compiled_here(ctx, state.get("program", ""))
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
-    notes = f" ({'; '.join(compiled.notes)})" if compiled.notes else ""
+    notes = f" ({'; '.join([*_moved_notes(moved), *compiled.notes])})" if compiled.notes or moved else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
+
+
+def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, dict[str, str]]:
+    """The program compiled, each class it makes that the household lacks written as the household's
+    kind of it ("Lamp" -> the FloorLamp there: `understanding/in_household.py`), and what was
+    written for what."""
+    compiled = compile_program(program, class_mapper=ctx.mapper())
+    return in_household(compiled, household_classes(ctx.environment().objects_metadata()), ctx.mapper())
+
+
+def _moved_notes(moved: dict[str, str]) -> list[str]:
+    """The validator's note on each class written as the household's ("Lamp is the household's FloorLamp")."""
+    return [f"{old} is the household's {new}" for old, new in moved.items()]
 
 
 def execute(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -279,7 +294,7 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     text = _ask(ctx, config, corrector_messages(state["request"], state["program"], failed, failure, examples), "correct",
                 _program_decoding(ctx, corrections, "correct", agent_moves=True))
     try:
-        compiled = compile_program(text, class_mapper=ctx.mapper())
+        compiled, _ = _compiled_here(ctx, text)
     except ProgramError as err:
         return {"corrections": corrections, "correction_subgoals": None,
                 "log": [f"correct: corrective program rejected ({err}); retrying the failed step"]}
