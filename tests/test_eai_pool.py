@@ -162,3 +162,32 @@ def test_runs_use_the_cross_task_pool_and_old_folders_stay_apart(tmp_path):
     k0.mkdir()
     (k0 / "spec.json").write_text(json.dumps({k: v for k, v in asdict(EaiRunSpec(k=0)).items() if k != "pool"}))
     assert run_tasks(EaiRunSpec(k=0), FakeListChatModel(responses=["{}"]), k0, tasks=[]) == []  # no examples: resumes
+
+
+def test_the_results_page_splits_rows_by_the_count(tmp_path, monkeypatch):
+    """The docs hook ranks with the peers only rows whose count is 0; a `-k3-cross` row is among
+    them, an old `-k3` row (count above 0) is apart; a report.json from before the count falls back
+    to the old rows' names."""
+    pytest.importorskip("mkdocs")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", Path(__file__).resolve().parents[1] / "tools" / "mkdocs_hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    monkeypatch.setattr(hooks, "ROOT", tmp_path)
+    monkeypatch.setattr(hooks, "RESULTS", tmp_path / "results")
+    (tmp_path / "results").mkdir()
+    rows = [{"name": "gpt-4o", "task_success": 68.6},
+            {"name": "ours-helper-open-loop-local-k3", "task_success": 61.6, "examples_sharing_goal_or_name": 293},
+            {"name": "ours-helper-open-loop-local-k3-cross", "task_success": 5.0, "examples_sharing_goal_or_name": 0},
+            {"name": "ours-prag-closed-loop-local-db=iter_3", "task_success": 0.0, "examples_sharing_goal_or_name": 300}]
+    (tmp_path / "results" / "report.json").write_text(json.dumps(rows))
+    like, apart = hooks._eai("results/report.json", "results/eai.md").split("Not comparable")
+    assert "helper-open-loop-local-k3-cross" in like and "gpt-4o" in like and "local-k3**" not in like
+    assert "helper-open-loop-local-k3**" in apart and "293" in apart
+    assert "db=iter_3" in apart and "db=iter_3" not in like  # by the count: its name has no -k3
+    for r in rows:
+        r.pop("examples_sharing_goal_or_name", None)
+    (tmp_path / "results" / "report.json").write_text(json.dumps(rows))
+    like, apart = hooks._eai("results/report.json", "results/eai.md").split("Not comparable")
+    assert "local-k3**" in apart and "local-k3**" not in like
