@@ -10,6 +10,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("virtualhome_eval")
 
@@ -69,6 +71,16 @@ def test_no_retrieved_example_shares_goal_or_name_or_is_an_evaluation_task(memor
             assert other.identifier not in evaluation
             assert hit.steps == gold_steps(other.identifier)
     assert twins >= 89  # the rule has something to keep out: most of these tasks have a same-goal twin
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(index=st.integers(0, 341), k=st.integers(1, 12))
+def test_any_task_any_k_gets_only_cross_task_examples_from_the_pool(memory, index, k):
+    task = load_tasks()[index]
+    hits = memory.retrieve(task, k=k)
+    assert len(hits) == k
+    assert not any(shares_goal_or_name(task, h.task) for h in hits)
+    assert {h.task.identifier for h in hits} <= {t.identifier for t in pool_tasks()}
 
 
 def test_a_leaky_pool_is_refused():
