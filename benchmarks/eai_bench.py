@@ -1,7 +1,7 @@
 """EAI VirtualHome action sequencing: prompt length for the local models, and the simulator's speed.
 
 No LLM runs. For the first N tasks (default: all 342) it measures
-- prompt tokens of EAI's task input alone and of HELPER's prompt (k retrieved examples, leave-one-out)
+- prompt tokens of EAI's task input alone and of HELPER's prompt (k cross-task examples, `pool.py`)
   with the local model's tokenizer (vocabulary only), hence the context length a run needs
   (prompt + the answer bound), against `LlamaCppChatModel`'s default n_ctx of 4096;
 - how many gold programs repeat an action name (EAI's evaluator reads an answer with json.loads,

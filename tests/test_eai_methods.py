@@ -288,7 +288,8 @@ def test_a_stepwise_runs_spec_records_the_cap_that_stopped_it_and_old_folders_st
     with pytest.raises(ValueError, match="other settings"):
         run_tasks(EaiRunSpec(agent="prag", mode="closed-loop", agent_options={"max_steps": "8"}), chat, old, tasks=[task])
     # HELPER's cap is the runner's: unchanged
-    assert acting(EaiRunSpec(k=0)) == EaiRunSpec(k=0) and EaiRunSpec(k=0).max_steps == 40
+    assert acting(EaiRunSpec(k=3)) == EaiRunSpec(k=3) and EaiRunSpec(k=3).max_steps == 40
+    assert acting(EaiRunSpec(k=0)).pool == "none"  # retrieves no gold example
 
 
 @pytest.mark.parametrize("flag", [["--k", "5"], ["--max-replans", "1"]])

@@ -1,4 +1,4 @@
-"""EAI action sequencing: grammar, parser, leave-one-out memory, and open/closed loop scored by
+"""EAI action sequencing: grammar, parser, cross-task example memory, and open/closed loop scored by
 EAI's own evaluator with a scripted chat model."""
 
 from __future__ import annotations
@@ -91,9 +91,9 @@ def test_grammar_accepts_the_gold_answer_and_refuses_others():
     assert problems([("WALK", ("unicorn",))], task) == ["'unicorn' is not one of the relevant objects"]
 
 
-def test_memory_is_leave_one_out():
+def test_memory_is_cross_task():
     tasks = list(load_tasks()[:12])
-    memory = GoldMemory(tasks, embedder=HashEmbedder(64))
+    memory = GoldMemory(embedder=HashEmbedder(64))  # tasks 101-342 (tests/test_eai_pool.py: the rule)
     for task in tasks:
         hits = memory.retrieve(task, k=3)
         assert len(hits) == 3

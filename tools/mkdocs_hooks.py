@@ -33,11 +33,14 @@ RESULTS = ROOT / "results"
 SITE_RESULTS = "_results"  # where results/… files land in the site
 DIRECTIVE = re.compile(r"^<!-- (include|plot|eai|runs|table3|figures|compare|grid|eai-steps): (.+?) -->$", re.M)
 
-# EAI rows whose retrieved examples (k > 0) are other tasks' gold sequences chosen by goal text: a
-# test-set task with the identical goal was often the top example, so these rows are not comparable
-# with the 15 published LLMs, which saw no examples. They are shown apart, labelled so.
+# EAI rows whose retrieved examples share the task's goal text or task name (the old leave-one-out
+# `-k3` rows: a test-set task with the identical goal was usually the top example; P-RAG's later
+# self-iterations: its own earlier episodes of the same tasks) are not comparable with the 15
+# published LLMs, which saw no examples. They are shown apart, labelled so. Which rows: the table's
+# own count, `examples_sharing_goal_or_name` (evals/studies/eai/pool.py); a report.json written
+# before that column falls back to the old rows' names (`-k3` at the end; cross-task rows end `-cross`).
 EAI_SAME_GOAL = re.compile(r"-k[1-9]\d*$")
-EAI_SAME_GOAL_LABEL = "leave-one-out, same-goal examples (not comparable with the peers)"
+EAI_SAME_GOAL_LABEL = "leave-one-out, same-goal examples (not comparable)"
 EAI_COLUMNS = [("task_success", "task SR"), ("execution_success", "execution SR"),
                ("missing_step", "missing step"), ("affordance", "affordance"), ("wrong_order", "wrong order"),
                ("hallucination", "hallucination"), ("parsing", "parsing"),
@@ -90,14 +93,20 @@ def _eai(name: str, page_uri: str) -> str:
     rows = rows["rows"] if isinstance(rows, dict) else rows
     ours = [r for r in rows if str(r["name"]).startswith("ours-")]
     peers = [r for r in rows if not str(r["name"]).startswith("ours-")]
-    same_goal = [r for r in ours if EAI_SAME_GOAL.search(str(r["name"]))]
+    def apart(r: dict) -> bool:
+        if "examples_sharing_goal_or_name" in r:
+            return bool(r["examples_sharing_goal_or_name"])
+        return bool(EAI_SAME_GOAL.search(str(r["name"])))
+
+    same_goal = [r for r in ours if apart(r)]
     like = [r for r in ours if r not in same_goal]
 
-    def render(selected: list[dict]) -> str:
-        header = ["row"] + [title for _, title in EAI_COLUMNS]
+    def render(selected: list[dict], shared: bool = False) -> str:
+        columns = EAI_COLUMNS + ([("examples_sharing_goal_or_name", "examples sharing goal or name")] if shared else [])
+        header = ["row"] + [title for _, title in columns]
         body = [[f"**{r['name'].removeprefix('ours-')}**" if str(r["name"]).startswith("ours-") else str(r["name"])] +
                 [_number(r.get(key), 2 if isinstance(r.get(key), float) and key.endswith("success") else 1)
-                 for key, _ in EAI_COLUMNS] for r in selected]
+                 for key, _ in columns] for r in selected]
         return _table(header, body)
 
     like_for_like = sorted(peers + like, key=lambda r: -float(r.get("task_success") or 0))
@@ -105,10 +114,13 @@ def _eai(name: str, page_uri: str) -> str:
              "rows without retrieved examples, in bold, scored together by EAI's evaluator on the same tasks):",
              "", render(like_for_like)]
     if same_goal:
-        parts += ["", f"**{EAI_SAME_GOAL_LABEL[0].upper() + EAI_SAME_GOAL_LABEL[1:]}.** These rows put three "
-                  "other tasks' gold sequences in the prompt, retrieved by goal text; a task with the identical "
-                  "goal was usually among them. Such a row shows how well the model adapts a near-identical "
-                  "answer, so it is kept apart from the table above:", "", render(same_goal)]
+        parts += ["", "**Not comparable with the peers: retrieved examples share the task's goal or task name.** "
+                  f"The `-k3` rows are {EAI_SAME_GOAL_LABEL}: they put three other tasks' gold sequences in the "
+                  "prompt, retrieved from all 342 tasks by goal text, and a task with the identical goal was "
+                  "usually among them, so they show how well the model adapts a near-identical answer. A P-RAG "
+                  "row with a database (`db=`) retrieves its own earlier episodes of the same tasks. The last "
+                  "column counts, over the row's tasks, the retrieved examples that share the task's goal or "
+                  "name:", "", render(same_goal, shared=True)]
     return "\n".join(parts)
 
 

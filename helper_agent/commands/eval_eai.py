@@ -26,7 +26,9 @@ from helper_agent.evals.studies.eai.methods import STEPWISE
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import (
     COLUMNS,
+    apart_label,
     cell,
+    comparable,
     our_extras,
     row,
     scored_by_eai,
@@ -51,13 +53,14 @@ def _table(rows: list[dict[str, Any]], title: str, notes: Sequence[str] = ()) ->
     the report carries with them."""
     table = Table(title=title)
     extras = ("llm_calls_per_task", "prompt_tokens_per_task", "seconds_per_task", "prompt_tokens_per_step",
-              "seconds_per_step", "full_sequence_success")
-    heads = ("LLM calls/task", "prompt tok/task", "s/task", "prompt tok/step", "s/step", "full-seq SR")
+              "seconds_per_step", "full_sequence_success", "examples_sharing_goal_or_name")
+    heads = ("LLM calls/task", "prompt tok/task", "s/task", "prompt tok/step", "s/step", "full-seq SR",
+             "examples sharing goal/name")
     columns = COLUMNS if scored_by_eai(rows) else ()
     for column in ("row", "tasks", "kept", *columns, *heads):
         table.add_column(column, overflow="fold")
     for r in rows:
-        table.add_row(r["name"], str(r["tasks"]), cell(r.get("kept")),
+        table.add_row(r["name"] if comparable(r) else f"{r['name']} ({apart_label(r)})", str(r["tasks"]), cell(r.get("kept")),
                       *("" if r[c] is None else f"{r[c]:.1f}" for c in columns), *(cell(r.get(e)) for e in extras))
     console.print(table)
     for note in notes:
@@ -79,8 +82,9 @@ def eai(
                              "runs tasks 101-120)."),
     llm: str = typer.Option("local", envvar="HELPER_LLM", help="Chat model: local, local:1.5b, openai:gpt-4o, or a server URL."),
     out: Path = typer.Option(..., help="Run folder: results.jsonl (resumable), scores/, report.md."),
-    k: int | None = typer.Option(None, help="helper, llm-planner: retrieved examples (other tasks' gold sequences, "
-                                 "leave-one-out; default 3); 0 = none. prag, embodiedrag: -o k=N."),
+    k: int | None = typer.Option(None, help="helper, llm-planner: retrieved examples (gold sequences of tasks 101-342 "
+                                 "that share neither the task's goal nor its name; default 3); 0 = none. "
+                                 "prag, embodiedrag: -o k=N."),
     n_ctx: int = typer.Option(8192, help="Context length for a local model (EAI prompts take ~2.4k tokens, examples more)."),
     max_tokens: int = typer.Option(640, help="Answer length bound (tokens)."),
     max_replans: int | None = typer.Option(None, help="Closed loop (helper, llm-planner): corrections / re-plans after "

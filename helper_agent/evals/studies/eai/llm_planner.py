@@ -6,8 +6,8 @@
 
 The method's own prompt (`graphs/llm_planner/prompts.PlanQuery`): "Task description:" (here EAI's
 node, edge and action goals), "Completed plans:" and "Visible objects are" when re-planning, then
-"Next plans:"; the k nearest other tasks (by goal text, leave-one-out: never the task's own gold
-sequence) as user/assistant turns. A plan is `ACTION object[ object], ...` over EAI's vocabulary
+"Next plans:"; the k nearest other tasks (by goal text, cross-task: from tasks 101-342, never one
+that shares the task's goal or task name, `pool.py`) as user/assistant turns. A plan is `ACTION object[ object], ...` over EAI's vocabulary
 (`steps.plan_rules`): the first plan may name every object EAI's prompt lists for the task, as every
 model is given them; a re-plan only the objects seen so far (the rooms, the relevant objects in the
 rooms the robot has been in, what it has been close to), LLM-Planner's grounding.
@@ -32,6 +32,7 @@ from helper_agent.envs.virtualhome import VirtualHomeEnv
 from helper_agent.evals.studies.eai.acting import EaiEpisode, ask, execute
 from helper_agent.evals.studies.eai.grammar import Step
 from helper_agent.evals.studies.eai.memory import GoldMemory
+from helper_agent.evals.studies.eai.pool import check_examples
 from helper_agent.evals.studies.eai.scene import visible_names, where
 from helper_agent.evals.studies.eai.steps import parse_plan, plan_rules, plan_text, vocabulary_text
 from helper_agent.evals.studies.eai.tasks import EaiTask
@@ -87,6 +88,7 @@ def plan_messages(examples: list[dict[str, Any]], query: PlanQuery, error: str =
 def retrieve(state: LLMPlannerEaiState, runtime: Runtime[LLMPlannerEaiContext]) -> dict[str, Any]:
     ctx = runtime.context
     hits = ctx.pool.retrieve(ctx.task, ctx.k) if ctx.pool is not None and ctx.k > 0 else []
+    check_examples(ctx.task, [h.task for h in hits])  # whatever memory was handed in
     ctx.episode.example_ids = [h.task.identifier for h in hits]
     examples = [{"task": h.task.goal_text, "visible": list(h.task.arguments), "plan": plan_text(h.steps)} for h in hits]
     return {"examples": examples, "completed": [], "log": [f"retrieved {len(examples)} examples"]}

@@ -1,8 +1,12 @@
-"""HELPER's example memory for EAI: other tasks' gold sequences, retrieved by MiniLM similarity.
+"""HELPER's and LLM-Planner's example memory for EAI: cross-task gold sequences, by MiniLM similarity.
 
 The key is a task's goal text (node, edge and action goals as EAI's prompt states them: what the
-agent is given); the value is that task's recorded program. Retrieval is leave-one-out: a task
-never sees its own gold sequence.
+agent is given); the value is that task's recorded program. The pool is the tasks outside the
+evaluation set (tasks 101-342 in EAI's order), and a task's examples never share its goal text or
+its task name (`pool.py` says why: the first version, leave-one-out over all 342 tasks, retrieved
+the test set's own answer to the same goal). The memory enforces it: a pool holding an evaluation
+task is refused when the memory is built, examples that share the task's goal or name are skipped,
+and what it returns is checked again (`pool.check_examples`) before it leaves.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from helper_agent.evals.studies.eai.grammar import Step
-from helper_agent.evals.studies.eai.tasks import EaiTask, gold_steps, load_tasks
+from helper_agent.evals.studies.eai.pool import check_examples, check_pool, pool_tasks, shares_goal_or_name
+from helper_agent.evals.studies.eai.tasks import EaiTask, gold_steps
 from helper_agent.memory.embeddings import get_embedder, normalize_rows
 
 
@@ -24,17 +29,22 @@ class Example:
 
 
 class GoldMemory:
-    """An in-memory cosine index over the tasks' goal texts (the packaged embeddings by default)."""
+    """An in-memory cosine index over the pool's goal texts (the packaged embeddings by default).
+
+    `pool` defaults to `pool.pool_tasks()` (tasks 101-342); any other pool is checked and refused
+    (`LeakyPoolError`) if it holds one of the first 100 tasks."""
 
     def __init__(self, pool: list[EaiTask] | None = None, embedder: object | None = None) -> None:
+        self.pool = list(pool if pool is not None else pool_tasks())
+        check_pool(self.pool)
         self.embedder = embedder or get_embedder()
-        self.pool = list(pool if pool is not None else load_tasks())
         self._normalize = normalize_rows
         self._matrix = normalize_rows(np.asarray(self.embedder.embed([t.goal_text for t in self.pool]), dtype=np.float32))
         self._steps: dict[str, list[Step]] = {}
 
     def retrieve(self, task: EaiTask, k: int = 3) -> list[Example]:
-        """The `k` most similar *other* tasks with their gold sequences (never `task`'s own)."""
+        """The `k` most similar pool tasks that share neither `task`'s goal nor its task name, with
+        their gold sequences (never `task`'s own)."""
         if k <= 0:
             return []
         query = self._normalize(np.asarray(self.embedder.embed([task.goal_text]), dtype=np.float32))[0]
@@ -42,11 +52,12 @@ class GoldMemory:
         hits = []
         for index in np.argsort(-scores, kind="stable"):
             other = self.pool[int(index)]
-            if other.identifier == task.identifier:
-                continue  # leave-one-out
+            if shares_goal_or_name(task, other):
+                continue  # cross-task only
             steps = self._steps.setdefault(other.identifier, gold_steps(other.identifier))
             if steps:
                 hits.append(Example(other, steps, float(scores[index])))
             if len(hits) == k:
                 break
+        check_examples(task, [h.task for h in hits])
         return hits

@@ -2,7 +2,8 @@
 
 Which method runs in which mode, and its switches (`--agent-option KEY=VALUE` of `helper eval eai`):
 
-- `llm-planner`, open and closed loop: `k` from `--k` (other tasks' gold plans, leave-one-out),
+- `llm-planner`, open and closed loop: `k` from `--k` (gold plans of tasks 101-342 that share neither
+  the task's goal nor its name: `pool.py`),
   `--max-replans` grounded re-plans in the closed loop.
 - `prag`, closed loop: `retrieval=goal+scene|goal`, `k=N` (stored episodes per prompt, default 3),
   `database=PATH` (an experience database; none: iteration 0), `max_steps=N` (default 20),

@@ -1,7 +1,7 @@
 """Open-loop action sequencing (EAI's protocol): one answer per task, written once under the grammar.
 
 HELPER's planner on EAI: the prompt is EAI's task input, with the k most similar other tasks' gold
-sequences (HELPER's retrieval-augmented examples, leave-one-out) between EAI's instructions and the
+sequences (HELPER's retrieval-augmented examples, cross-task: `pool.py`) between EAI's instructions and the
 task's input. The answer is decoded under `response_grammar` where the model takes a grammar; from
 a model that does not, an answer EAI would reject (unknown action, wrong arity, unknown object) gets
 a bounded retry with the reasons. The answer text is EAI's response (`llm_output`) unchanged.
@@ -24,6 +24,7 @@ from helper_agent.evals.studies.eai.grammar import (
     response_grammar,
 )
 from helper_agent.evals.studies.eai.memory import Example, GoldMemory
+from helper_agent.evals.studies.eai.pool import check_examples
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
 
@@ -75,7 +76,10 @@ class HelperSequencer:
         self.max_steps, self.retries, self.grammar = max_steps, retries, grammar
 
     def examples(self, task: EaiTask) -> list[Example]:
-        return self.memory.retrieve(task, self.k) if self.memory is not None and self.k > 0 else []
+        """The memory's examples for `task`, checked against the pool rule whatever memory was handed in."""
+        found = self.memory.retrieve(task, self.k) if self.memory is not None and self.k > 0 else []
+        check_examples(task, [e.task for e in found])
+        return found
 
     def messages(self, task: EaiTask, examples: list[Example], extra: str = "") -> list[BaseMessage]:
         return [SystemMessage(SYSTEM), HumanMessage(build_prompt(task, examples) + extra)]

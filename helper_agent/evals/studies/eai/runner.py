@@ -36,6 +36,9 @@ from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_
 
 AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")  # EAI's own adapters; any other registered method runs its graph
 MODES = ("open-loop", "closed-loop")
+GOLD_EXAMPLES = ("helper", "llm-planner")  # the methods whose `--k` examples are other tasks' gold sequences
+POOL = "cross-task"
+LEGACY_POOL = "leave-one-out"
 
 
 @dataclass(frozen=True)
@@ -53,14 +56,21 @@ class EaiRunSpec:
     task: str = "action-sequencing"
     agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`eai/methods.py`)
     skip: int = 0  # tasks left out before the first one run (`select_tasks`)
+    #: Where gold examples come from (`pool.py`): "cross-task" (tasks 101-342, never the task's goal or
+    #: name; the only pool a run may use), "none" (a row that retrieves no gold example), or
+    #: "leave-one-out" (all 342 but the task itself: only a folder written before the rule says so).
+    pool: str = POOL
 
     @property
     def row_name(self) -> str:
-        """`ours-<agent>-<mode>-<llm>[-k<k>][-<switches>]`: unique per row of a table."""
+        """`ours-<agent>-<mode>-<llm>[-k<k>[-cross]][-<switches>]`: unique per row of a table. Rows
+        with cross-task examples end `-k<k>-cross`; the old leave-one-out rows keep their `-k<k>`."""
         llm = self.llm.replace("/", "-").replace(":", "-")
         parts = [f"ours-{self.agent}-{self.mode}-{llm}"]
-        if self.agent in ("helper", "llm-planner"):
+        if self.agent in GOLD_EXAMPLES:
             parts.append(f"k{self.k}")
+            if self.k > 0 and self.pool == POOL:
+                parts.append("cross")
         parts += [f"{key}={value}" for key, value in sorted(self.agent_options.items()) if key != "database"]
         if "database" in self.agent_options:
             parts.append("db=" + Path(self.agent_options["database"]).parent.name)
@@ -70,6 +80,9 @@ class EaiRunSpec:
 def check_spec(spec: EaiRunSpec) -> None:
     if spec.task != "action-sequencing":
         raise ValueError("only --task action-sequencing is implemented")
+    if spec.pool != POOL:
+        raise ValueError(f"examples come only from the cross-task pool (pool.py), not {spec.pool!r}: "
+                         f"{LEGACY_POOL!r} describes run folders written before that rule")
     if spec.mode not in MODES:
         raise ValueError(f"--mode takes {' or '.join(MODES)}")
     if spec.agent not in AGENTS:  # any other registered method runs its own graph on the harness
@@ -89,7 +102,9 @@ def check_spec(spec: EaiRunSpec) -> None:
 def acting(spec: EaiRunSpec) -> EaiRunSpec:
     """`spec` with the settings that act: a step-wise method (P-RAG, EmbodiedRAG) takes `k` and its step
     cap from its switches (defaults 3 and 20) and never re-plans, so `spec.json` says which cap stopped
-    its episodes rather than the whole-plan methods' 40."""
+    its episodes rather than the whole-plan methods' 40; a run without gold examples has pool "none"."""
+    if spec.agent not in GOLD_EXAMPLES or spec.k <= 0:
+        spec = replace(spec, pool="none")
     if spec.agent not in STEPWISE:
         return spec
     options = spec.agent_options
@@ -98,10 +113,12 @@ def acting(spec: EaiRunSpec) -> EaiRunSpec:
 
 
 def load_spec(path: Path) -> EaiRunSpec:
-    """A run's stored `spec.json`; a field added since has its default, a field dropped since is ignored."""
+    """A run's stored `spec.json`; a field added since has its default, a field dropped since is ignored,
+    except `pool`: a folder written before it retrieved leave-one-out from all 342 tasks."""
     stored = read_json_object(path)
     known = {f.name for f in fields(EaiRunSpec)}
     values = {key: value for key, value in stored.items() if key in known}
+    values.setdefault("pool", LEGACY_POOL)
     if not isinstance(values.get("agent_options", {}), dict):
         raise FileFormatError(f"{path}: agent_options: expected a JSON object")
     return EaiRunSpec(**values)

@@ -4,7 +4,9 @@ Each run folder of `helper eval eai` (or an iteration of `helper eval progressiv
 holds its responses; this scores every one of them and every peer on the same task ids with EAI's
 evaluator in one invocation (scores cached per run folder and per peer, keyed by the task ids), and
 writes `report.md`, `report.json` and `eai_table.png`. Runs on different task ids are refused: a
-table compares like with like. On tasks too few for EAI's rates the table is of our own columns
+table compares like with like, and so a row whose retrieved examples share its tasks' goal or task
+name (`examples_sharing_goal_or_name` above 0, counted from the records and the task data) is listed
+apart in the report, labelled, and left out of the plot. On tasks too few for EAI's rates the table is of our own columns
 (costs, full-sequence success), without the peers, and says so.
 """
 
@@ -16,7 +18,15 @@ from typing import Any, NamedTuple
 
 from helper_agent.evals.engine.plots import figure
 from helper_agent.evals.studies.eai.peers import score_outputs, score_peers
-from helper_agent.evals.studies.eai.report import our_extras, row, scored_by_eai, unscored_row, write_report
+from helper_agent.evals.studies.eai.report import (
+    apart_label,
+    comparable,
+    our_extras,
+    row,
+    scored_by_eai,
+    unscored_row,
+    write_report,
+)
 from helper_agent.evals.studies.eai.runner import load_results, load_spec, responses
 
 
@@ -78,11 +88,16 @@ def table(run_dirs: Sequence[Path], out: Path, *, peers: bool = True, peers_dir:
     elif peers and ids:
         notes.append("the 15 peers are left out: EAI's evaluator cannot score these tasks for them either")
     rows.sort(key=lambda r: -(r["task_success"] if scored else r["full_sequence_success"]))
+    apart = [r for r in rows if not comparable(r)]
+    if apart:
+        notes.append(f"{len(apart)} row(s) retrieved examples that share the task's goal or task name and are listed "
+                     "apart, not ranked with the peers and not plotted: "
+                     + "; ".join(f"{r['name']}: {apart_label(r)}" for r in apart))
     title = (f"EAI VirtualHome action sequencing, {len(ids)} tasks, % by EAI's evaluate_results" if scored else
              f"EAI VirtualHome action sequencing, {len(ids)} tasks, full-sequence success (EAI's goal check, ours)")
     out.mkdir(parents=True, exist_ok=True)
     report = write_report(rows, out, title, notes)
-    plot(rows, out / "eai_table.png", title)
+    plot([r for r in rows if comparable(r)], out / "eai_table.png", title)
     return EaiTable(rows, report, title, notes)
 
 

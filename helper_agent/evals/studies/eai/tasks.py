@@ -108,7 +108,7 @@ _SCRIPT_ARG = re.compile(r"<([^>]+)>\s*\(([\d.]+)\)")
 def gold_steps(identifier: str) -> list[tuple[str, tuple[str, ...]]]:
     """The task's recorded program (VirtualHome's gold script) as (ACTION, (object, ...)) steps.
 
-    Never shown to the agent for its own task: memories are leave-one-out.
+    Never shown to the agent for its own task: examples are cross-task, from tasks 101-342 (`pool.py`).
     """
     path = data_dir() / "executable_programs" / SCENE / SCRIPTS / f"file{identifier}.txt"
     steps = []
