@@ -63,7 +63,11 @@ SWING_DOORS = ("Fridge",)
 
 @dataclass
 class Prechecks:
-    """HELPER's pre-condition checks; each can be switched off for ablation."""
+    """HELPER's pre-condition checks; each can be switched off for ablation.
+
+    `skip_done_effects` is not one of HELPER's: it is the executor's rule for every method (a step
+    whose effect already holds is done, `satisfied.py`), so `off()` keeps it; switch it off by name.
+    """
 
     knife_before_slice: bool = True
     open_before_place: bool = True
@@ -77,7 +81,8 @@ class Prechecks:
 
     @classmethod
     def off(cls) -> Prechecks:
-        return cls(False, False, False, False, False, False, False)
+        """HELPER's six checks off (its `precheck` ablation; LLM-Planner's controller)."""
+        return cls(False, False, False, False, False, False, skip_done_effects=True)
 
 
 @dataclass
@@ -464,7 +469,13 @@ class Executor:
     def effect_holds(self, kind: SubgoalKind, ref: ObjectRef) -> bool:
         """Whether the object `ref` binds to already has the state step `kind` would give it (it is
         bound, and searched for when unseen, as the step itself would). Off with the pre-check."""
-        if not self.config.prechecks.skip_done_effects:
+        checks = self.config.prechecks
+        if not checks.skip_done_effects:
+            return False
+        # Switching and opening keep HELPER's own switches (LLM-Planner's controller has them off).
+        if kind in (SubgoalKind.TOGGLE_ON, SubgoalKind.TOGGLE_OFF) and not checks.skip_redundant_toggle:
+            return False
+        if kind in (SubgoalKind.OPEN, SubgoalKind.CLOSE) and not checks.skip_redundant_open:
             return False
         oid = self.resolve(ref)
         word = state_effect_holds(kind, self.tracker.objects[oid])

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
+from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
 from helper_agent.graphs.helper.household import household_lines
@@ -45,6 +46,7 @@ from helper_agent.tools.executor import (
     Prechecks,
 )
 from helper_agent.tools.locator import LLMLocator, RandomLocator
+from helper_agent.world.catalog import load_catalog
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 LIMITS = ("step_limit", "failure_limit")
@@ -165,7 +167,26 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                                  "score": "named", "version": named[0].version}
     names = ", ".join(e["id"] for e in examples)
     routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
-    return {**update, "log": Overwrite([f"retrieve: examples {names}{routine}"])}
+    log = [f"retrieve: examples {names}{routine}"]
+    # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
+    update["refusal"] = ""
+    if ctx.config.refuse_absent and not update["routine"]:
+        refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
+        if refusal is not None:
+            update["refusal"] = refusal.sentence()
+            log.append(f"retrieve: refused: nothing named is in the household ({', '.join(refusal.missing)})")
+    return {**update, "log": Overwrite(log)}
+
+
+def _household_types(env: Any) -> list[str]:
+    """The object types the household holds, hidden ones included (read like `household_lines`)."""
+    return [str(obj.get("objectType", "")) for obj in env.objects_metadata()]
+
+
+def _vocabulary(ctx: HelperContext) -> Vocabulary:
+    """What the agent can name: the catalog's classes and the words of its example requests."""
+    requests = [str(getattr(record, "dialogue", "")) for record in ctx.example_memory().seed_records()]
+    return Vocabulary.of(load_catalog(), requests)
 
 
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -383,7 +404,9 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
 
 def finish(state: HelperState) -> dict[str, Any]:
     execution = state.get("execution") or {}
-    if state.get("repeated"):
+    if state.get("refusal"):
+        outcome = "refused"
+    elif state.get("repeated"):
         outcome = "repeated_program"
     elif state.get("plan_error"):
         outcome = "invalid_program"
@@ -398,7 +421,10 @@ def finish(state: HelperState) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- routing
 def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
-    """A recalled routine is adapted by edits (adapt.py) unless the configuration says otherwise."""
+    """A request about nothing the household has ends (`absent.py`); a recalled routine is adapted
+    by edits (adapt.py) unless the configuration says otherwise."""
+    if state.get("refusal"):
+        return "finish"
     return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"
 
 

@@ -73,6 +73,7 @@ class HelperState(TypedDict, total=False):
     failures_at_start: int
     stored: dict[str, Any] | None  # the routine this request stored: name, version, user
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
+    refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
