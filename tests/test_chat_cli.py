@@ -12,6 +12,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+# The checkout under test, not whatever copy the interpreter's environment installed (other CLI tests do the same).
+ROOT = Path(__file__).resolve().parents[1]
+
 COFFEE = 'mug = InteractionObject("Mug", attributes=["clean"])\\nmug.clean()\\ncm = InteractionObject("CoffeeMachine")\\nmug.pickup_and_place(cm)\\ncm.toggle_on()'
 
 DRIVER = textwrap.dedent(
@@ -53,6 +56,7 @@ def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, use
          verbose: bool = True) -> subprocess.CompletedProcess:
     """`helper chat` on `stdin`; `verbose` (most tests read the nodes' log lines) adds --verbose."""
     env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200",
+           "PYTHONPATH": str(ROOT),
            "READINGS": json.dumps(readings or ["satisfied"])}
     args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or []),
             *(["--verbose"] if verbose else [])]

@@ -16,7 +16,9 @@ import pytest
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.program import compile_program
+from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import ExecutionResult, Executor, ExecutorConfig, Prechecks
+from helper_agent.tools.search import explore
 from helper_agent.world.actions import INTERACTION_ACTIONS
 
 SEEDS = (0, 1, 2)
@@ -177,3 +179,52 @@ def test_two_tomatoes_to_slice_stay_two(seed: int) -> None:
     assert result.status == "done", result.error
     assert [t.already for t in result.trace if t.subgoal.startswith("Slice")] == [False, False]
     assert sum(1 for a in (a for t in result.trace for a in t.actions) if a.action == "Slice") == 2
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_search_for_a_sliced_whole_stops_at_its_pieces(seed: int) -> None:
+    """HELPER's executor does not search itself: a slice that sees neither a whole tomato nor a
+    piece reports the tomato not found, saying its pieces would do; the locate node's search (here
+    the systematic one) then stops at the pieces, and the slice is done without cutting anything."""
+    env = SymbolicEnv()
+    env.reset(seed, room_type="Kitchen")
+    first, _ = _run(env, 'tomato = InteractionObject("Tomato")\ntomato.slice()\n')
+    assert first.status == "done"
+    objects = env.state.objects
+    for tomato in [o for o in objects.values() if o.object_type == "Tomato"]:
+        del objects[tomato.object_id]
+        if tomato.parent_id is not None:
+            objects[tomato.parent_id].contents.remove(tomato.object_id)
+    fridge = next(o for o in objects.values() if o.object_type == "Fridge")
+    fridge.is_open = False
+    for piece in [o for o in objects.values() if o.object_type == "TomatoSliced"]:  # out of sight
+        if piece.parent_id is not None:
+            objects[piece.parent_id].contents.remove(piece.object_id)
+        piece.parent_id = fridge.object_id
+        fridge.contents.append(piece.object_id)
+    program = compile_program('tomato = InteractionObject("Tomato")\ntomato.slice()\n').subgoals
+    helper_like = ExecutorConfig(search_unseen=False)
+    missing = Executor(env, config=helper_like).run(program)
+    assert missing.status == "not_found" and missing.missing == "Tomato" and missing.missing_sliced
+    searcher = Executor(env, config=helper_like)
+    assert explore(searcher, ObjectRef(missing.missing_key or "", "Tomato", attributes=("sliced",)))
+    again = Executor(env, config=helper_like, bindings=dict(searcher.bindings)).run(program)
+    assert again.status == "done", again.error
+    assert _step(again, "Slice").already
+    assert not any(a.action == "Slice" for t in again.trace for a in t.actions)
+
+
+def test_only_a_slice_step_lets_its_search_stop_at_pieces() -> None:
+    """Picking up a tomato still needs a tomato: its not-found does not offer pieces."""
+    env = SymbolicEnv()
+    env.reset(0, room_type="Kitchen")
+    objects = env.state.objects
+    for tomato in [o for o in objects.values() if o.object_type == "Tomato"]:
+        del objects[tomato.object_id]
+        if tomato.parent_id is not None:
+            objects[tomato.parent_id].contents.remove(tomato.object_id)
+    config = ExecutorConfig(search_unseen=False)
+    pickup = Executor(env, config=config).run(compile_program('t = InteractionObject("Tomato")\nt.pickup()\n').subgoals)
+    assert pickup.status == "not_found" and not pickup.missing_sliced
+    cut = Executor(env, config=config).run(compile_program('t = InteractionObject("Tomato")\nt.slice()\n').subgoals)
+    assert cut.status == "not_found" and cut.missing_sliced

@@ -148,6 +148,9 @@ class ExecutionResult:
     failures: int = 0
     missing: str | None = None  # the object class not found, when status is "not_found"
     missing_key: str | None = None  # and the program object that needed it
+    # The step that needed it was a slice (or the walk to one): its pieces would do as well, so a
+    # search may stop at them (`Executor.can_bind` with a ref carrying the "sliced" attribute).
+    missing_sliced: bool = False
 
     @property
     def ended_by_limit(self) -> bool:
@@ -227,6 +230,7 @@ class Executor:
                 result = self._result("not_found", index, subgoal, str(missing), None, traces)
                 result.missing = missing.ref.object_class
                 result.missing_key = missing.ref.instance_key
+                result.missing_sliced = self._slices_would_do(subgoal, missing.ref)
                 return result
             except StepFailed as failed:
                 trace.status = "failed"
@@ -499,23 +503,18 @@ class Executor:
         if cut is not None:
             self.already(f"pre-check: {target.object_class} {cut} was sliced earlier in this request")
             return True
-        try:
-            piece_type = self.catalog.get(target.object_class).sliced_type
-        except KeyError:
-            return False
-        if not piece_type:
-            return False
-        pieces = unclaimed_pieces(self.tracker, piece_type, key, self.bindings)
+        pieces = self._pieces_for(target)
         if not pieces and not self.grounding.candidates(target, self.position):
             self._initial_scan()
-            pieces = unclaimed_pieces(self.tracker, piece_type, key, self.bindings)
+            pieces = self._pieces_for(target)
         if not pieces:
             return False
         origin = piece_origin(pieces[0].object_id)
         self.bindings[sliced_key(key)] = origin
         if self._trace is not None:
             self._trace.object_id = self._trace.object_id or pieces[0].object_id
-        self.already(f"pre-check: {piece_type} seen ({pieces[0].object_id}): the {target.object_class} is already sliced")
+        self.already(f"pre-check: {pieces[0].object_type} seen ({pieces[0].object_id}): "
+                     f"the {target.object_class} is already sliced")
         return True
 
     def pour(self, ref: ObjectRef, target: ObjectRef) -> None:
@@ -531,8 +530,31 @@ class Executor:
         return self.grounding.object_type(oid)
 
     def can_bind(self, ref: ObjectRef) -> bool:
-        """Whether a seen object can stand for `ref` now (what a searcher looks for)."""
-        return bool(self.grounding.candidates(ref, self.position))
+        """Whether a seen object can stand for `ref` now (what a searcher looks for).
+
+        A ref with the "sliced" attribute ("a sliced Tomato", what a slice step that found nothing
+        asks the locate node to search for) is also found by unclaimed pieces of its class: the
+        step will then be done without a whole one."""
+        if self.grounding.candidates(ref, self.position):
+            return True
+        return "sliced" in ref.attributes and bool(self._pieces_for(ref))
+
+    def _pieces_for(self, ref: ObjectRef) -> list[Any]:
+        try:
+            piece_type = self.catalog.get(ref.object_class).sliced_type
+        except KeyError:
+            return []
+        return unclaimed_pieces(self.tracker, piece_type, ref.instance_key, self.bindings) if piece_type else []
+
+    def _slices_would_do(self, subgoal: Subgoal, missing: ObjectRef) -> bool:
+        """Whether the step that did not find `missing` is a slice of it (or the walk to one)."""
+        if not self.config.prechecks.skip_done_effects or subgoal.target is None:
+            return False
+        slicing = subgoal if subgoal.kind is SubgoalKind.SLICE else self._next
+        if subgoal.kind is SubgoalKind.NAVIGATE and (slicing is None or slicing.target != subgoal.target):
+            return False
+        return (slicing is not None and slicing.kind is SubgoalKind.SLICE and slicing.target is not None
+                and whole_version(slicing.target).instance_key == missing.instance_key)
 
     def resolve(self, ref: ObjectRef, for_placing: str | None = None) -> str:
         """The object id bound to a program object, binding (and searching) if needed."""

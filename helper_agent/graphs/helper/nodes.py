@@ -260,6 +260,7 @@ def _summary(result: ExecutionResult, trace: list[list[Any]]) -> dict[str, Any]:
         "failed_subgoal": result.failed_subgoal.describe() if result.failed_subgoal else "",
         "missing": result.missing,
         "missing_key": result.missing_key,
+        "missing_sliced": result.missing_sliced,
         "completed": result.completed,
         "trace": trace,
     }
@@ -280,7 +281,9 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
         # Search as the program object that needed it, so objects bound to other program objects
         # (the first of two cups) do not count as found.
         key = state["execution"].get("missing_key") or "__locate"
-        found = bool(locator(executor, ObjectRef(key, missing)))
+        # For a slice, its pieces are found too: the step is then done without a whole one.
+        sliced = ("sliced",) if state["execution"].get("missing_sliced") else ()
+        found = bool(locator(executor, ObjectRef(key, missing, attributes=sliced)))
     except EpisodeLimit as limit:
         return {**_acted(ctx, executor), "execution": {**state["execution"], "status": limit.reason},
                 "log": [f"locate: stopped by {limit.reason}"]}

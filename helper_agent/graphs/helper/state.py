@@ -40,6 +40,7 @@ class ExecutionSummary(TypedDict, total=False):
     failed_subgoal: str
     missing: str | None
     missing_key: str | None
+    missing_sliced: bool  # the step was a slice: its pieces would do (the locate node stops at them)
     completed: int
     trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run, whole episode
 
