@@ -4,7 +4,8 @@
 Both ways over the embedded world's generated rooms: the household is the real generator's, the
 vocabulary the packaged catalog and example requests the graph uses. The false-refusal side also
 runs every held-out paraphrase of the packaged examples (written by others, for retrieval) in a
-household holding the classes its example's program uses.
+household holding the classes its example's program uses, and every request wording of the built-in
+benchmark in households prepared for its task.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.evals.benchmark.dialogue import request_sentences
+from helper_agent.evals.benchmark.episodes import prepared_scenes
+from helper_agent.evals.benchmark.families import FAMILIES
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.absent import Vocabulary, named_phrases, refusal_for
 from helper_agent.graphs.helper.facts import request_facts
@@ -199,3 +203,19 @@ def test_a_household_in_another_vocabulary_is_not_judged(vocabulary) -> None:
 def test_i_would_like_you_to_is_politeness(vocabulary) -> None:
     assert refusal_for("I'd like you to mow the lawn", household("Kitchen"), vocabulary).sentence() == \
         "I can't mow the lawn: there is no lawn in this house."
+
+
+def test_no_request_of_the_built_in_benchmark_is_refused_in_its_household(vocabulary) -> None:
+    """Every request wording of every task family, both phrasing pools (the unseen pool is held out
+    from the examples), in two households prepared for that family: none is refused."""
+    checked, refused = 0, []
+    for family in sorted(FAMILIES):
+        for scene in prepared_scenes(family, 2):
+            types = [o.object_type for o in scene.state.objects.values()]
+            for phrasing in ("seen", "unseen"):
+                for sentence in sorted(request_sentences(scene.instance, phrasing)):
+                    checked += 1
+                    if refusal_for(sentence, types, vocabulary) is not None:
+                        refused.append((family, sentence))
+    assert checked > 500
+    assert refused == []
