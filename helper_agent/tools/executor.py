@@ -6,9 +6,9 @@ subgoals in order: each program object is bound to one object the tracker has se
 each action one TEACh step. Before each step the pre-condition checks (switchable for ablation)
 adjust the plan: fetch a knife before slicing, open a closed receptacle before placing, put down
 what is held before picking up, skip toggling what is already on or off and opening what is open,
-slice a whole object when its slices are needed, and leave as it is an object whose state
-already is what the step would make it (a step whose effect holds is done: `satisfied.py`). Macros (Clean, Cook, Toast, FillUp, Empty) expand
-into these primitives (`macros.py`). An object not yet seen goes to the locator (`search.py`,
+slice a whole object when its slices are needed, and leave as it is an object whose state already
+is what the step would make it (a step whose effect holds is done: `satisfied.py`). Macros (Clean,
+Cook, Toast, FillUp, Empty) expand into these primitives (`macros.py`). An object not yet seen goes to the locator (`search.py`,
 `locator.py`), which searches through the executor's `SearchHost` interface.
 
 On a failed action the error is diagnosed into a failure description; the executor then tries
@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from helper_agent.config import get_settings
 from helper_agent.envs.base import Environment, NavigationGrid, Observation
 from helper_agent.perception.diagnosis import Diagnosis, FailureDiagnoser
-from helper_agent.perception.tracker import ObjectTracker
+from helper_agent.perception.tracker import ObjectTracker, TrackedObject
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools import macros
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
@@ -434,9 +434,11 @@ class Executor:
             return
         self.interact("ToggleOn" if on else "ToggleOff", oid)
 
-    def slice(self, ref: ObjectRef) -> None:
+    def slice(self, ref: ObjectRef, *, step: bool = True) -> None:
+        """Cut the whole object `ref` names (`step`: it is the current subgoal's own effect, not a
+        pre-check's slice for pieces another step needs)."""
         target = whole_version(ref)
-        if self.config.prechecks.skip_done_effects and self.already_sliced(target):
+        if self.config.prechecks.skip_done_effects and self.already_sliced(target, step=step):
             return
         oid = self.resolve(target)
         held = self.tracker.held_id
@@ -488,20 +490,22 @@ class Executor:
         self.already(f"pre-check: {oid} is already {word}: nothing to do")
         return True
 
-    def already_sliced(self, target: ObjectRef) -> bool:
+    def already_sliced(self, target: ObjectRef, *, step: bool = True) -> bool:
         """Whether the whole object `target` names counts as sliced already, so the step is done.
 
         Not when a whole object is bound to it (that one is to be cut). Yes when this program object
         was sliced earlier in the request, or when pieces of its class are seen that no other
         program object's slicing made (looking around once first when neither a whole one nor a
         piece is in sight): the pieces then stand for it, and no whole one is searched for.
+        `step`: the slice is the current subgoal (its trace says it was done already).
         """
         key = target.instance_key
+        say = self.already if step else self.note
         if self.grounding.bound(target) is not None:
             return False
         cut = self.bindings.get(sliced_key(key))
         if cut is not None:
-            self.already(f"pre-check: {target.object_class} {cut} was sliced earlier in this request")
+            say(f"pre-check: {target.object_class} {cut} was sliced earlier in this request")
             return True
         pieces = self._pieces_for(target)
         if not pieces and not self.grounding.candidates(target, self.position):
@@ -513,8 +517,7 @@ class Executor:
         self.bindings[sliced_key(key)] = origin
         if self._trace is not None:
             self._trace.object_id = self._trace.object_id or pieces[0].object_id
-        self.already(f"pre-check: {pieces[0].object_type} seen ({pieces[0].object_id}): "
-                     f"the {target.object_class} is already sliced")
+        say(f"pre-check: {pieces[0].object_type} seen ({pieces[0].object_id}): the {target.object_class} is already sliced")
         return True
 
     def pour(self, ref: ObjectRef, target: ObjectRef) -> None:
@@ -539,7 +542,7 @@ class Executor:
             return True
         return "sliced" in ref.attributes and bool(self._pieces_for(ref))
 
-    def _pieces_for(self, ref: ObjectRef) -> list[Any]:
+    def _pieces_for(self, ref: ObjectRef) -> list[TrackedObject]:
         try:
             piece_type = self.catalog.get(ref.object_class).sliced_type
         except KeyError:
@@ -549,6 +552,8 @@ class Executor:
     def _slices_would_do(self, subgoal: Subgoal, missing: ObjectRef) -> bool:
         """Whether the step that did not find `missing` is a slice of it (or the walk to one)."""
         if not self.config.prechecks.skip_done_effects or subgoal.target is None:
+            return False
+        if subgoal.kind not in (SubgoalKind.SLICE, SubgoalKind.NAVIGATE):
             return False
         slicing = subgoal if subgoal.kind is SubgoalKind.SLICE else self._next
         if subgoal.kind is SubgoalKind.NAVIGATE and (slicing is None or slicing.target != subgoal.target):
@@ -567,7 +572,7 @@ class Executor:
             and not self.tracker.of_type(ref.object_class)
         ):
             self.note(f"pre-check: no {ref.object_class} seen yet: slicing a whole one first")
-            self.slice(whole_version(ref))
+            self.slice(whole_version(ref), step=False)
         found = self.find(ref, for_placing=for_placing)
         assert found is not None
         return found
