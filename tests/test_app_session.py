@@ -117,3 +117,14 @@ def test_another_method_runs_one_episode_in_the_sessions_household(runtime: Chat
     assert session.messages[-1]["content"].startswith("embodiedrag: "), session.messages[-1]
     assert runtime.snapshot(session.thread).values["world"] == session.env.snapshot()
     get_settings.cache_clear()
+
+
+def test_a_request_about_nothing_in_the_house_is_refused_in_plain_words(runtime: ChatRuntime) -> None:
+    """The refusal is the turn's reply; nothing is planned (no chat-model call) and nothing moves."""
+    model = FakeListChatModel(responses=[])  # any call would raise: the list is empty
+    session = Session.open(runtime, model, "mary", scene=3)
+    before = session.env.objects_metadata()
+    progress = list(session.ask("can you mow the lawn"))
+    assert progress[-1].question is None or not progress[-1].question
+    assert session.messages[-1]["content"] == "**Result:** I can't mow the lawn: there is no lawn in this house."
+    assert session.env.objects_metadata() == before and session.env.steps == 0

@@ -12,6 +12,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+# The checkout under test, not whatever copy the interpreter's environment installed (other CLI tests do the same).
+ROOT = Path(__file__).resolve().parents[1]
+
 COFFEE = 'mug = InteractionObject("Mug", attributes=["clean"])\\nmug.clean()\\ncm = InteractionObject("CoffeeMachine")\\nmug.pickup_and_place(cm)\\ncm.toggle_on()'
 
 DRIVER = textwrap.dedent(
@@ -53,6 +56,7 @@ def chat(tmp_path: Path, responses: list[str], stdin: str, kill_on: int = 0, use
          verbose: bool = True) -> subprocess.CompletedProcess:
     """`helper chat` on `stdin`; `verbose` (most tests read the nodes' log lines) adds --verbose."""
     env = {"HELPER_HOME": str(tmp_path / "home"), "HELPER_EMBEDDINGS": "hash", "PATH": "/usr/bin:/bin", "COLUMNS": "200",
+           "PYTHONPATH": str(ROOT),
            "READINGS": json.dumps(readings or ["satisfied"])}
     args = ["chat", "--user", user, "--scene", "3", "--home", str(tmp_path / "home"), *(extra or []),
             *(["--verbose"] if verbose else [])]
@@ -92,7 +96,9 @@ def test_chat_killed_mid_task_resumes_from_checkpoint(tmp_path: Path) -> None:
     assert "plan: attempt" not in out
 
 
-MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'  # no television in a kitchen
+# No television in a kitchen: the request also names the sink, which is there, so it is planned (a
+# request naming only the television is refused before planning: test_a_request_about_nothing_here).
+MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'
 
 
 def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tmp_path: Path) -> None:
@@ -115,7 +121,7 @@ def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tm
 
 
 def test_chat_shows_the_program_and_the_whole_episode_of_subgoals(tmp_path: Path) -> None:
-    result = chat(tmp_path, [fenced(MISSING_TV)], "switch on the television\nyes\n/quit\n")
+    result = chat(tmp_path, [fenced(MISSING_TV)], "switch on the television over the sink\nyes\n/quit\n")
     out = result.stdout
     assert "─ program ─" in out and 'tv = InteractionObject("Television")' in out
     # every execute segment (the first try, after each search, after each correction), not the last one
@@ -160,7 +166,7 @@ def test_the_status_line_names_the_node_and_the_llm_call_and_counts_seconds() ->
 
 
 def test_plain_chat_says_what_failed_keeps_notes_for_verbose_and_slash_commands_do_not_answer(tmp_path: Path) -> None:
-    stdin = "switch on the television\n/state\n/reset\n/routines\nyes\n/quit\n"
+    stdin = "switch on the television over the sink\n/state\n/reset\n/routines\nyes\n/quit\n"
     result = chat(tmp_path, [fenced(MISSING_TV)], stdin, verbose=False)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
@@ -224,3 +230,12 @@ def test_chat_names_the_routine_and_the_changes_before_acting(tmp_path: Path) ->
     out = result.stdout
     summary = out.index("the morning coffee, with: do not clean the mug")
     assert summary < out.rindex("subgoals")  # shown before the episode's subgoals
+
+
+def test_a_request_about_nothing_here_is_refused_before_planning(tmp_path: Path) -> None:
+    """No chat-model call (none is scripted), no program, no question: the reason, in plain words."""
+    result = chat(tmp_path, [], "can you mow the lawn\n/quit\n", verbose=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "I can't mow the lawn: there is no lawn in this house." in out
+    assert "Is the task completed" not in out and "─ program ─" not in out

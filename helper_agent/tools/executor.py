@@ -6,8 +6,9 @@ subgoals in order: each program object is bound to one object the tracker has se
 each action one TEACh step. Before each step the pre-condition checks (switchable for ablation)
 adjust the plan: fetch a knife before slicing, open a closed receptacle before placing, put down
 what is held before picking up, skip toggling what is already on or off and opening what is open,
-slice a whole object when its slices are needed. Macros (Clean, Cook, Toast, FillUp, Empty) expand
-into these primitives (`macros.py`). An object not yet seen goes to the locator (`search.py`,
+slice a whole object when its slices are needed, and leave as it is an object whose state already
+is what the step would make it (a step whose effect holds is done: `satisfied.py`). Macros (Clean,
+Cook, Toast, FillUp, Empty) expand into these primitives (`macros.py`). An object not yet seen goes to the locator (`search.py`,
 `locator.py`), which searches through the executor's `SearchHost` interface.
 
 On a failed action the error is diagnosed into a failure description; the executor then tries
@@ -25,12 +26,19 @@ from typing import Any, Protocol
 from helper_agent.config import get_settings
 from helper_agent.envs.base import Environment, NavigationGrid, Observation
 from helper_agent.perception.diagnosis import Diagnosis, FailureDiagnoser
-from helper_agent.perception.tracker import ObjectTracker
+from helper_agent.perception.tracker import ObjectTracker, TrackedObject
 from helper_agent.program.subgoals import ObjectRef, Subgoal, SubgoalKind
 from helper_agent.tools import macros
 from helper_agent.tools.errors import EpisodeLimit, ObjectNotFound, StepFailed
 from helper_agent.tools.grounding import KNIVES, Grounding, is_sliced_class, whole_version
 from helper_agent.tools.navigation import Target, look_actions, path_actions, plan_to_target, shortest_path
+from helper_agent.tools.satisfied import (
+    STATE_EFFECTS,
+    piece_origin,
+    sliced_key,
+    state_effect_holds,
+    unclaimed_pieces,
+)
 from helper_agent.tools.search import Locator, explore
 from helper_agent.world.catalog import Catalog, load_catalog
 from helper_agent.world.geometry import INTERACTION_DISTANCE
@@ -55,7 +63,11 @@ SWING_DOORS = ("Fridge",)
 
 @dataclass
 class Prechecks:
-    """HELPER's pre-condition checks; each can be switched off for ablation."""
+    """HELPER's pre-condition checks; each can be switched off for ablation.
+
+    `skip_done_effects` is not one of HELPER's: it is the executor's rule for every method (a step
+    whose effect already holds is done, `satisfied.py`), so `off()` keeps it; switch it off by name.
+    """
 
     knife_before_slice: bool = True
     open_before_place: bool = True
@@ -63,10 +75,14 @@ class Prechecks:
     skip_redundant_toggle: bool = True
     skip_redundant_open: bool = True
     slice_before_sliced: bool = True
+    # A step whose effect already holds (sliced, clean, full, empty, cooked, toasted) is done
+    # without acting, and slicing never searches for a whole object whose pieces are there.
+    skip_done_effects: bool = True
 
     @classmethod
     def off(cls) -> Prechecks:
-        return cls(False, False, False, False, False, False)
+        """HELPER's six checks off (its `precheck` ablation; LLM-Planner's controller)."""
+        return cls(False, False, False, False, False, False, skip_done_effects=True)
 
 
 @dataclass
@@ -106,6 +122,8 @@ class SubgoalTrace:
     actions: list[ActionRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     object_id: str | None = None
+    # Done because its effect already held (nothing acted on for it; looking around may have been).
+    already: bool = False
 
 
 class ExecutionListener(Protocol):
@@ -130,6 +148,9 @@ class ExecutionResult:
     failures: int = 0
     missing: str | None = None  # the object class not found, when status is "not_found"
     missing_key: str | None = None  # and the program object that needed it
+    # The step that needed it was a slice (or the walk to one): its pieces would do as well, so a
+    # search may stop at them (`Executor.can_bind` with a ref carrying the "sliced" attribute).
+    missing_sliced: bool = False
 
     @property
     def ended_by_limit(self) -> bool:
@@ -166,6 +187,8 @@ class Executor:
         # execute/correct rounds of one request.
         self.grounding = Grounding(self.tracker, self.catalog, bindings)
         self._trace: SubgoalTrace | None = None
+        # The subgoal after the one running: a walk to an object is part of the step that follows it.
+        self._next: Subgoal | None = None
         self._scanned = False
         # The latest observation; every action refreshes it, so looking up where the agent is
         # never recomputes perception.
@@ -189,6 +212,7 @@ class Executor:
         for index, subgoal in enumerate(subgoals):
             if index < start:
                 continue
+            self._next = subgoals[index + 1] if index + 1 < len(subgoals) else None
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
@@ -206,6 +230,7 @@ class Executor:
                 result = self._result("not_found", index, subgoal, str(missing), None, traces)
                 result.missing = missing.ref.object_class
                 result.missing_key = missing.ref.instance_key
+                result.missing_sliced = self._slices_would_do(subgoal, missing.ref)
                 return result
             except StepFailed as failed:
                 trace.status = "failed"
@@ -319,9 +344,11 @@ class Executor:
         ref = subgoal.target
         macro = macros.MACROS.get(kind)
         if macro is not None:
-            macro(self, ref)
+            if not self.effect_holds(kind, macros.acted_on(ref, kind)):
+                macro(self, ref)
         elif kind is SubgoalKind.NAVIGATE:
-            self.walk_to(self.resolve(ref))
+            if not self.next_step_done(ref):
+                self.walk_to(self.resolve(ref))
         elif kind is SubgoalKind.PICKUP:
             self.pickup(ref)
         elif kind is SubgoalKind.PLACE:
@@ -395,7 +422,7 @@ class Executor:
             self.note(f"{tracked.object_type} is not openable: skipped")
             return
         if self.config.prechecks.skip_redundant_open and tracked.has("open") == opening:
-            self.note(f"pre-check: {oid} is already {'open' if opening else 'closed'}")
+            self.already(f"pre-check: {oid} is already {'open' if opening else 'closed'}")
             return
         self.interact("Open" if opening else "Close", oid)
 
@@ -403,12 +430,16 @@ class Executor:
         oid = self.resolve(ref)
         tracked = self.tracker.objects[oid]
         if self.config.prechecks.skip_redundant_toggle and tracked.has("on") == on:
-            self.note(f"pre-check: {oid} is already {'on' if on else 'off'}")
+            self.already(f"pre-check: {oid} is already {'on' if on else 'off'}")
             return
         self.interact("ToggleOn" if on else "ToggleOff", oid)
 
-    def slice(self, ref: ObjectRef) -> None:
+    def slice(self, ref: ObjectRef, *, step: bool = True) -> None:
+        """Cut the whole object `ref` names (`step`: it is the current subgoal's own effect, not a
+        pre-check's slice for pieces another step needs)."""
         target = whole_version(ref)
+        if self.config.prechecks.skip_done_effects and self.already_sliced(target, step=step):
+            return
         oid = self.resolve(target)
         held = self.tracker.held_id
         if self.config.prechecks.knife_before_slice and (held is None or self.env_type(held) not in KNIVES):
@@ -416,6 +447,78 @@ class Executor:
             self.pickup(self.grounding.knife_ref())
         self.interact("Slice", oid)
         self.bindings.pop(target.instance_key, None)
+        # Remember what was cut for this program object: a replan's `tomato.slice()` is then done.
+        self.bindings[sliced_key(target.instance_key)] = oid
+
+    # steps whose effect already holds -------------------------------------------
+    def already(self, why: str) -> None:
+        """The current step is done because its effect already holds: say why in the trace."""
+        self.note(why)
+        if self._trace is not None:
+            self._trace.already = True
+
+    def next_step_done(self, ref: ObjectRef) -> bool:
+        """Whether the walk to `ref` is for a next step whose effect already holds, so it is needless.
+
+        Compiled programs walk to an object before slicing or switching it: without this, the walk
+        to a tomato sliced before would search the house for a whole one before the slice step
+        could find it done."""
+        upcoming = self._next
+        if upcoming is None or upcoming.target != ref or not self.config.prechecks.skip_done_effects:
+            return False
+        if upcoming.kind is SubgoalKind.SLICE:
+            return self.already_sliced(whole_version(ref))
+        if upcoming.kind in STATE_EFFECTS:
+            return self.effect_holds(upcoming.kind, macros.acted_on(ref, upcoming.kind))
+        return False
+
+    def effect_holds(self, kind: SubgoalKind, ref: ObjectRef) -> bool:
+        """Whether the object `ref` binds to already has the state step `kind` would give it (it is
+        bound, and searched for when unseen, as the step itself would). Off with the pre-check."""
+        checks = self.config.prechecks
+        if not checks.skip_done_effects:
+            return False
+        # Switching and opening keep HELPER's own switches (LLM-Planner's controller has them off).
+        if kind in (SubgoalKind.TOGGLE_ON, SubgoalKind.TOGGLE_OFF) and not checks.skip_redundant_toggle:
+            return False
+        if kind in (SubgoalKind.OPEN, SubgoalKind.CLOSE) and not checks.skip_redundant_open:
+            return False
+        oid = self.resolve(ref)
+        word = state_effect_holds(kind, self.tracker.objects[oid])
+        if word is None:
+            return False
+        self.already(f"pre-check: {oid} is already {word}: nothing to do")
+        return True
+
+    def already_sliced(self, target: ObjectRef, *, step: bool = True) -> bool:
+        """Whether the whole object `target` names counts as sliced already, so the step is done.
+
+        Not when a whole object is bound to it (that one is to be cut). Yes when this program object
+        was sliced earlier in the request, or when pieces of its class are seen that no other
+        program object's slicing made (looking around once first when neither a whole one nor a
+        piece is in sight): the pieces then stand for it, and no whole one is searched for.
+        `step`: the slice is the current subgoal (its trace says it was done already).
+        """
+        key = target.instance_key
+        say = self.already if step else self.note
+        if self.grounding.bound(target) is not None:
+            return False
+        cut = self.bindings.get(sliced_key(key))
+        if cut is not None:
+            say(f"pre-check: {target.object_class} {cut} was sliced earlier in this request")
+            return True
+        pieces = self._pieces_for(target)
+        if not pieces and not self.grounding.candidates(target, self.position):
+            self._initial_scan()
+            pieces = self._pieces_for(target)
+        if not pieces:
+            return False
+        origin = piece_origin(pieces[0].object_id)
+        self.bindings[sliced_key(key)] = origin
+        if self._trace is not None:
+            self._trace.object_id = self._trace.object_id or pieces[0].object_id
+        say(f"pre-check: {pieces[0].object_type} seen ({pieces[0].object_id}): the {target.object_class} is already sliced")
+        return True
 
     def pour(self, ref: ObjectRef, target: ObjectRef) -> None:
         oid = self.bindings.get(ref.instance_key)
@@ -430,8 +533,33 @@ class Executor:
         return self.grounding.object_type(oid)
 
     def can_bind(self, ref: ObjectRef) -> bool:
-        """Whether a seen object can stand for `ref` now (what a searcher looks for)."""
-        return bool(self.grounding.candidates(ref, self.position))
+        """Whether a seen object can stand for `ref` now (what a searcher looks for).
+
+        A ref with the "sliced" attribute ("a sliced Tomato", what a slice step that found nothing
+        asks the locate node to search for) is also found by unclaimed pieces of its class: the
+        step will then be done without a whole one."""
+        if self.grounding.candidates(ref, self.position):
+            return True
+        return "sliced" in ref.attributes and bool(self._pieces_for(ref))
+
+    def _pieces_for(self, ref: ObjectRef) -> list[TrackedObject]:
+        try:
+            piece_type = self.catalog.get(ref.object_class).sliced_type
+        except KeyError:
+            return []
+        return unclaimed_pieces(self.tracker, piece_type, ref.instance_key, self.bindings) if piece_type else []
+
+    def _slices_would_do(self, subgoal: Subgoal, missing: ObjectRef) -> bool:
+        """Whether the step that did not find `missing` is a slice of it (or the walk to one)."""
+        if not self.config.prechecks.skip_done_effects or subgoal.target is None:
+            return False
+        if subgoal.kind not in (SubgoalKind.SLICE, SubgoalKind.NAVIGATE):
+            return False
+        slicing = subgoal if subgoal.kind is SubgoalKind.SLICE else self._next
+        if subgoal.kind is SubgoalKind.NAVIGATE and (slicing is None or slicing.target != subgoal.target):
+            return False
+        return (slicing is not None and slicing.kind is SubgoalKind.SLICE and slicing.target is not None
+                and whole_version(slicing.target).instance_key == missing.instance_key)
 
     def resolve(self, ref: ObjectRef, for_placing: str | None = None) -> str:
         """The object id bound to a program object, binding (and searching) if needed."""
@@ -444,7 +572,7 @@ class Executor:
             and not self.tracker.of_type(ref.object_class)
         ):
             self.note(f"pre-check: no {ref.object_class} seen yet: slicing a whole one first")
-            self.slice(whole_version(ref))
+            self.slice(whole_version(ref), step=False)
         found = self.find(ref, for_placing=for_placing)
         assert found is not None
         return found

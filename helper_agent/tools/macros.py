@@ -58,6 +58,14 @@ class MacroHost(Acting, Protocol):
 
 
 # ---------------------------------------------------------------------------- macros
+def acted_on(ref: ObjectRef, kind: SubgoalKind) -> ObjectRef:
+    """The object a macro changes: a slice of the bread when a program toasts the loaf, else `ref`
+    (the executor checks it for an effect that already holds before running the macro)."""
+    if kind is SubgoalKind.TOAST and ref.object_class == "Bread":
+        return sliced_version(ref, "Bread")
+    return ref
+
+
 def rinse(host: MacroHost, ref: ObjectRef, why: str) -> None:
     """Sink basin, faucet on and off, pick up again: cleans and fills with water."""
     oid = host.pickup(ref)
@@ -93,7 +101,7 @@ def empty(host: MacroHost, ref: ObjectRef) -> None:
 
 def toast(host: MacroHost, ref: ObjectRef) -> None:
     """A slice (of the bread, when the program names the loaf) into the toaster, on and off."""
-    host.pickup(sliced_version(ref, "Bread") if ref.object_class == "Bread" else ref)
+    host.pickup(acted_on(ref, SubgoalKind.TOAST))
     toaster = host.resolve(ObjectRef("__toaster", "Toaster"))
     host.interact("Place", toaster)
     if not host.tracker.objects[toaster].has("on"):

@@ -40,6 +40,9 @@ class HelperConfig:
     # Adapt a recalled routine by edits (graphs/helper/adapt.py: its changes, one checked edit each);
     # off: the planner rewrites the whole program from the routine, the request and examples.
     routine_edits: bool = True
+    # Refuse, before planning, a request whose named things are all absent from the household
+    # ("mow the lawn" in a flat), with the reason (`absent.py`); off: every request is planned.
+    refuse_absent: bool = True
     seed: int = 0
 
     @classmethod

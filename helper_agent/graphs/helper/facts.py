@@ -27,8 +27,9 @@ class RequestFacts(BaseModel):
 
     request: str = ""
     # success, done, incomplete, invalid_program, repeated_program, step_limit, failure_limit,
-    # llm_unavailable, llm_budget; "" before the request ended
+    # llm_unavailable, llm_budget, refused; "" before the request ended
     outcome: str = ""
+    refusal: str = ""  # the sentence saying why a refused request was not done
     stored: StoredRoutine | None = None
     recalled: str | None = None  # the name of the routine the request recalled, if any
     failed_subgoal: str = ""
@@ -51,6 +52,8 @@ class RequestFacts(BaseModel):
             return "success" + stored
         if self.outcome == "done":
             return "done"
+        if self.outcome == "refused":
+            return self.refusal or "not done: I can't do that here"
         if self.outcome == "incomplete" and self.finished and self.feedback:
             # The program ran to its end, but the person's last answer asked for more and no
             # feedback round was left to replan: "the execution did not finish" would be untrue.
@@ -90,6 +93,7 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
         failed_subgoal=str(execution.get("failed_subgoal") or ""),
         error=str(execution.get("error") or execution.get("failure") or values.get("plan_error") or ""),
         feedback=str(values.get("feedback") or ""),
+        refusal=str(values.get("refusal") or ""),
         finished=execution.get("status") == "done",
         steps=max(steps, 0),
         failures=max(failures, 0),

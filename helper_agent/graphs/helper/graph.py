@@ -1,7 +1,8 @@
 """HELPER's flow as a LangGraph `StateGraph`.
 
     retrieve -> plan -> validate --(invalid, retries left)--> plan
-       '--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
+       |--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
+       '--(nothing the request names is in the household)--> finish -> END   (absent.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
@@ -44,7 +45,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("memorize", nodes.memorize)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "retrieve")
-    builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["understand", "plan"])
+    builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["understand", "plan", "finish"])
     builder.add_edge("understand", "adapt")
     builder.add_conditional_edges("adapt", adapt.after_adapt, ["validate", "replan"])
     builder.add_edge("plan", "validate")

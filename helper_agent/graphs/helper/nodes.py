@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
+from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
 from helper_agent.graphs.helper.household import household_lines
@@ -46,6 +47,7 @@ from helper_agent.tools.executor import (
     Prechecks,
 )
 from helper_agent.tools.locator import LLMLocator, RandomLocator
+from helper_agent.world.catalog import load_catalog
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 LIMITS = ("step_limit", "failure_limit")
@@ -166,7 +168,26 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                                  "score": "named", "version": named[0].version}
     names = ", ".join(e["id"] for e in examples)
     routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
-    return {**update, "log": Overwrite([f"retrieve: examples {names}{routine}"])}
+    log = [f"retrieve: examples {names}{routine}"]
+    # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
+    update["refusal"] = ""
+    if ctx.config.refuse_absent and not update["routine"]:
+        refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
+        if refusal is not None:
+            update["refusal"] = refusal.sentence()
+            log.append(f"retrieve: refused: nothing named is in the household ({', '.join(refusal.missing)})")
+    return {**update, "log": Overwrite(log)}
+
+
+def _household_types(env: Any) -> list[str]:
+    """The object types the household holds, hidden ones included (read like `household_lines`)."""
+    return [str(obj.get("objectType", "")) for obj in env.objects_metadata()]
+
+
+def _vocabulary(ctx: HelperContext) -> Vocabulary:
+    """What the agent can name: the catalog's classes and the words of its example requests."""
+    requests = [str(getattr(record, "dialogue", "")) for record in ctx.example_memory().seed_records()]
+    return Vocabulary.of(load_catalog(), requests)
 
 
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -254,6 +275,7 @@ def _summary(result: ExecutionResult, trace: list[list[Any]]) -> dict[str, Any]:
         "failed_subgoal": result.failed_subgoal.describe() if result.failed_subgoal else "",
         "missing": result.missing,
         "missing_key": result.missing_key,
+        "missing_sliced": result.missing_sliced,
         "completed": result.completed,
         "trace": trace,
     }
@@ -274,7 +296,9 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
         # Search as the program object that needed it, so objects bound to other program objects
         # (the first of two cups) do not count as found.
         key = state["execution"].get("missing_key") or "__locate"
-        found = bool(locator(executor, ObjectRef(key, missing)))
+        # For a slice, its pieces are found too: the step is then done without a whole one.
+        sliced = ("sliced",) if state["execution"].get("missing_sliced") else ()
+        found = bool(locator(executor, ObjectRef(key, missing, attributes=sliced)))
     except EpisodeLimit as limit:
         return {**_acted(ctx, executor), "execution": {**state["execution"], "status": limit.reason},
                 "log": [f"locate: stopped by {limit.reason}"]}
@@ -398,7 +422,9 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
 
 def finish(state: HelperState) -> dict[str, Any]:
     execution = state.get("execution") or {}
-    if state.get("repeated"):
+    if state.get("refusal"):
+        outcome = "refused"
+    elif state.get("repeated"):
         outcome = "repeated_program"
     elif state.get("plan_error"):
         outcome = "invalid_program"
@@ -413,7 +439,10 @@ def finish(state: HelperState) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- routing
 def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
-    """A recalled routine is adapted by edits (adapt.py) unless the configuration says otherwise."""
+    """A request about nothing the household has ends (`absent.py`); a recalled routine is adapted
+    by edits (adapt.py) unless the configuration says otherwise."""
+    if state.get("refusal"):
+        return "finish"
     return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"
 
 

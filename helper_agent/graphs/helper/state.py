@@ -40,6 +40,7 @@ class ExecutionSummary(TypedDict, total=False):
     failed_subgoal: str
     missing: str | None
     missing_key: str | None
+    missing_sliced: bool  # the step was a slice: its pieces would do (the locate node stops at them)
     completed: int
     trace: list[list[Any]]  # [subgoal, status, number of actions] per subgoal run, whole episode
 
@@ -73,6 +74,7 @@ class HelperState(TypedDict, total=False):
     failures_at_start: int
     stored: dict[str, Any] | None  # the routine this request stored: name, version, user
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
+    refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]

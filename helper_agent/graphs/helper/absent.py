@@ -1,0 +1,190 @@
+"""Requests about things the household does not have: read what a request names, and refuse with
+the reason when none of it is there.
+
+Why: "can you mow the lawn" was planned anyway; the program named a mug `mow` and the agent spent
+690 steps moving it. A person told "mow the lawn" in a flat would say there is no lawn. The graph
+checks this before planning (`nodes.retrieve`) and ends the request with that sentence
+(`Refusal.sentence`), acting on nothing.
+
+The reading rule, generic and deterministic (no word list of requests):
+
+1. **What a request names** (`named_phrases`): the words after a determiner, possessive or number
+   ("the", "a", "my", "two", ...) or after the "of" that ends such a phrase ("a head of lettuce"),
+   up to three, stopping at a function word or punctuation:
+   "can you mow the lawn" names "lawn"; "put the dirty mug in the sink" names "dirty mug" and
+   "sink". A request naming nothing this way ("make coffee") is planned as usual.
+2. **What a phrase stands for** (`Vocabulary.classes_for`): the catalog classes the lexical class
+   mapper (`program/classes.py`) gives the whole phrase or one of its words with a sure score
+   (exact, synonym, plural, last words: 0.85 and up), and the classes whose name ends with the word
+   ("lamp" -> FloorLamp, DeskLamp, Lamp); a looser spelling match (`MIN_CLASS_SCORE`, what the
+   compiler accepts: "mugg" -> Mug) counts only when that class is in the household.
+3. **Words the agent knows without a class** (`Vocabulary.known_words`): the words of its planner's
+   example requests ("breakfast", "coffee", "sandwich"): a request about them is one the agent has
+   been shown how to do, so a phrase that stands for no class but holds one is never missing.
+4. **Present**: a class is present when the household holds it, its whole (a TomatoSliced when there
+   is a Tomato) or its pieces. A phrase that stands for classes is present when one of them is (the
+   household decides: "make the bed" in a kitchen names a Bed there is not); one that stands for
+   none is present when it holds a known word.
+
+The request is refused when it names at least one phrase and none is present. A household whose
+objects are not in the catalog's vocabulary at all (VirtualHome's) is never judged. One present phrase is
+enough to plan ("put the remote on the lawn chair" is planned: the remote is there), so a request
+about real things is never refused for one odd word; requests that name nothing are never refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from helper_agent.program.classes import MIN_CLASS_SCORE, ClassMapper, LexicalClassMapper, normalise
+from helper_agent.world.catalog import Catalog
+
+__all__ = ["Refusal", "Vocabulary", "named_phrases", "refusal_for"]
+
+SURE_SCORE = 0.85
+"""The lexical mapper's score from which a match is by rule (exact name, synonym, plural, last
+words), not by spelling similarity (difflib's ratio x 0.8 stays under it for all but near-copies)."""
+
+_DETERMINERS = frozenset(
+    "a an the my your our his her their its this that these those some any every each both all another "
+    "one two three four five six seven eight nine ten".split()
+)
+# Words that end a noun phrase: prepositions, conjunctions, pronouns, auxiliaries and adverbs of
+# manner. A closed class of English, not a list of things.
+_STOP = frozenset(
+    "of in on at to for with from into onto over under above below behind beside near by about as "
+    "and or but then so if when while after before until than "
+    "it them it's i me you he she we they him us this that there here "
+    "is are was were be been am do does did can could would will should shall may might must "
+    "please now too also again just only very really not no yes".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.,;:!?()\[\]<>\"]")
+_LEAD = re.compile(
+    r"^(?:(?:hey|hi|hello|ok|okay|so|helper)[,!]?\s+)*(?:(?:please\s+)?(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+)?|please\s+|i(?:\s+want|\s+would like|'d like|\s+need)\s+you\s+to\s+)?",
+    re.I,
+)
+
+
+def named_phrases(request: str) -> list[str]:
+    """The noun phrases a request names, in order, lower case (rule 1 of the module docstring)."""
+    tokens = [t.lower().replace("’", "'") for t in _WORD.findall(request)]
+    phrases: list[str] = []
+    i = 0
+    while i < len(tokens):
+        # "of" after a phrase starts another: "a head of lettuce" names the head and the lettuce.
+        follows_of = tokens[i] == "of" and bool(phrases) and i > 0 and tokens[i - 1] not in _STOP
+        if tokens[i] in _DETERMINERS or tokens[i].isdigit() or follows_of:
+            words: list[str] = []
+            j = i + 1
+            while j < len(tokens) and len(words) < 3:
+                token = tokens[j]
+                if not token[0].isalpha() or token in _STOP or token in _DETERMINERS:
+                    break
+                words.append(token)
+                j += 1
+            if words and " ".join(words) not in phrases:
+                phrases.append(" ".join(words))
+            i = j
+        else:
+            i += 1
+    return phrases
+
+
+def _camel_words(name: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name)]
+
+
+def _stems(word: str) -> set[str]:
+    """The word and its simple inflections removed ("cleaning" -> "clean", "dishes" -> "dish")."""
+    out = {word}
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out.add(word[: -len(suffix)])
+    return out
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request refused because the household has none of what it names."""
+
+    request: str
+    missing: tuple[str, ...]  # the phrases named, none present
+
+    def sentence(self) -> str:
+        """"I can't mow the lawn: there is no lawn in this house." (what the person reads)."""
+        what = _LEAD.sub("", self.request.strip().replace("’", "'")).strip()
+        what = re.sub(r"(?:[\s,]+please)?[\s.!?]*$", "", what, flags=re.I)
+        what = what[:1].lower() + what[1:] if what[:2] != what[:2].upper() else what
+        things = " or ".join(self.missing)
+        plural = self.missing[0].endswith("s") and not self.missing[0].endswith("ss")
+        return f"I can't {what or 'do that'}: there {'are' if plural else 'is'} no {things} in this house."
+
+
+class Vocabulary:
+    """What the agent can name: the catalog's classes (through the lexical mapper) and the words of
+    its example requests. Built once per graph context; `refusal_for` asks it about one household."""
+
+    def __init__(self, class_names: Iterable[str], example_requests: Iterable[str] = (),
+                 base_type: dict[str, str] | None = None) -> None:
+        self.names = sorted(set(class_names))
+        self.mapper: ClassMapper = LexicalClassMapper(self.names)
+        self.heads: dict[str, set[str]] = {}
+        for name in self.names:
+            words = _camel_words(name)
+            if words:
+                self.heads.setdefault(words[-1], set()).add(name)
+        self.known_words: set[str] = set()
+        for text in example_requests:
+            for word in re.findall(r"[a-z]+", text.lower()):
+                self.known_words |= _stems(word)
+        self.base_type = dict(base_type or {})
+
+    @classmethod
+    def of(cls, catalog: Catalog, example_requests: Iterable[str] = ()) -> Vocabulary:
+        """The vocabulary of a world catalog (its classes, and which piece comes from which whole)."""
+        names = catalog.names()
+        pieces = {name: catalog.base_type(name) for name in names if catalog.base_type(name) != name}
+        return cls(names, example_requests, base_type=pieces)
+
+    def classes_for(self, text: str, present: set[str]) -> set[str]:
+        """The catalog classes a phrase or word stands for (rule 2)."""
+        found: set[str] = set()
+        cls, score = self.mapper(text)
+        if score >= SURE_SCORE or (score >= MIN_CLASS_SCORE and cls in present):
+            found.add(cls)
+        for stem in _stems(normalise(text)):
+            found |= self.heads.get(stem, set())
+        return found
+
+    def present_classes(self, household_types: Iterable[str]) -> set[str]:
+        """The household's types, with the whole type of every piece and the pieces of every whole."""
+        present = set(household_types)
+        pieces = {piece: whole for piece, whole in self.base_type.items() if whole in present}
+        return present | {self.base_type.get(t, t) for t in present} | set(pieces)
+
+    def phrase_present(self, phrase: str, present: set[str]) -> bool:
+        """Rule 4 for one phrase: when it stands for catalog classes (the whole phrase or one of its
+        words), whether the household holds one; else whether one of its words is a known word."""
+        words = phrase.split()
+        classes: set[str] = set()
+        for text in [phrase, *words]:
+            classes |= self.classes_for(text, present)
+        if classes:
+            return bool(classes & present)
+        return any(_stems(word) & self.known_words for word in words)
+
+
+def refusal_for(request: str, household_types: Iterable[str], vocabulary: Vocabulary) -> Refusal | None:
+    """The refusal of a request whose named things are all absent from the household, else None."""
+    types = set(household_types)
+    phrases = named_phrases(request)
+    # A household described in another vocabulary (VirtualHome's "kitchencounter") cannot be judged.
+    if not phrases or not types & set(vocabulary.names):
+        return None
+    present = vocabulary.present_classes(types)
+    if any(vocabulary.phrase_present(phrase, present) for phrase in phrases):
+        return None
+    return Refusal(request, tuple(phrases))

@@ -1,0 +1,63 @@
+"""The issue's scenario through HELPER's graph: "slice a tomato and put a slice on a clean plate" sliced
+the tomato and stopped; the correction's replan wrote the whole program again, `tomato.slice()`
+included. The replanned program finishes without a search (no locate, no locator call) and without
+cutting anything again. The chat model is scripted; everything else is real.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from helper_agent.envs.symbolic import SymbolicEnv
+from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.memory.corrections import CorrectionMemory
+from helper_agent.memory.embeddings import get_embedder
+from helper_agent.memory.examples import ExampleMemory
+
+SLICE_ONLY = 'tomato = InteractionObject("Tomato")\ntomato.slice()\n'
+WHOLE_REQUEST = (
+    'tomato = InteractionObject("Tomato")\n'
+    "tomato.slice()\n"
+    'tomato_slice = InteractionObject("TomatoSliced")\n'
+    'plate = InteractionObject("Plate")\n'
+    "tomato_slice.pickup_and_place(plate)\n"
+)
+
+
+class ScriptedChat(FakeListChatModel):
+    """Fails loudly when asked more often than scripted (a locator call would be one too many)."""
+
+    def _call(self, *args, **kwargs):  # noqa: ANN002, ANN003
+        if self.i >= len(self.responses):
+            raise AssertionError("the chat model was called more often than scripted")
+        return super()._call(*args, **kwargs)
+
+
+def test_the_replanned_slice_is_done_without_a_search(tmp_path: Path) -> None:
+    env = SymbolicEnv()
+    env.reset(0, room_type="Kitchen")
+    answers = iter(["you didn't put a tomato slice on the plate", ""])
+    embedder = get_embedder("hash")
+    context = HelperContext(
+        env=env,
+        chat_model=ScriptedChat(responses=[f"```python\n{SLICE_ONLY}```", f"```python\n{WHOLE_REQUEST}```"]),
+        examples=ExampleMemory(path=tmp_path / "memory", embedder=embedder),
+        corrections=CorrectionMemory(path=tmp_path / "memory", embedder=embedder),
+        feedback=lambda: next(answers),
+        config=HelperConfig(feedback_rounds=1),
+    )
+    out = build_graph().invoke({"request": "slice a tomato and put a slice on a clean plate"},
+                               {"configurable": {"thread_id": "t"}}, context=context)
+    log = "\n".join(out["log"])
+    assert out["outcome"] == "success", log
+    assert "locate:" not in log
+    trace = out["execution"]["trace"]
+    slices = [row for row in trace if row[0].startswith("Slice(")]
+    # [subgoal, status, actions]: the first round's slice acted, the replan's took no action at all
+    assert len(slices) == 2 and slices[0][2] > 0 and slices[1][1:] == ["done", 0], trace
+    on_plates = [o for o in env.state.objects.values() if o.object_type == "TomatoSliced" and o.parent_id
+                 and env.state.objects[o.parent_id].object_type == "Plate"]
+    assert on_plates
+    assert env.steps < 400
