@@ -57,12 +57,11 @@ DISH_STEPS: dict[str, tuple[str, ...]] = {
     "toast": ("toast",), "boil": ("boil",), "omelette": ("crack", "cook"), "omelet": ("crack", "cook"),
     "crack": ("crack",), "microwave": ("cook",), "water": ("water",), "drink": ("water",),
     "sandwich": ("toast", "serve"), "salad": ("slice", "serve"),
-    "serve": ("serve",), "plate": ("serve",), "put": ("serve",),
+    "serve": ("serve",), "put": ("serve",),
 }
 """Words for a dish or a way of making one, and the steps it is made by: the household's dishes
-(TEACh's kitchen tasks), in English's words for them. "plate" as a verb ("plate them") serves, and
-so does "put" (food put on a table goes on a dish: calibration's "make me coffee and toast and put
-them both on the dining table")."""
+(TEACh's kitchen tasks), in English's words for them. "put" serves too (food put on a table goes on
+a dish: calibration's "make me coffee and toast and put them both on the dining table")."""
 
 GENERIC_WORDS = ("breakfast", "lunch", "dinner", "supper", "meal", "snack", "tidy", "chores", "set")
 """Words for a whole meal or chore ("set" as in "set the table"): what it holds is not in the words
@@ -147,7 +146,7 @@ def request_scope(text: str, present: Collection[str]) -> Scope | None:
         return None
     steps = [_METHOD_STEPS[m] for m in named_steps(text) if m in _METHOD_STEPS]
     steps += [s for w, dish in DISH_STEPS.items() if w in words for s in dish]
-    if not named and not any(w in words for w in DISH_STEPS if w not in ("serve", "plate", "put", "drink")):
+    if not named and not any(w in words for w in DISH_STEPS if w not in ("serve", "put", "drink")):
         return None
     if any(c.endswith("Sliced") for c in named):
         steps.append("slice")
