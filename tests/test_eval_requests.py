@@ -294,9 +294,15 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     opened.close()
 
 
+# The agent sends back a program that washes a mug for "wash the plate" (its scope check,
+# graphs/helper/understanding/scope.py); a request that names no object is left to the planner, so
+# these cases say "do the washing up" to see the benchmark find the unasked change.
+WASHING_UP = "could you do the washing up?"
+
+
 def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntime) -> None:
     chat = Chat(responses=[WASH_MUG, WASH_PLATE], readings=["not satisfied: the plate isn't clean", "satisfied"])
-    record = run_case(case(), ChatAgent(runtime, chat, chat_config()))
+    record = run_case(case(request=WASHING_UP), ChatAgent(runtime, chat, chat_config()))
     request = record["requests"][0]
     assert [r["answer"] for r in request["rounds"]] == ["no, the plate isn't clean", "yes"]
     assert record["first_try_success"] is False and record["corrected_success"] is True
@@ -307,7 +313,7 @@ def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntim
 def test_a_reply_that_says_done_when_the_checker_disagrees_is_a_false_claim(runtime: ChatRuntime) -> None:
     # The reader mistakes the person's "no, ..." for satisfied: the agent says success, the plate is dirty.
     chat = Chat(responses=[WASH_MUG], readings=["satisfied"])
-    record = run_case(case(), ChatAgent(runtime, chat, chat_config()))
+    record = run_case(case(request=WASHING_UP), ChatAgent(runtime, chat, chat_config()))
     assert record["requests"][0]["claim"] == "done" and record["corrected_success"] is False
     assert record["false_claims"] is True
 

@@ -30,6 +30,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
+from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
@@ -204,7 +205,8 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
     if routine:
         messages = routine_messages(state["request"], routine, examples, error, previous)
     else:
-        messages = planner_messages(state["request"], examples, error, previous)
+        note = example_note(scope_of(state, _present(ctx)), examples)
+        messages = planner_messages(state["request"], examples, error, previous, note=note)
     text = _ask(ctx, config, messages, "plan", _program_decoding(ctx, attempts, "plan"))
     adapting = f" adapting routine '{routine['name']}'" if routine else ""
     return {"program": text, "plan_attempts": attempts, "log": [f"plan: attempt {attempts}{adapting}"]}
@@ -212,15 +214,32 @@ def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableCo
 
 def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """Parse and compile the program once (a class the household lacks written as the kind of it the
-    household has, then compiled again); a rejection is kept as the message for the next attempt."""
+    household has, then compiled again); a rejection is kept as the message for the next attempt.
+
+    A program that changes an object the request neither names nor needs for a step it implies is
+    rejected the same way, with that reason, while the planner has attempts left; the last attempt
+    runs, the objects noted in the log (`scoping.py`)."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
-    notes = f" ({'; '.join([*_moved_notes(moved), *compiled.notes])})" if compiled.notes or moved else ""
+    scope = scope_of(state, _present(ctx))
+    outside = out_of_scope(compiled, scope)
+    notes = [*_moved_notes(moved), *compiled.notes]
+    if outside and scope is not None:
+        reason = scope.reason(outside)
+        if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
+            return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
+        notes.append(f"unasked {', '.join(outside)} kept: the planner's attempts are used up")
+    detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
-            "log": [f"validate: {len(compiled.subgoals)} subgoals{notes}"]}
+            "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
+
+
+def _present(ctx: HelperContext) -> frozenset[str]:
+    """The object classes the household of the runtime context holds."""
+    return household_classes(ctx.environment().objects_metadata())
 
 
 def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, dict[str, str]]:
@@ -228,7 +247,7 @@ def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, d
     kind of it ("Lamp" -> the FloorLamp there: `understanding/in_household.py`), and what was
     written for what."""
     compiled = compile_program(program, class_mapper=ctx.mapper())
-    return in_household(compiled, household_classes(ctx.environment().objects_metadata()), ctx.mapper())
+    return in_household(compiled, _present(ctx), ctx.mapper())
 
 
 def _moved_notes(moved: dict[str, str]) -> list[str]:

@@ -52,10 +52,14 @@ def _retry_turns(error: str, previous: str) -> list[BaseMessage]:
             HumanMessage(content=f"That program was rejected: {error}\nWrite a corrected program.")]
 
 
-def planner_messages(dialogue: str, examples: Sequence[dict[str, Any]], error: str = "", previous: str = "") -> list[BaseMessage]:
-    return [_system(), *_example_turns(examples),
-            HumanMessage(content=load_template("planner_user.txt").format(dialogue=dialogue)),
-            *_retry_turns(error, previous)]
+def planner_messages(dialogue: str, examples: Sequence[dict[str, Any]], error: str = "", previous: str = "",
+                     note: str = "") -> list[BaseMessage]:
+    """The planner's turns: the examples, then the request; `note` (`scoping.example_note`: the
+    examples' objects this request does not ask for) goes right after the request, in its turn."""
+    request = load_template("planner_user.txt").format(dialogue=dialogue)
+    if note:
+        request = f"{request.rstrip()}\n{note}"
+    return [_system(), *_example_turns(examples), HumanMessage(content=request), *_retry_turns(error, previous)]
 
 
 class AdaptationExample(BaseModel):

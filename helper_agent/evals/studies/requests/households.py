@@ -18,7 +18,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from helper_agent.evals.studies.requests.cases import Household, RequestCase
-from helper_agent.evals.studies.requests.scope import KNIVES, implied_steps
+from helper_agent.evals.studies.requests.scope import implied_steps
+from helper_agent.program.steps import KNIVES
 from helper_agent.teach import SubtaskComponent, Task, check_task
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.generator import generate_scene

@@ -4,7 +4,8 @@
 objects its sliced or cracked classes come from (`TomatoSliced` -> `Tomato`, `EggCracked` -> `Egg`),
 and the tools its steps need. The steps are read from the case's goal, never listed per case: every
 condition of a goal component the task asks for (determiner not "0") implies one step kind, and
-each step kind needs the tools of `STEP_TOOLS`:
+each step kind needs the tools of `STEP_TOOLS` (the table is `program/steps.py`'s, shared with the
+agent's own scope check, `graphs/helper/understanding/scope.py`):
 
 | condition in the goal                       | step    | tools it may change                              |
 |---------------------------------------------|---------|--------------------------------------------------|
@@ -40,33 +41,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from helper_agent.program.steps import tools_for
 from helper_agent.teach import SubtaskComponent, Task
-from helper_agent.world.catalog import load_catalog
-
-KNIVES = ("Knife", "ButterKnife")
-SINK = ("Sink", "SinkBasin", "Faucet")
-STOVE = ("StoveBurner", "StoveKnob")
-
-
-def _vessels() -> tuple[str, ...]:
-    catalog = load_catalog()
-    return tuple(sorted(name for name, kind in catalog.types.items() if kind.pickupable and kind.can_fill_with_liquid))
-
-
-STEP_TOOLS: dict[str, tuple[str, ...]] = {
-    "slice": KNIVES,
-    "crack": KNIVES,
-    "clean": SINK,
-    "toast": ("Toaster",),
-    "cook": ("Microwave", *STOVE, "Pan"),
-    "boil": ("Pot", *STOVE, *SINK),
-    "coffee": ("CoffeeMachine",),
-    "water": SINK,  # and the vessels, added in `tools_for`
-    "fill": SINK,
-    "toggle": (),
-    "place": (),
-}
-"""The tools each step kind may change (the table of the module docstring)."""
 
 TRACKED = ("parent", "isPickedUp", "isSliced", "isCooked", "simbotIsCooked", "simbotIsBoiled", "isDirty",
            "isFilledWithLiquid", "fillLiquid", "simbotIsFilledWithCoffee", "isToggled", "isBroken", "isUsedUp")
@@ -122,16 +98,6 @@ def implied_steps(goal: Iterable[Task]) -> set[str]:
     for task in goal:
         visit(task)
     return steps
-
-
-def tools_for(steps: Iterable[str]) -> set[str]:
-    """The tool classes the step kinds need (`STEP_TOOLS`; watering adds the vessels)."""
-    tools: set[str] = set()
-    for step in steps:
-        tools.update(STEP_TOOLS[step])
-        if step == "water":
-            tools.update(_vessels())
-    return tools
 
 
 def allowed_classes(may_change: Sequence[str], goal: Iterable[Task]) -> set[str]:

@@ -11,4 +11,6 @@ no English) what they found. One job a module:
 - `phrases`: constructions over a change's words (`contrast_parts`, `placements`, `new_holder`, ...);
 - `grounding`: a change read against the program it edits (`Grounding`, the grammar's `EditScope`);
 - `part_check`: what a new part the planner wrote lacks of what its words ask for (`part_lacks`).
+- `scope`: what a request may change, the objects it names and the tools its steps need
+  (`request_scope`; the step-tool table is `program/steps.py`'s, shared with `helper eval requests`).
 """
