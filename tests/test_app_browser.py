@@ -250,7 +250,7 @@ def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_u
     _ask(page, "x" * 10_000)
     expect(page.locator("#error")).to_contain_text("the request has 10,000 characters; the limit is 2,000")
 
-    _ask(page, "switch on the zorblax")
+    _ask(page, "switch on the zorblax over the sink")
     question = page.locator("#question")
     expect(question).to_contain_text("Is the task completed to your satisfaction?", timeout=WAIT_MS)
     chat = page.locator("#chatbot")
