@@ -3,6 +3,7 @@
     retrieve -> plan -> validate --(invalid, retries left)--> plan
        '--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
+                                                     (memorize asks the person to confirm a routine before storing it)
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END

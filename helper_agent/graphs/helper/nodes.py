@@ -458,15 +458,19 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
         description = describe_routine(program)
         answer = interrupt({"kind": CONFIRM_KIND, "question": confirmation_question(name, description, update),
                             "routine": name, "description": description, "program": program, "update": update})
-        if not is_yes(str(answer or "")):
+        said = str(answer or "").strip()
+        heard = [f"confirm: {said}"]  # the person's words, for a conversation rebuilt from the checkpoints
+        if not is_yes(said):
             return {"outcome": "success",
-                    "log": [f"memorize: routine '{name}' not stored (the person said: {str(answer or '').strip() or 'nothing'})"]}
+                    "log": [*heard, f"memorize: routine '{name}' not stored (the person said: {said or 'nothing'})"]}
+    else:
+        heard = []
     request = ((state.get("routine") or {}).get("request") or state["request"]) if update else state["request"]
     routine = ctx.routine_memory().teach(name, program, request, user=user, source="confirmed_success")
     version = getattr(routine, "version", None)
     stored = {"name": routine.name, "version": version, "user": user}
     return {"outcome": "success", "stored": stored,
-            "log": [f"memorize: routine '{routine.name}' v{version if version is not None else '?'} for {user}"]}
+            "log": [*heard, f"memorize: routine '{routine.name}' v{version if version is not None else '?'} for {user}"]}
 
 
 def finish(state: HelperState) -> dict[str, Any]:
