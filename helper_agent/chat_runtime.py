@@ -12,6 +12,7 @@ Only the graph's public interface is used here: `build_graph`, the typed state's
 
 from __future__ import annotations
 
+import inspect
 import re
 import sqlite3
 import threading
@@ -32,6 +33,7 @@ from helper_agent.graphs.base import AgentResult, EpisodeSetup
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.agent import Memories
 from helper_agent.graphs.helper.facts import request_facts
+from helper_agent.graphs.helper.nodes import CONFIRM_KIND
 from helper_agent.llm import LLMBudget, LLMError
 
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")
@@ -180,6 +182,25 @@ def pending_question(snapshot: Any) -> dict[str, Any] | None:
     return None
 
 
+def source_answer(source: Callable[..., str] | None, payload: dict[str, Any]) -> str:
+    """An evaluation's answer to the question the thread waits on (`payload`, the `interrupt` value).
+
+    A source that takes the payload (`helper eval requests`' scripted person) answers either question
+    itself. A feedback source that takes nothing (a checker's sentence, "" when nothing is missing)
+    answers the feedback question; asked to confirm a routine before it is stored, its "" (the task
+    is done) is a yes, which stores what the request taught as before the question existed."""
+    if source is None:
+        return ""
+    try:
+        takes_payload = bool(inspect.signature(source).parameters)
+    except (TypeError, ValueError):
+        takes_payload = False
+    if takes_payload:
+        return source(payload)
+    said = source()
+    return ("yes" if not said.strip() else said) if payload.get("kind") == CONFIRM_KIND else said
+
+
 def outcome_text(values: dict[str, Any], env: Any = None) -> tuple[bool, str]:
     """The request's end as (succeeded, one line), from this request's facts only (`request_facts`,
     the line `helper chat` prints)."""
@@ -220,7 +241,7 @@ class ChatAgent:
         context = self.runtime.context(setup.env, self.chat_model, user, self.config)  # type: ignore[arg-type]
         person = setup.feedback
         values = self.runtime.run_request(thread, context, setup.request, user,
-                                          lambda payload: person() if person is not None else "",
+                                          lambda payload: source_answer(person, payload),
                                           run_name=f"{self.name}: {setup.instance_id}")
         facts = request_facts(values, getattr(setup.env, "steps", None), getattr(setup.env, "failures", None))
         execution = values.get("execution") or {}

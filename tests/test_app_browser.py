@@ -148,7 +148,10 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
     expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#subgoals")).to_contain_text("ToggleOn(CoffeeMachine)")
 
-    # Answer: the routine is taught.
+    # Answer: what will be remembered is shown; the same button confirms it and the routine is taught.
+    page.locator("#answer-done").click()
+    expect(page.locator("#question")).to_contain_text("I'll remember the morning coffee as: coffee in the mug. Store it?",
+                                                      timeout=WAIT_MS)
     page.locator("#answer-done").click()
     expect(page.locator("#chatbot")).to_contain_text("Result: success (routine 'the morning coffee' v1 for mary stored)",
                                                       timeout=WAIT_MS)

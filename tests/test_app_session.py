@@ -38,7 +38,12 @@ def test_a_turn_fills_subgoals_live_and_the_transcript_matches_what_was_shown(ru
     assert last.done and last.question == "Is the task completed to your satisfaction? Did I miss anything?"
     assert [row[1] for row in last.subgoals][-1] == "ToggleOn(CoffeeMachine)"
     assert last.picture != first_picture and last.picture.exists()
-    list(session.answer("done"))
+    asked = list(session.answer("done"))
+    # what will be remembered is shown before it is stored, in the conversation and as the question
+    confirm = "I'll remember the morning coffee as: coffee in the mug. Store it?"
+    assert asked[-1].question == confirm and session.messages[-1]["content"] == f"**{confirm}**"
+    assert runtime.memories.routines.routines(user="mary") == []
+    list(session.answer("yes"))
     assert session.messages[-1]["content"] == "**Result:** success (routine 'the morning coffee' v1 for mary stored)"
     # A reloaded page (a new Session on the same thread) shows the same conversation.
     again = Session.open(runtime, model, "mary")

@@ -71,7 +71,8 @@ def fenced(program: str) -> str:
 
 
 def test_scripted_chat_teaches_and_lists_a_routine(tmp_path: Path) -> None:
-    result = chat(tmp_path, [fenced(COFFEE), "Cabinet"], "Perform the morning coffee: make me a coffee\nyes\n/routines\n/state\n/quit\n")
+    result = chat(tmp_path, [fenced(COFFEE), "Cabinet"],
+                  "Perform the morning coffee: make me a coffee\nyes\nyes\n/routines\n/state\n/quit\n")
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "Is the task completed to your satisfaction?" in out
@@ -224,7 +225,7 @@ def test_a_terminal_prompt_has_line_editing_and_a_history_file(tmp_path: Path, m
 
 def test_chat_names_the_routine_and_the_changes_before_acting(tmp_path: Path) -> None:
     responses = [fenced(COFFEE), "Cabinet", "- no rinsing\n", "skip Mug clean"]  # plan, locator, changes, edit
-    result = chat(tmp_path, responses, "Perform the morning coffee: make me a coffee\nyes\n"
+    result = chat(tmp_path, responses, "Perform the morning coffee: make me a coffee\nyes\nyes\n"
                   "the morning coffee, no rinsing\nyes\n/quit\n", readings=["satisfied", "satisfied"])
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout

@@ -37,9 +37,10 @@ def memories(tmp_path: Path) -> dict:
 
 
 def ask_and_answer(graph, request: str, answer: str, config: dict, context: HelperContext) -> dict:
-    """One chat request: run it and, when it asks whether the task is done, answer `answer`."""
+    """One chat request: run it and, when it asks whether the task is done (and then whether to
+    store the routine it taught), answer `answer`."""
     out = graph.invoke({"request": request, "user": "mary"}, config, context=context)
-    if "__interrupt__" in out:
+    while "__interrupt__" in out:
         out = graph.invoke(Command(resume=answer), config, context=context)
     return out
 
@@ -82,8 +83,10 @@ def test_a_recall_after_a_stored_routine_does_not_say_stored(memories: dict) -> 
 
 def test_chat_says_stored_only_for_the_request_that_stored(tmp_path: Path) -> None:
     result = chat(tmp_path, [fenced(COFFEE), "Cabinet", "Cabinet", "Cabinet"],
-                  "Perform the mary coffee: make me a coffee\nyes\nDo the mary coffee\nyes\n/quit\n")
+                  "Perform the mary coffee: make me a coffee\nyes\nyes\nDo the mary coffee\nyes\n/quit\n")
     assert result.returncode == 0, result.stderr[-3000:]
+    # what will be remembered is shown, and stored on the second "yes"
+    assert "I'll remember the mary coffee as: coffee in the mug. Store it?" in result.stdout
     verdicts = [line.split(" (")[0] if "stored" in line else line.split(" [")[0] for line in result.stdout.splitlines()
                 if line.startswith(("success", "not done", "stopped", "no valid"))]
     stored = [line for line in result.stdout.splitlines() if line.startswith("success")]

@@ -148,7 +148,7 @@ def test_chat_and_routines_share_the_server(server: int, tmp_path: Path) -> None
     env = base_env(tmp_path / "home", server)
     fenced = f"```python\n{COFFEE}\n```"
     chat = helper(["chat", "--user", "mary", "--scene", "3", "--home", str(tmp_path / "home")], tmp_path, env,
-                  replies=[fenced, "Cabinet", "satisfied"], stdin="Perform the morning coffee: make me a coffee\nyes\n/quit\n")
+                  replies=[fenced, "Cabinet", "satisfied"], stdin="Perform the morning coffee: make me a coffee\nyes\nyes\n/quit\n")
     assert chat.returncode == 0, chat.stdout[-2000:] + chat.stderr[-3000:]
     assert "success (routine 'the morning coffee' v1 for mary stored)" in chat.stdout
     assert counts(server).get(user_collection("mary")) == 1

@@ -27,10 +27,10 @@ from helper_agent.evals.studies.requests import (
     run_suite,
     score_case,
 )
-from helper_agent.evals.studies.requests.cases import RequestCase, suite_path
+from helper_agent.evals.studies.requests.cases import Goal, Household, RequestCase, suite_path
 from helper_agent.evals.studies.requests.claims import is_false_claim, read_claim
 from helper_agent.evals.studies.requests.households import household_problems, prepare
-from helper_agent.evals.studies.requests.person import ScriptedPerson, check_goal
+from helper_agent.evals.studies.requests.person import ScriptedPerson, check_goal, goal_classes
 from helper_agent.evals.studies.requests.scope import allowed_classes, changes, unasked
 from helper_agent.graphs.base import AgentResult, EpisodeSetup
 from helper_agent.world.metadata import export_objects
@@ -430,3 +430,21 @@ def test_gold_programs_do_every_case_first_try_and_change_nothing_unasked(suites
             for request in record["requests"]:
                 assert request["first_try"] is True, (c.id, request["part"], request["unmet"], request["log"][-3:])
                 assert request["unasked"] == [], (c.id, request["part"], request["unasked"])
+
+
+def test_the_person_confirms_a_routine_only_when_it_covers_what_the_goal_changes() -> None:
+    """Every calibration teach case's gold program names the classes its goal changes (so the person
+    would confirm it); a breakfast routine holding only the toast lacks the coffee's mug."""
+    teach = [c for c in load_suite("calibration").cases if c.kind == "teach"]
+    assert teach
+    for c in teach:
+        gold = program(c, c.household)
+        assert all(re.search(rf'"{k}', gold) for k in goal_classes([g.instantiate() for g in c.goal])), c.id
+    breakfast = [g.instantiate() for g in (Goal(task="Coffee"), Goal(task="Plate Of Toast"))]
+    assert goal_classes(breakfast) == ["Mug", "Bread", "Plate"]
+    env = SymbolicEnv()
+    env.reset(prepare(Household(seed=3, room="Kitchen"), breakfast))
+    person = ScriptedPerson(env, breakfast)
+    toast_only = 'toast = InteractionObject("BreadSliced")\nplate = InteractionObject("Plate")\ntoast.pickup_and_place(plate)'
+    assert person.answer({"kind": "confirm_routine", "program": toast_only}) == "no"
+    assert person.confirmations == [{"answer": "no", "lacking": ["Mug"]}] and person.rounds == []

@@ -102,8 +102,8 @@ def test_no_means_not_satisfied_and_the_replan_hears_the_words_and_sees_the_hous
     second = graph.invoke(Command(resume=correction), config, context=context)
     assert "__interrupt__" in second  # replanned, ran, and asks again
     replan_prompt = chat.prompts[2][-1].content
-    assert f'The person says: "{correction}"' in replan_prompt
-    household = replan_prompt.split("What the household shows now:")[1].split("The person says")[0]
+    assert f'What the person says is missing: "{correction}"' in replan_prompt
+    household = replan_prompt.split("Other objects in the household:")[1].split("What the person says")[0]
     assert "- Mug" in household and "- CoffeeMachine" in household  # the objects the program and words name
     assert household.index("- Mug") < household.index("- Apple")  # named objects come first
     out = graph.invoke(Command(resume="perfect, thanks"), config, context=context)

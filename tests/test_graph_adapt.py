@@ -104,7 +104,9 @@ def test_a_taught_routine_recalled_with_two_changes(memories: dict) -> None:
     config = {"configurable": {"thread_id": "omar"}}
     graph.invoke({"request": TAUGHT, "user": "Omar"},
                  config, context=context)
-    taught = graph.invoke(Command(resume="yes, thanks"), config, context=context)
+    asked = graph.invoke(Command(resume="yes, thanks"), config, context=context)
+    assert asked["__interrupt__"][0].value["kind"] == "confirm_routine"  # what will be remembered, shown first
+    taught = graph.invoke(Command(resume="yes"), config, context=context)
     assert taught["outcome"] == "success" and memories["routines"].routines(user="Omar")[0].program.strip() == OMAR
 
     context.env = env = scene("omar-two-2")

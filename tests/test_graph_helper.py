@@ -222,7 +222,13 @@ def test_chat_asks_the_person_and_memorizes_the_routine(memories: dict) -> None:
     config = {"configurable": {"thread_id": "mary-1"}}
     first = graph.invoke({"request": "Perform the Mary cleaning: wash a plate", "user": "mary"}, config, context=context)
     assert first["__interrupt__"][0].value["question"] == FEEDBACK_QUESTION
-    out = graph.invoke(Command(resume="yes, thanks"), config, context=context)
+    asked = graph.invoke(Command(resume="yes, thanks"), config, context=context)
+    # what will be remembered is shown before it is stored
+    confirm = asked["__interrupt__"][0].value
+    assert confirm["kind"] == "confirm_routine" and confirm["routine"] == "the mary cleaning"
+    assert confirm["question"] == "I'll remember the mary cleaning as: the plate clean. Store it?"
+    assert memories["routines"].routines(user="mary") == []
+    out = graph.invoke(Command(resume="yes"), config, context=context)
     assert out["outcome"] == "success"
     routines = memories["routines"].routines(user="mary")
     assert [r.name for r in routines] == ["the mary cleaning"]
@@ -263,6 +269,8 @@ def test_routine_recalled_in_a_new_process(tmp_path: Path) -> None:
         env.reset(export_state(state))
         graph.invoke({{"request": request, "user": "mary"}}, config, context=ctx)
         out = graph.invoke(Command(resume="yes"), config, context=ctx)
+        if out.get("__interrupt__"):  # the routine to store, shown for confirmation
+            out = graph.invoke(Command(resume="yes"), config, context=ctx)
         print("CALLS", [call.name for call in ctx.usage.calls])
         print("LOG", " | ".join(out["log"]))
         """

@@ -36,6 +36,7 @@ from helper_agent.chat_runtime import (
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.base import AgentResult, EpisodeSetup
 from helper_agent.graphs.helper.facts import question_lines
+from helper_agent.graphs.helper.nodes import CONFIRM_KIND
 from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.llm import LLMUnavailable
 
@@ -67,6 +68,8 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
         if node == "feedback" and replay:
             answer = line.partition(": ")[2]
             out.append({"role": "user", "content": "done" if answer == "satisfied" else answer})
+        elif node == "confirm" and replay:  # the answer to "Store it?"
+            out.append({"role": "user", "content": line.partition(": ")[2]})
         elif node in SHOWN_NODES or (node in ("retrieve", "plan") and "routine" in line):
             out.append({"role": "assistant", "content": f"_{line}_"})
     adaptation = values.get("adaptation") or {}
@@ -76,7 +79,9 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
             and any(line.startswith("validate:") for line in new):
         out.append({"role": "assistant", "content": "My program:\n```python\n" + values["program"].strip("\n") + "\n```"})
     question = pending_question(snap)
-    if question and not (prev is not None and pending_question(prev)):
+    # A question once: not again for a checkpoint that waits on the same one (the feedback question,
+    # then the confirmation of the routine to store, are two).
+    if question and not (prev is not None and pending_question(prev) == question):
         out += question_messages(question)
     if not snap.next and values.get("outcome") and (prev is None or prev.next):
         _, text = outcome_text(values)  # steps need the live household; the reply does not
@@ -183,8 +188,14 @@ class Session:
         """A new session id of this user (`household:U:<id>`), in the same household."""
         return f"{default_thread(self.user)}:{uuid.uuid4().hex[:8]}"
 
+    def confirming(self) -> bool:
+        """Whether the thread waits on the confirmation of a routine to store ("... Store it?")."""
+        pending = pending_question(self.runtime.snapshot(self.thread))
+        return bool(pending and pending.get("kind") == CONFIRM_KIND)
+
     def question(self) -> str | None:
-        """The feedback question the thread waits on (with the last round's note), or None."""
+        """The question the thread waits on (feedback, with the last round's note, or the
+        confirmation of a routine to store), or None."""
         pending = pending_question(self.runtime.snapshot(self.thread))
         return question_lines(pending)[-1] if pending else None
 

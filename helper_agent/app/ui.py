@@ -305,7 +305,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden",
                    **PRIVATE)
         def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
-            yield from run(session, "done")
+            # "done" answers the feedback question; at "... Store it?" the same button says yes
+            yield from run(session, "yes" if session is not None and session.confirming() else "done")
 
         done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden",
                    **PRIVATE)

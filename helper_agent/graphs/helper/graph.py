@@ -4,6 +4,7 @@
        |--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
        '--(nothing the request names is in the household)--> finish -> END   (absent.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
+                                                     (memorize asks the person to confirm a routine before storing it)
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END

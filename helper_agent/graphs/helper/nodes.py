@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
-from helper_agent.graphs.helper.household import household_lines
+from helper_agent.graphs.helper.household import household_lines, object_states
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
@@ -32,6 +33,7 @@ from helper_agent.graphs.helper.prompts import (
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
+from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
 from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
@@ -51,9 +53,11 @@ from helper_agent.tools.locator import LLMLocator, RandomLocator
 from helper_agent.world.catalog import load_catalog
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
+CONFIRM_KIND = "confirm_routine"
+"""The `kind` of the `interrupt` payload that asks the person to confirm a routine before it is stored."""
 LIMITS = ("step_limit", "failure_limit")
 
-__all__ = ["FEEDBACK_QUESTION"]
+__all__ = ["CONFIRM_KIND", "FEEDBACK_QUESTION"]
 
 
 def _ask(ctx: HelperContext, config: RunnableConfig, messages: list[BaseMessage], name: str,
@@ -137,6 +141,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
                               "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
                               "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None, "repeated": False,
+                              "ran_programs": [],
                               "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures,
                               "usage": Overwrite({})}
     teach = teach_request(request)
@@ -385,58 +390,130 @@ def _syntax_tree(program: str) -> str | None:
         return None
 
 
-def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
-    """Write a program for what the feedback says is missing; it runs from a fresh start.
+def achieved(state: HelperState) -> list[str]:
+    """What the last program already did: its subgoals that ran to their end (the moves between
+    them left out), each once, in order. The replan is told to keep them and not do them again: a
+    replan once wrote `tomato.slice()` again after the tomato was sliced and searched 650 steps for a
+    whole tomato."""
+    subgoals = subgoals_from_data(state.get("subgoals") or [])
+    execution = state.get("execution") or {}
+    done = len(subgoals) if execution.get("status") == "done" else int(execution.get("completed") or 0)
+    steps = [s.describe() for s in subgoals[:done] if s.kind.value != "Navigate"]
+    return list(dict.fromkeys(steps))
 
-    The prompt carries the person's own words and what the household shows now (the objects the
-    program and the words name first), so "you didn't put a tomato slice on the plate" is checked
-    against the plate, not against what the program meant to do.
+
+def _untitled(program: str, feedback: str) -> str:
+    """`program` without leading comment lines that only repeat the person's words: a replan once
+    came back titled `# no coffee` (the correction, not what the program does)."""
+    said = set(re.findall(r"[a-z']+", feedback.lower()))
+    lines = program.splitlines()
+    start = 0
+    while start < len(lines) and (not lines[start].strip() or lines[start].lstrip().startswith(("#", "```"))):
+        line = lines[start].strip()
+        if line.startswith("#") and set(re.findall(r"[a-z']+", line.lower())) <= said:
+            lines[start] = ""
+        start += 1
+    return "\n".join(lines) if start else program
+
+
+def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
+    """Write a program for what the feedback says is missing; it runs in the household the last
+    program left (the bindings kept), so it only has to add the missing part.
+
+    The prompt carries the three things a correction is checked against: what the person says is
+    missing (their own words), what the household shows about the objects named (`object_states`:
+    "Tomato: sliced (7 slices); Plate: clean, empty", then the other household lines) and what the
+    last program already did (`achieved`), so "you didn't put a tomato slice on the plate" is read
+    against a sliced tomato and the slicing is kept, not redone.
 
     A replan that repeats the program the feedback was about, statement for statement, would only
     fail the same way: it is sent back with that reason and sampled again (a new seed), within the
     planner's attempt budget; if every attempt repeats it, it is not run again (`repeated`; the
     request ends "repeated_program"). (On held-out train episodes, calibration split, the greedy
-    replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)"""
+    replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)
+
+    The program the feedback was about joins `ran_programs`, so a routine this request teaches is
+    the whole request as done across its rounds (`teaching.whole_program`), not the last replan."""
     ctx = HelperContext.of(runtime)
     failed = state.get("program", "")
     failed_tree = _syntax_tree(failed)
     feedback = state["feedback"]
-    household = household_lines(ctx.environment().objects_metadata(), mentioned=f"{failed} {feedback}", limit=12)
+    objects = ctx.environment().objects_metadata()
+    household = household_lines(objects, mentioned=f"{failed} {feedback}", limit=12)
+    states = object_states(objects, mentioned=f"{feedback} {state['request']} {failed}")
+    done = achieved(state)
     error, text, log = "", "", [f"replan: from feedback: {feedback}"]
     repeated = False
     for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
         messages = replanner_messages(state["request"], failed, feedback, state.get("examples") or [],
-                                      error=error, previous=text, household=household)
-        text = _ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt, "plan"))
+                                      error=error, previous=text, household=household, states=states, achieved=done)
+        text = _untitled(_ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt, "plan")), feedback)
         repeated = failed_tree is not None and _syntax_tree(text) == failed_tree
         if not repeated:
             break
-        error = ("it is the program that did not finish the task, unchanged; change what the feedback "
-                 f"says is missing: {feedback}")
+        error = ("it is the program that did not finish the task, unchanged; keep what it did and write only "
+                 f"what the person says is missing: {feedback}")
         log.append(f"replan: attempt {attempt} repeated the failed program")
     if repeated:
         again = int(state.get("feedback_rounds", 0)) < ctx.config.feedback_rounds
         log.append("replan: every attempt repeated the failed program; it is not run again"
                    + ("; asking what is missing" if again else ""))
-    return {"program": failed if repeated else text, "plan_attempts": 0, "plan_error": "", "resume_index": 0,
-            "corrections": 0, "locate_attempts": 0, "repeated": repeated, "log": log}
+        return {"program": failed, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+                "locate_attempts": 0, "repeated": True, "log": log}
+    ran = [*(state.get("ran_programs") or []), failed] if failed.strip() else list(state.get("ran_programs") or [])
+    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+            "locate_attempts": 0, "repeated": False, "ran_programs": ran, "log": log}
+
+
+def _routine_to_store(state: HelperState) -> tuple[str, bool] | None:
+    """The routine this request may store, and whether it is an update: the routine it teaches
+    ("Perform the Kim breakfast: ..."), or the recalled routine once a correction changed what it
+    did (the person was not satisfied at least once before saying yes); None otherwise."""
+    if state.get("teach_name"):
+        return str(state["teach_name"]), False
+    routine = state.get("routine")
+    if routine and int(state.get("feedback_rounds", 0)) > 1:
+        return str(routine["name"]), True
+    return None
 
 
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """The person is satisfied. It is a success only if the execution also finished by the agent's
-    own account; only then is a routine the request named stored for the user."""
+    own account; only then is a routine stored for the user: the one the request taught, or the
+    recalled one a correction changed (a new version).
+
+    What is stored is the whole request as done across its rounds (`teaching.whole_program`). A
+    person reads it first, in words (`teaching.describe_routine`), through `interrupt` ("I'll
+    remember the Kim breakfast as: coffee in the mug; a toasted bread slice on the plate. Store
+    it?"), and only a clear yes stores it. An evaluation's feedback source cannot be asked: there
+    the routine a request taught is stored as confirmed by the satisfied answer, as before, and a
+    recalled routine is not changed."""
     ctx = HelperContext.of(runtime)
     if (state.get("execution") or {}).get("status") != "done":
         return {"outcome": "incomplete", "log": ["memorize: the execution did not finish; nothing stored"]}
-    name = state.get("teach_name")
+    target = _routine_to_store(state)
     user = state.get("user")
-    if not name or not user:
+    if target is None or not user or (target[1] and ctx.feedback is not None):
         return {"outcome": "success", "log": ["memorize: nothing to store"]}
-    routine = ctx.routine_memory().teach(name, state["program"], state["request"], user=user, source="confirmed_success")
+    name, update = target
+    program = whole_program([*(state.get("ran_programs") or []), state.get("program", "")])
+    if ctx.feedback is None:
+        description = describe_routine(program)
+        answer = interrupt({"kind": CONFIRM_KIND, "question": confirmation_question(name, description, update),
+                            "routine": name, "description": description, "program": program, "update": update})
+        said = str(answer or "").strip()
+        heard = [f"confirm: {said}"]  # the person's words, for a conversation rebuilt from the checkpoints
+        if not is_yes(said):
+            return {"outcome": "success",
+                    "log": [*heard, f"memorize: routine '{name}' not stored (the person said: {said or 'nothing'})"]}
+    else:
+        heard = []
+    request = ((state.get("routine") or {}).get("request") or state["request"]) if update else state["request"]
+    routine = ctx.routine_memory().teach(name, program, request, user=user, source="confirmed_success")
     version = getattr(routine, "version", None)
     stored = {"name": routine.name, "version": version, "user": user}
     return {"outcome": "success", "stored": stored,
-            "log": [f"memorize: routine '{routine.name}' v{version if version is not None else '?'} for {user}"]}
+            "log": [*heard, f"memorize: routine '{routine.name}' v{version if version is not None else '?'} for {user}"]}
 
 
 def finish(state: HelperState) -> dict[str, Any]:

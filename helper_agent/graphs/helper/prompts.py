@@ -142,14 +142,21 @@ def corrector_messages(
     return messages
 
 
+def _bullets(lines: Sequence[str], empty: str) -> str:
+    return "\n".join(f"- {line}" for line in lines) or f"- ({empty})"
+
+
 def replanner_messages(dialogue: str, program: str, feedback: str, examples: Sequence[dict[str, Any]],
-                       error: str = "", previous: str = "", household: Sequence[str] = ()) -> list[BaseMessage]:
-    """The replan turn: the program that ran, what the household shows now (`household.household_lines`,
-    the objects the program and the person name first) and the person's own words."""
+                       error: str = "", previous: str = "", household: Sequence[str] = (),
+                       states: Sequence[str] = (), achieved: Sequence[str] = ()) -> list[BaseMessage]:
+    """The replan turn: the program that ran and what it already did (`achieved`: its finished
+    steps, to keep), what the household shows about the objects named (`states`, from
+    `household.object_states`) and the other objects (`household.household_lines`), and what the
+    person says is missing, in their own words."""
     messages = planner_messages(dialogue, examples)[:-1]
-    shown = "\n".join(f"- {line}" for line in household) or "- (nothing to show)"
     messages.append(HumanMessage(content=load_template("replanner_user.txt").format(
-        dialogue=dialogue, program=program, feedback=feedback, household=shown)))
+        dialogue=dialogue, program=program, feedback=feedback, household=_bullets(household, "nothing to show"),
+        states=_bullets(states, "none of them is in the household"), achieved=_bullets(achieved, "nothing finished"))))
     messages.extend(_retry_turns(error, previous))
     return messages
 

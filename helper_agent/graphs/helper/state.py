@@ -73,6 +73,9 @@ class HelperState(TypedDict, total=False):
     steps_at_start: int
     failures_at_start: int
     stored: dict[str, Any] | None  # the routine this request stored: name, version, user
+    # The programs this request ran before the current one (each replan's), in order: a routine it
+    # teaches is all of them joined (`teaching.whole_program`), not only the last replan.
+    ran_programs: list[str]
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
     refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a

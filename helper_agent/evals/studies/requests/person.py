@@ -12,10 +12,19 @@ class it is about, as the task names it: "bread slice", not the whole loaf the c
 unmet relation becomes "you didn't put the <head> <on|in> the <tail>", the preposition from the
 tail's kind (a container takes "in"). Repeated clauses are said once. For an impossible case the
 person has no goal to check: asked anyway, they say no and why (`RequestCase.why`).
+
+Asked to confirm a routine before it is stored ("I'll remember the Kim breakfast as: ... Store
+it?", an `interrupt` payload of kind `confirm_routine` that carries the routine's program), the
+person says "yes" when the household meets the goal now and the routine's program names every
+object class the goal changes (`goal_classes`: a component with a state condition, a slice, or
+the head of a relation; a slice by its whole, "Bread" for "BreadSliced"); otherwise "no",
+so a routine that would replay only part of the request is not stored. Confirmations are kept in
+`confirmations`, apart from the feedback `rounds` the metrics read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,8 +178,11 @@ class ScriptedPerson:
     goal: list[Task]
     why: str | None = None  # an impossible case: the reason the person gives
     rounds: list[dict[str, Any]] = field(default_factory=list)
+    confirmations: list[dict[str, Any]] = field(default_factory=list)
 
     def answer(self, payload: Mapping[str, Any] | None = None) -> str:
+        if payload is not None and payload.get("kind") == "confirm_routine":
+            return self.confirm(str(payload.get("program") or ""))
         if self.why is not None:
             said = f"no, {self.why}"
             self.rounds.append({"satisfied": False, "unmet": [], "answer": said})
@@ -183,3 +195,43 @@ class ScriptedPerson:
 
     def check(self) -> Check:
         return check_goal(self.goal, self.env.objects_metadata())
+
+    def confirm(self, program: str) -> str:
+        """The answer to "Store it?" for a routine whose program is `program` (see the module docstring)."""
+        lacking = [cls for cls in goal_classes(self.goal) if not re.search(rf'"{re.escape(cls)}', program)]
+        said = "yes" if self.why is None and self.check().satisfied and not lacking else "no"
+        self.confirmations.append({"answer": said, "lacking": lacking})
+        return said
+
+
+_CHANGES = frozenset({"isDirty", "isCooked", "simbotIsCooked", "simbotIsBoiled", "simbotIsFilledWithCoffee",
+                      "isFilledWithLiquid", "simbotIsFilledWithWater", "isToggled", "parentReceptacles",
+                      "simbotLastParentReceptacle"})
+"""Conditions a request's steps bring about (the rest, such as `receptacle`, say what kind of object it is)."""
+
+
+def goal_classes(goal: list[Task]) -> list[str]:
+    """The object classes the goal changes, a slice or a cracked egg by its whole: its components
+    with a state condition (`_CHANGES`) or a sliced class, and the heads of its relations (not a
+    sink that is only where the washing happens)."""
+    out: list[str] = []
+
+    def visit(task: Task) -> None:
+        heads = {entity for relation in task.relations for entity in relation.head_entity_list}
+        unwanted = {entity for relation in task.relations  # none of it wanted ("a salad with no potato")
+                    for entity, det in zip(relation.head_entity_list, relation.head_determiner_list, strict=True) if det == "0"}
+        for key, comp in task.components.items():
+            if key in unwanted or str(getattr(comp, "determiner", "")) == "0":
+                continue
+            if isinstance(comp, SubtaskComponent):
+                visit(comp.task)
+                continue
+            conditions = getattr(comp, "conditions", None) or {}
+            changed = bool(_CHANGES & set(conditions)) or str(conditions.get("objectType", "")).endswith(("Sliced", "Cracked"))
+            cls = _wanted_class(comp) if changed or key in heads else None
+            if cls:
+                out.append(re.sub(r"(Sliced|Cracked)$", "", cls))
+
+    for task in goal:
+        visit(task)
+    return list(dict.fromkeys(out))

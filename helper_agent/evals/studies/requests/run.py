@@ -88,7 +88,7 @@ def run_request(case: RequestCase, agent: Agent, household: Household, text: str
         "unmet": final.unmet if final else [],
         "goal_conditions": list(final.goal_conditions) if final else [0, 0],
         "false_claim": is_false_claim(claim, bool(final and final.satisfied)),
-        "rounds": person.rounds,
+        "rounds": person.rounds, "confirmations": person.confirmations,
         "changes": [c.model_dump() for c in changed],
         "unasked": [c.model_dump() for c in outside],
         "steps": env.steps, "failures": env.failures,

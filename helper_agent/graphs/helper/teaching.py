@@ -1,0 +1,193 @@
+"""What a taught routine holds, and how it is put to the person before it is stored.
+
+A request that teaches a routine ("Perform the Kim breakfast: make a coffee in the mug and put a
+slice of toast on a plate") may take several rounds: the first program made the coffee and left the
+toast beside the plate, the person said "no, the toast never got onto the plate", the replan wrote
+only the missing part, and the person said "yes". The routine is the whole request as finally done
+across those rounds: every program that ran, in order, as one program (`whole_program`), not only
+the last replan (which once stored a breakfast without its coffee). A later round's k-th object of
+a class is the earlier rounds' k-th object of that class, as it was when it ran (the executor's
+bindings are kept across rounds by instance key, `<class>#<k>`): the toast the replan put on the
+plate is the slice the first program toasted, not another one.
+
+Before it is stored the person reads what will be remembered, in words read off the program
+(`describe_routine`: "coffee in the mug; a toasted bread slice on the plate"), and says yes or no.
+Only a clear yes stores it (`is_yes`): anything else stores nothing, since a wrong routine replays
+wrong every time it is recalled, while a routine not stored is taught again in one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from helper_agent.program import ProgramError, compile_program
+from helper_agent.program.edits.language import EditError, class_words
+from helper_agent.program.edits.tree import (
+    declarations,
+    names_in,
+    parse_tree,
+    rename_var,
+    render_tree,
+    var_for,
+)
+from helper_agent.program.subgoals import Subgoal, SubgoalKind
+
+__all__ = ["confirmation_question", "continued", "describe_routine", "is_yes", "whole_program"]
+
+_IN = frozenset({"Bowl", "Pot", "Pan", "Box", "Mug", "Cup", "Fridge", "Cabinet", "Drawer", "Microwave", "SinkBasin",
+                 "Sink", "GarbageCan", "Bathtub", "BathtubBasin", "Safe", "LaundryHamper", "Toaster", "CoffeeMachine"})
+"""Receptacles a thing goes *in* (the rest it goes *on*)."""
+
+_WORKSHOP = frozenset({"CoffeeMachine", "Toaster", "SinkBasin", "Sink", "StoveBurner", "Microwave"})
+"""Places a step uses to change a thing (brew, toast, wash, cook): being left there is not the point."""
+
+_YES = frozenset({"yes", "y", "yeah", "yep", "yup", "sure", "ok", "okay", "store", "save", "remember", "correct",
+                  "right", "please", "absolutely", "definitely"})
+
+
+def whole_program(programs: Sequence[str]) -> str:
+    """The programs that ran for one request, in order, as one program (`continued`).
+
+    A later program that already holds every statement of an earlier one (the replan rewrote the
+    whole task) replaces it rather than doing it twice."""
+    kept: list[str] = []
+    for program in (p for p in programs if p.strip()):
+        lines = _statements(program)
+        kept = [earlier for earlier in kept if not _statements(earlier) <= lines]
+        kept.append(program)
+    if not kept:
+        return ""
+    whole = kept[0]
+    for part in kept[1:]:
+        try:
+            whole = continued(whole, part)
+        except (ProgramError, EditError):
+            whole = f"{whole.rstrip()}\n{part.strip()}\n"
+    return whole
+
+
+def continued(program: str, part: str) -> str:
+    """`program` followed by `part`, a later round that ran in the household `program` left: the
+    part's k-th top-level object of a class is the program's k-th one (its declaration dropped,
+    its name the program's); its other objects get fresh names where the program uses theirs."""
+    tree, extra = parse_tree(program), parse_tree(part)
+    earlier: dict[str, list[str]] = {}
+    for d in declarations(tree):
+        if d.loop is None:
+            earlier.setdefault(d.cls, []).append(d.var)
+    seen: dict[str, int] = {}
+    taken = names_in(tree)
+    for d in declarations(extra):
+        k = seen[d.cls] = seen.get(d.cls, 0) + 1
+        same = earlier.get(d.cls, [])
+        if d.loop is None and k <= len(same):
+            d.body.remove(d.stmt)
+            if d.var != same[k - 1]:
+                rename_var([extra], d.var, same[k - 1])
+        elif d.var in taken:
+            new = var_for(d.cls, taken | names_in(extra))
+            rename_var([extra], d.var, new)
+            taken.add(new)
+    tree.body.extend(extra.body)
+    return render_tree(tree)
+
+
+def _statements(program: str) -> set[str]:
+    return {re.sub(r"\s+", "", line) for line in program.splitlines() if line.strip() and not line.strip().startswith("#")}
+
+
+@dataclass
+class _Thing:
+    cls: str
+    done: list[str] = field(default_factory=list)
+    place: str | None = None
+    coffee: bool = False
+
+
+def describe_routine(program: str) -> str:
+    """What a routine's program leaves done, in a person's words, one part per object it changes:
+    "coffee in the mug; a toasted bread slice on the plate". Tools it only uses (a knife picked up
+    and put down) are not named. "" when the program does not compile or changes nothing."""
+    try:
+        subgoals = compile_program(program).subgoals
+    except ProgramError:
+        return ""
+    things: dict[str, _Thing] = {}
+    order: list[str] = []
+    for sub in subgoals:
+        _note(sub, things, order)
+    parts = [_phrase(things[key]) for key in order]
+    return "; ".join(dict.fromkeys(p for p in parts if p))
+
+
+_DONE = {SubgoalKind.CLEAN: "clean", SubgoalKind.SLICE: "sliced", SubgoalKind.COOK: "cooked",
+         SubgoalKind.TOAST: "toasted", SubgoalKind.FILL_UP: "filled with water", SubgoalKind.EMPTY: "emptied",
+         SubgoalKind.TOGGLE_ON: "switched on", SubgoalKind.TOGGLE_OFF: "switched off"}
+
+
+def _note(sub: Subgoal, things: dict[str, _Thing], order: list[str]) -> None:
+    if sub.target is None:
+        return
+    key = sub.target.instance_key
+    if key not in things:
+        things[key] = _Thing(sub.target.object_class)
+        order.append(key)
+    thing = things[key]
+    if sub.kind in _DONE:
+        word = _DONE[sub.kind]
+        if sub.kind is SubgoalKind.TOGGLE_OFF and thing.cls in _WORKSHOP:
+            return  # switching an appliance off after use is tidying, not what the routine is for
+        if sub.kind is SubgoalKind.TOGGLE_ON and thing.cls in ("Toaster", "CoffeeMachine", "StoveBurner", "Microwave",
+                                                               "Faucet"):
+            for other in things.values():  # what stands in the appliance is what it changes
+                if other.place == thing.cls and other.cls != thing.cls:
+                    if thing.cls == "CoffeeMachine":
+                        other.coffee = True
+                    elif thing.cls == "Toaster":
+                        other.done.append("toasted")
+                    elif thing.cls in ("StoveBurner", "Microwave"):
+                        other.done.append("cooked")
+            return
+        if word not in thing.done:
+            thing.done.append(word)
+    elif sub.kind is SubgoalKind.PLACE and sub.receptacle is not None:
+        thing.place = sub.receptacle.object_class
+        if thing.place == "CoffeeMachine":
+            thing.coffee = True  # a mug in a coffee machine is filled when the machine runs (it is on)
+    elif sub.kind is SubgoalKind.POUR and sub.receptacle is not None:
+        target = sub.receptacle.instance_key
+        if target not in things:
+            things[target] = _Thing(sub.receptacle.object_class)
+            order.append(target)
+        things[target].done.append("watered" if sub.receptacle.object_class == "HousePlant" else "filled")
+
+
+def _phrase(thing: _Thing) -> str:
+    noun = class_words(thing.cls)
+    if thing.coffee:
+        return f"coffee in the {noun}"
+    place = thing.place if thing.place not in _WORKSHOP else None
+    if not thing.done and not place:
+        return ""
+    done = " ".join(dict.fromkeys(thing.done))
+    if not place:
+        return f"the {noun} {done}"
+    what = f"a {done} {noun}" if done else f"the {noun}"
+    return f"{what} {'in' if place in _IN else 'on'} the {class_words(place)}"
+
+
+def confirmation_question(name: str, description: str, update: bool = False) -> str:
+    """"I'll remember the Kim breakfast as: coffee in the mug; a toasted bread slice on the plate. Store it?"."""
+    what = description or "the program I just ran"
+    if update:
+        return f"I'll update {name} to: {what}. Store it as a new version?"
+    return f"I'll remember {name} as: {what}. Store it?"
+
+
+def is_yes(answer: str) -> bool:
+    """A clear yes to the confirmation question ("yes", "sure, store it", "ok"); a no, a question
+    or anything else is not (nothing is stored)."""
+    words = re.findall(r"[a-z']+", answer.lower())
+    return bool(words) and words[0] in _YES and "not" not in words and "don't" not in words and "no" not in words
