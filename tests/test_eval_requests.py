@@ -4,6 +4,7 @@ with LangChain's fake chat model scripted per test. The households are the embed
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -64,6 +65,9 @@ def fence(*lines: str) -> str:
 
 WASH_PLATE = fence('plate = InteractionObject("Plate", attributes=["clean"])', "plate.clean()", "plate.put_down()")
 WASH_MUG = fence('mug = InteractionObject("Mug", attributes=["clean"])', "mug.clean()", "mug.put_down()")
+# A mug carried to the fridge: a change whatever state the mug starts in (washing a mug that is
+# already clean is done without acting, tools/satisfied.py, and changes nothing).
+MOVE_MUG = fence('mug = InteractionObject("Mug")', 'fridge = InteractionObject("Fridge")', "mug.pickup_and_place(fridge)")
 
 
 def case(**fields: Any) -> RequestCase:
@@ -301,7 +305,7 @@ WASHING_UP = "could you do the washing up?"
 
 
 def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntime) -> None:
-    chat = Chat(responses=[WASH_MUG, WASH_PLATE], readings=["not satisfied: the plate isn't clean", "satisfied"])
+    chat = Chat(responses=[MOVE_MUG, WASH_PLATE], readings=["not satisfied: the plate isn't clean", "satisfied"])
     record = run_case(case(request=WASHING_UP), ChatAgent(runtime, chat, chat_config()))
     request = record["requests"][0]
     assert [r["answer"] for r in request["rounds"]] == ["no, the plate isn't clean", "yes"]
@@ -361,15 +365,28 @@ def test_an_impossible_request_refused_and_not_refused() -> None:
 
 
 def test_an_impossible_request_the_chat_attempts_is_not_refused(runtime: ChatRuntime) -> None:
-    """Through the chat's graph: it washes a mug for "please feed the cat"; asked, the person says why
-    it cannot be done; the mug is an unasked change and nothing was refused."""
-    chat = Chat(responses=[WASH_MUG] * 6, readings=["not satisfied: we don't have a cat"])
-    record = run_case(RequestCase.model_validate(IMPOSSIBLE), ChatAgent(runtime, chat, chat_config()))
+    """Through the chat's graph with its refusal switched off (`refuse_absent`): it carries a mug for
+    "please feed the cat"; asked, the person says why it cannot be done; the mug is an unasked change
+    and nothing was refused."""
+    chat = Chat(responses=[MOVE_MUG] * 6, readings=["not satisfied: we don't have a cat"])
+    attempting = dataclasses.replace(chat_config(), refuse_absent=False)
+    record = run_case(RequestCase.model_validate(IMPOSSIBLE), ChatAgent(runtime, chat, attempting))
     request = record["requests"][0]
     assert request["rounds"][0]["answer"] == "no, we don't have a cat"
     assert request["claim"] != "refused" and record["impossible_refused"] is False
     assert record["unasked_changes"] is True and "Mug" in {c["object_type"] for c in request["unasked"]}
     assert record["first_try_success"] is None and record["taught_replayed"] is None
+
+
+def test_the_chat_refuses_an_impossible_request_and_the_benchmark_counts_it(runtime: ChatRuntime) -> None:
+    """The chat's own refusal (graphs/helper/absent.py) read by the benchmark: a refusal that says
+    why, no LLM call, nothing changed."""
+    chat = Chat(responses=[MOVE_MUG] * 6, readings=["satisfied"])
+    record = run_case(RequestCase.model_validate(IMPOSSIBLE), ChatAgent(runtime, chat, chat_config()))
+    request = record["requests"][0]
+    assert request["claim"] == "refused" and "cat" in request["reply"].lower()
+    assert record["impossible_refused"] is True and record["unasked_changes"] is False
+    assert request["changes"] == [] and record["llm_calls"] == 0
 
 
 def test_a_run_resumes_where_it_stopped_and_keeps_one_run_per_folder(tmp_path: Path) -> None:
