@@ -52,6 +52,7 @@ from helper_agent.teach.tasks import (
     TaskDefinition,
     TaskRegistry,
     default_registry,
+    dirty_types,
     load_task_definitions,
 )
 
@@ -72,6 +73,7 @@ __all__ = [
     "Step",
     "SubgoalProgress",
     "SubtaskComponent",
+    "dirty_types",
     "Task",
     "TaskDefinition",
     "TaskDefinitionError",

@@ -163,6 +163,29 @@ class Task:
                 yield from comp.task.iter_tasks()
 
 
+def dirty_types(tasks: Iterable[Task]) -> list[str]:
+    """The object types `tasks` want clean, in first-seen order: every condition set the tasks ask for
+    (a component with determiner "0", such as Breakfast's unused dishes, is not asked for), sub-tasks
+    included, whose `isDirty` is 0. The benchmarks dirty these in a household before a run, so the
+    task cannot be met by doing nothing."""
+    out: list[str] = []
+
+    def visit(task: Task) -> None:
+        for comp in task.components.values():
+            if comp.determiner == "0":
+                continue
+            if isinstance(comp, SubtaskComponent):
+                visit(comp.task)
+            elif comp.conditions.get("isDirty") == 0:
+                kind = comp.conditions.get(comp.primary_condition)
+                if isinstance(kind, str) and kind not in out:
+                    out.append(kind)
+
+    for task in tasks:
+        visit(task)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # Parameter substitution (TEACh's rules)
 

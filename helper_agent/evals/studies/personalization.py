@@ -43,7 +43,13 @@ from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.engine.agents import ProgramAgent
 from helper_agent.graphs.base import Agent, AgentResult, EpisodeSetup
 from helper_agent.program import CompiledProgram, ProgramError, SubgoalKind, compile_program
-from helper_agent.teach import SubtaskComponent, Task, TaskDefinitionError, check_task, default_registry
+from helper_agent.teach import (
+    Task,
+    TaskDefinitionError,
+    check_task,
+    default_registry,
+    dirty_types,
+)
 from helper_agent.tools.executor import ExecutorConfig
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.generator import generate_scene
@@ -382,23 +388,8 @@ def _whole(cls: str) -> str | None:
 
 
 def _dirty_types(goal: Iterable[GoalTask]) -> list[str]:
-    """Types the goal wants clean: every atomic condition set with isDirty == 0 in the task tree."""
-    out: list[str] = []
-
-    def visit(task: Task) -> None:
-        for comp in task.components.values():
-            if comp.determiner == "0":  # a part the task does not ask for (Breakfast's unused dishes)
-                continue
-            if isinstance(comp, SubtaskComponent):
-                visit(comp.task)
-            elif comp.conditions.get("isDirty") == 0:
-                kind = comp.conditions.get(comp.primary_condition)
-                if isinstance(kind, str) and kind not in out:
-                    out.append(kind)
-
-    for g in goal:
-        visit(g.instantiate())
-    return out
+    """Types the goal wants clean (`teach.dirty_types` over its instantiated tasks)."""
+    return dirty_types(g.instantiate() for g in goal)
 
 
 def scene_requirements(

@@ -20,38 +20,18 @@ from collections.abc import Iterable
 from helper_agent.evals.studies.requests.cases import Household, RequestCase
 from helper_agent.evals.studies.requests.scope import implied_steps
 from helper_agent.program.steps import KNIVES
-from helper_agent.teach import SubtaskComponent, Task, check_task
+from helper_agent.teach import SubtaskComponent, Task, check_task, dirty_types
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_objects
 from helper_agent.world.state import WorldState
 
 
-def clean_types(goal: Iterable[Task]) -> list[str]:
-    """The object types a goal wants clean: every asked-for condition `isDirty` = 0 in its task tree."""
-    out: list[str] = []
-
-    def visit(task: Task) -> None:
-        for comp in task.components.values():
-            if comp.determiner == "0":
-                continue
-            if isinstance(comp, SubtaskComponent):
-                visit(comp.task)
-            elif comp.conditions.get("isDirty") == 0:
-                kind = comp.conditions.get(comp.primary_condition)
-                if isinstance(kind, str) and kind not in out:
-                    out.append(kind)
-
-    for task in goal:
-        visit(task)
-    return out
-
-
 def prepare(household: Household, goal: Iterable[Task] = ()) -> WorldState:
     """The household's initial state: generated, then the goal's and the household's dishes dirtied."""
     state = generate_scene(household.seed, household.room)
     catalog = load_catalog()
-    dirty = set(clean_types(goal)) | set(household.dirty)
+    dirty = set(dirty_types(goal)) | set(household.dirty)
     for obj in state.objects.values():
         if obj.object_type in dirty and catalog.get(obj.object_type).dirtyable:
             obj.is_dirty = True
