@@ -107,15 +107,15 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     for action, args in state.get("plan", []):
         outcome = step_by_name(env, action, args)
         if outcome.result.success:
-            observation = "ok"
-        elif redundant_step(env):
-            observation = "nothing to do: " + brief_error(env, outcome.result.error)
+            status, observation = "ok", "ok"
+        elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
+            status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
         else:
-            observation = "failed: " + brief_error(env, outcome.result.error)
+            status, observation = "failed", "failed: " + brief_error(env, outcome.result.error)
         log.append(f"{action} {' '.join(args)}: {observation}")
-        if outcome.result.success:
+        if status == "ok":
             completed.append([action, list(args)])
-        elif observation.startswith("failed"):
+        elif status == "failed":
             return {"completed": completed, "status": "failed", "last_tried": [action, list(args)], "log": log,
                     "failures": [*state.get("failures", []), f"{action} {list(args)}: {observation}"]}
     return {"completed": completed, "status": "done", "log": log}
