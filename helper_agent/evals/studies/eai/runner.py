@@ -1,7 +1,13 @@
 """Runs an agent over EAI tasks into a resumable `results.jsonl`, then scores it with EAI's evaluator.
 
+The method is built once from the registry, with its own switches and, for a method with EAI's two
+modes (a `mode` switch: HELPER, LLM-Planner), the run's `--mode`, `--k` and `--max-replans`
+(`run_options`), and lent the cross-task gold pool (`memory.GoldExamples`); each task runs through
+the one harness (`registered.run_registered`). P-RAG and EmbodiedRAG still run EAI's own adapters
+(`methods.py`) until they move to the registry's graphs too.
+
 One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
-`sequence_success` (`acting.py`): EAI's goal check after executing *every* step in the simulator. EAI's
+`sequence_success` (`registered.py`): EAI's goal check after executing *every* step in the simulator. EAI's
 evaluator reads the response with `json.loads`, which keeps only the last of repeated keys, so a
 sequence that repeats an action name (WALK, WALK, ...) is scored on a collapsed sequence; the
 second figure shows what that costs (it is ours, not EAI's, and labelled so).
