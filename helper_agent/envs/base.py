@@ -115,8 +115,7 @@ class ActionVocabulary:
     actions: Mapping[str, int]
     objects: tuple[str, ...]
     meanings: Mapping[str, str] = field(default_factory=dict)
-    #: The name a prompt may call the environment by ("VirtualHome"); "" when it has none to give.
-    world: str = ""
+    world: str = ""  # what the prompts call the world ("VirtualHome"); "" for a generic one
     #: The object names the agent has perceived since the episode began, in the environment's order
     #: (LLM-Planner's grounded re-planning names only these); None when the environment does not say.
     seen: tuple[str, ...] | None = None

@@ -32,6 +32,13 @@ CHARACTER_ID = 65  # EAI's acting character in scene 1
 ERROR_TYPES = {0: "wrong_order", 1: "missing_step", 2: "affordance_error", 3: "unseen_object",
                4: "additional_step", 5: "unknown_error"}
 ADDITIONAL_STEP = 4  # EAI's evaluator skips such a step and goes on; every other failure ends a plan
+_IDS = re.compile(r"<([^>]+)> \(\d+\)")
+_TAIL = re.compile(r'\s*when executing ".*$', re.S)
+
+
+def short_error(error: str) -> str:
+    """The simulator's message without graph ids or the script line (`soap is not close to ...`)."""
+    return _IDS.sub(r"\1", _TAIL.sub("", error)).strip()
 
 
 class VirtualHomeUnavailable(RuntimeError):
@@ -128,8 +135,6 @@ class _Episode:
 
 
 _LINE = re.compile(r"^\[(\w+)\]")
-_IDS = re.compile(r"<([^>]+)> \(\d+\)")
-_TAIL = re.compile(r'\s*when executing ".*$', re.S)
 
 
 def _room_of(state: dict[str, Any], node: int, rooms: set[int]) -> int | None:
@@ -210,8 +215,8 @@ class VirtualHomeEnv:
         return self.last_error_type == "additional_step"
 
     def brief_error(self, error: str) -> str:
-        """The simulator's message without graph ids or the script line (`soap is not close to ...`)."""
-        return _IDS.sub(r"\1", _TAIL.sub("", error)).strip()
+        """`short_error`: the message in the names an agent uses (`envs/base.BriefsErrors`)."""
+        return short_error(error)
 
     @property
     def executed(self) -> list[str]:

@@ -75,8 +75,8 @@ class AgentResult:
     # The one line the agent said at the end (what `helper chat` prints), for agents that answer a
     # person; "" for the others. `helper eval requests` reads its claim (done, stored, refused).
     reply: str = ""
-    # Counts and notes of the agent's own account a benchmark may keep as they are (attempts,
-    # re-plans, failures, the step it last tried); never a score.
+    # What the agent reports of itself beyond usage, for a benchmark to keep as it is (its decisions,
+    # the answers it refused, the stored episodes it retrieved, its trajectory): never a score.
     details: dict[str, Any] = field(default_factory=dict)
 
 
