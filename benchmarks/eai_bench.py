@@ -49,23 +49,25 @@ def main() -> None:
     args = parser.parse_args()
 
     from helper_agent.envs.virtualhome import VirtualHomeEnv
-    from helper_agent.evals.studies.eai.memory import GoldMemory
-    from helper_agent.evals.studies.eai.open_loop import HelperSequencer
+    from helper_agent.evals.studies.eai.memory import GoldExamples, GoldMemory
     from helper_agent.evals.studies.eai.tasks import gold_lines, gold_steps, select_tasks
+    from helper_agent.graphs.helper.sequence.prompts import build_prompt, system_prompt
 
     tasks = select_tasks(args.limit)
     count = _tokenizer(args.llm)
     started = time.perf_counter()
     memory = GoldMemory()
     index_seconds = time.perf_counter() - started
-    sequencer = HelperSequencer(None, memory, k=args.k)
+    lend = GoldExamples(tasks, memory)  # what HELPER's sequence writer is lent on EAI (graphs/helper/sequence)
     bare, helper, retrieval = [], [], []
     for task in tasks:
         bare.append(_chat_tokens(count, [SystemMessage(""), HumanMessage(task.prompt)]))
         t0 = time.perf_counter()
-        examples = sequencer.examples(task)
+        examples = lend(task.identifier, task.goal_text, args.k)
         retrieval.append(time.perf_counter() - t0)
-        helper.append(_chat_tokens(count, sequencer.messages(task, examples)))
+        vocabulary = VirtualHomeEnv(task.identifier).action_vocabulary()
+        helper.append(_chat_tokens(count, [SystemMessage(system_prompt(vocabulary)),
+                                           HumanMessage(build_prompt(task.prompt, examples))]))
     repeats = sum(len({a for a, _ in g}) < len(g) for g in (gold_steps(t.identifier) for t in tasks))
     sim, sim_ok = [], 0
     for task in tasks:

@@ -14,6 +14,7 @@ pytest.importorskip("virtualhome_eval")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
+from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
 from helper_agent.evals.studies.eai.grammar import render  # noqa: E402
 from helper_agent.evals.studies.eai.memory import GoldMemory  # noqa: E402
 from helper_agent.evals.studies.eai.oracle import gold_replies  # noqa: E402
@@ -32,17 +33,16 @@ from helper_agent.evals.studies.eai.scene import compact_scene, graph_entities  
 from helper_agent.evals.studies.eai.steps import (  # noqa: E402
     copies_a_list,
     meanings,
-    parse_plan,
     parse_react_answer,
     parse_step_answer,
-    plan_rules,
-    plan_text,
     react_rules,
     step_rules,
     step_text,
     vocabulary_text,
 )
 from helper_agent.evals.studies.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text  # noqa: E402
+from helper_agent.graphs.named_actions import vocabulary_text as shown_vocabulary  # noqa: E402
 from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
 from helper_agent.memory.experience import ExperienceMemory  # noqa: E402
 from helper_agent.program.cfg_sample import Sampler  # noqa: E402
@@ -177,6 +177,7 @@ def test_prag_database_holds_only_its_own_trajectories(tmp_path):
 
 def test_the_vocabulary_is_grouped_and_not_in_eais_list_order():
     text = vocabulary_text()
+    assert text == shown_vocabulary(VirtualHomeEnv(_tasks()[0].identifier).action_vocabulary())  # what every method shows
     one = next(line for line in text.splitlines() if line.startswith("- with one object"))
     names = [part.split(" (")[0] for part in one.removeprefix("- with one object: ").split("; ")]
     assert names == sorted(names) and "WALK" in names and "PUTBACK" not in names
@@ -194,8 +195,9 @@ def test_the_vocabulary_is_grouped_and_not_in_eais_list_order():
 def test_every_answer_the_grammars_derive_parses():
     task = _tasks()[0]
     objects = list(task.arguments)
+    vocabulary = VirtualHomeEnv(task.identifier).action_vocabulary()
     rng = random.Random(0)
-    for rules, parse in ((plan_rules(objects, 6), lambda t: parse_plan(t, objects)),
+    for rules, parse in ((plan_rules(vocabulary, objects, 6), lambda t: parse_plan(t, vocabulary, objects)),
                          (step_rules(objects), lambda t: parse_step_answer(t, objects)),
                          (react_rules(objects), lambda t: parse_react_answer(t, objects))):
         sampler = Sampler(rules, rng)
@@ -204,7 +206,7 @@ def test_every_answer_the_grammars_derive_parses():
     with pytest.raises(ValueError, match="not an object"):
         parse_step_answer("Action: WALK(unicorn)", objects)
     with pytest.raises(ValueError, match="takes 2"):
-        parse_plan("PUTBACK soap", objects)
+        parse_plan("PUTBACK soap", vocabulary, objects)
 
 
 def test_scene_views_come_from_the_live_graph():

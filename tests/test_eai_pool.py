@@ -19,7 +19,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel  #
 
 from helper_agent.evals.studies.eai.grammar import render  # noqa: E402
 from helper_agent.evals.studies.eai.memory import Example, GoldMemory  # noqa: E402
-from helper_agent.evals.studies.eai.open_loop import HelperSequencer  # noqa: E402
 from helper_agent.evals.studies.eai.pool import (  # noqa: E402
     EVALUATION_TASKS,
     LeakedExampleError,
@@ -111,20 +110,22 @@ def _task_with_twin():
 
 
 def test_a_leaky_memory_handed_to_a_method_is_refused(tmp_path):
+    """Whatever memory a caller hands the run, the examples a method gets are re-checked against the
+    evaluated task (`memory.GoldExamples`), on the registry's path of both gold-example methods."""
     task, twin = _task_with_twin()
     leaky = _LeakyMemory(twin)
-    with pytest.raises(LeakedExampleError, match="goal or task name"):
-        HelperSequencer(FakeListChatModel(responses=["{}"]), leaky, k=3).write(task)
-    with pytest.raises(LeakedExampleError):
-        run_tasks(EaiRunSpec(agent="llm-planner", mode="open-loop", k=3), FakeListChatModel(responses=["WALK x"]),
-                  tmp_path, tasks=[task], memory=leaky)
+    for agent, reply in (("helper", "{}"), ("llm-planner", "WALK x")):
+        with pytest.raises(LeakedExampleError, match="goal or task name"):
+            run_tasks(EaiRunSpec(agent=agent, mode="open-loop", k=3), FakeListChatModel(responses=[reply]),
+                      tmp_path / agent, tasks=[task], memory=leaky)
     cross = [t for t in pool_tasks() if not shares_goal_or_name(task, t)][0]
     with pytest.raises(LeakedExampleError, match="evaluation set"):  # cross-task, but from the first 100
         other = next(t for t in load_tasks()[:100] if not shares_goal_or_name(task, t))
-        HelperSequencer(FakeListChatModel(responses=["{}"]), _LeakyMemory(other), k=3).write(task)
-    answer = HelperSequencer(FakeListChatModel(responses=[render(gold_steps(task.identifier))]), _LeakyMemory(cross),
-                             k=3).write(task)
-    assert answer.example_ids == [cross.identifier]
+        run_tasks(EaiRunSpec(k=3), FakeListChatModel(responses=["{}"]), tmp_path / "first100", tasks=[task],
+                  memory=_LeakyMemory(other))
+    record = run_tasks(EaiRunSpec(k=3), FakeListChatModel(responses=[render(gold_steps(task.identifier))]),
+                       tmp_path / "cross", tasks=[task], memory=_LeakyMemory(cross))[0]
+    assert record["examples"] == [cross.identifier] and record["sequence_success"]
 
 
 def test_the_table_counts_examples_that_share_goal_or_name():

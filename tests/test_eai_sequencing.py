@@ -1,5 +1,6 @@
-"""EAI action sequencing: grammar, parser, cross-task example memory, and open/closed loop scored by
-EAI's own evaluator with a scripted chat model."""
+"""EAI action sequencing: the sequence grammar and parser built from VirtualHome's vocabulary, the
+cross-task example memory, and HELPER's open and closed loop (its graph, `graphs/helper/sequence`, on
+the one harness) scored by EAI's own evaluator with a scripted chat model."""
 
 from __future__ import annotations
 
@@ -13,18 +14,19 @@ pytest.importorskip("virtualhome_eval")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
-from helper_agent.evals.studies.eai.grammar import (  # noqa: E402
-    parse_steps,
-    problems,
-    render,
-    response_grammar,
-    response_rules,
-)
-from helper_agent.evals.studies.eai.memory import GoldMemory  # noqa: E402
-from helper_agent.evals.studies.eai.open_loop import HelperSequencer, build_prompt  # noqa: E402
+from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
+from helper_agent.evals.studies.eai.memory import GoldExamples, GoldMemory  # noqa: E402
 from helper_agent.evals.studies.eai.peers import peer_models, peer_outputs, score_outputs  # noqa: E402
 from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks  # noqa: E402
 from helper_agent.evals.studies.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.graphs.action_sequences import (  # noqa: E402
+    parse_steps,
+    problems,
+    render,
+    sequence_grammar,
+    sequence_rules,
+)
+from helper_agent.graphs.helper.sequence.prompts import build_prompt  # noqa: E402
 from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
 from helper_agent.program.cfg_match import Matcher  # noqa: E402
 from helper_agent.program.cfg_sample import Sampler  # noqa: E402
@@ -41,6 +43,11 @@ def _tasks():
     return select_tasks(ids=IDS)
 
 
+def _vocabulary(task):
+    """What VirtualHome offers on `task` (EAI's actions, the task's objects): the grammar's source."""
+    return VirtualHomeEnv(task.identifier).action_vocabulary()
+
+
 def test_tasks_come_from_eai_in_its_order():
     tasks = load_tasks()
     assert len(tasks) == 342 and tasks[0].identifier == "27_2"
@@ -54,22 +61,22 @@ def test_tasks_come_from_eai_in_its_order():
 def test_llama_cpp_parses_every_task_grammar():
     llama_cpp = pytest.importorskip("llama_cpp")
     for task in _tasks():
-        text = response_grammar(task, max_steps=5)
+        text = sequence_grammar(_vocabulary(task), max_steps=5)
         sampler = llama_cpp.llama_sampler_init_grammar(None, text.encode("utf-8"), b"root")
         assert sampler, f"llama.cpp rejected the grammar of {task.identifier}"
         llama_cpp.llama_sampler_free(sampler)
-    broken = response_grammar(_tasks()[0]).replace("obj ::=", "objx ::=")
+    broken = sequence_grammar(_vocabulary(_tasks()[0])).replace("obj ::=", "objx ::=")
     assert not llama_cpp.llama_sampler_init_grammar(None, broken.encode("utf-8"), b"root")
 
 
 def test_everything_the_grammar_derives_parses_and_passes_eais_checks():
     for task in _tasks():
-        grammar = response_rules(task, max_steps=8)
-        sampler = Sampler(grammar, random.Random(task.identifier))
+        vocabulary = _vocabulary(task)
+        sampler = Sampler(sequence_rules(vocabulary, max_steps=8), random.Random(task.identifier))
         for _ in range(60):
             text = sampler.sample()
             steps = parse_steps(text)
-            assert 1 <= len(steps) <= 8 and problems(steps, task) == [], text
+            assert 1 <= len(steps) <= 8 and problems(steps, vocabulary) == [], text
             assert render(steps) == text  # the parser loses nothing
             pairs = json.loads(text, object_pairs_hook=list)  # valid JSON, as EAI's evaluator reads it
             assert [k for k, _ in pairs] == [a for a, _ in steps]
@@ -77,18 +84,19 @@ def test_everything_the_grammar_derives_parses_and_passes_eais_checks():
 
 def test_grammar_accepts_the_gold_answer_and_refuses_others():
     task = _tasks()[0]
-    matcher = Matcher(response_rules(task, max_steps=6))
+    vocabulary = _vocabulary(task)
+    matcher = Matcher(sequence_rules(vocabulary, max_steps=6))
     gold = gold_steps(task.identifier)
     accepted = render(gold)
-    assert parse_steps(accepted) == gold and problems(gold, task) == []
+    assert parse_steps(accepted) == gold and problems(gold, vocabulary) == []
     assert matcher.matches(accepted)
     assert not matcher.matches(accepted.replace("floor_lamp", "unicorn"))
     assert not matcher.matches(accepted.replace('"WALK"', '"FLY"'))
     assert not matcher.matches(render([("WALK", ("character",))]))  # EAI: never the robot itself
     assert not matcher.matches(render(gold * 2))  # more than max_steps
-    assert problems([("FLY", ("floor_lamp",))], task) == ["FLY is not a supported action"]
-    assert problems([("WALK", ())], task) == ["WALK takes 1 object(s), not 0"]
-    assert problems([("WALK", ("unicorn",))], task) == ["'unicorn' is not one of the relevant objects"]
+    assert problems([("FLY", ("floor_lamp",))], vocabulary) == ["FLY is not a supported action"]
+    assert problems([("WALK", ())], vocabulary) == ["WALK takes 1 object(s), not 0"]
+    assert problems([("WALK", ("unicorn",))], vocabulary) == ["'unicorn' is not one of the relevant objects"]
 
 
 def test_memory_is_cross_task():
@@ -98,7 +106,9 @@ def test_memory_is_cross_task():
         hits = memory.retrieve(task, k=3)
         assert len(hits) == 3
         assert task.identifier not in [h.task.identifier for h in hits]
-    prompt = build_prompt(tasks[0], memory.retrieve(tasks[0], 2))
+    lent = GoldExamples(tasks, memory)(tasks[0].identifier, tasks[0].goal_text, 2)
+    assert [e.request for e in lent] == [h.task.goal_text for h in memory.retrieve(tasks[0], 2)]
+    prompt = build_prompt(tasks[0].prompt, lent)
     assert prompt.count("Example ") == 2 and prompt.endswith(tasks[0].prompt[tasks[0].prompt.rfind("\nInput:\n"):])
     assert prompt.index("Example 1") < prompt.rindex("Input:")
 
@@ -144,15 +154,17 @@ def test_run_is_resumable_and_refuses_other_settings(tmp_path):
         run_tasks(EaiRunSpec(k=5), chat, tmp_path, tasks=tasks)
 
 
-def test_unparsable_answer_gets_one_bounded_retry():
+def test_unparsable_answer_gets_one_bounded_retry(tmp_path):
     task = _tasks()[0]
     good = render(gold_steps(task.identifier))
     chat = FakeListChatModel(responses=['{"FLY": ["moon"]}', good])
-    answer = HelperSequencer(chat, None, k=0, grammar=False).write(task)
-    assert answer.attempts == 2 and answer.steps == gold_steps(task.identifier) and answer.problems == []
+    record = run_tasks(EaiRunSpec(k=0), chat, tmp_path / "retried", tasks=[task])[0]
+    assert record["attempts"] == 2 and record["problems"] == [] and record["llm_output"] == good
+    assert [tuple(s[:1]) + (tuple(s[1]),) for s in record["steps"]] == gold_steps(task.identifier)
     chat = FakeListChatModel(responses=["nonsense", "still nonsense"])
-    answer = HelperSequencer(chat, None, k=0, grammar=False, retries=1).write(task)
-    assert answer.attempts == 2 and answer.problems == ["the answer has no actions"]
+    record = run_tasks(EaiRunSpec(k=0), chat, tmp_path / "refused", tasks=[task])[0]
+    assert record["attempts"] == 2 and record["problems"] == ["the answer has no actions"]
+    assert record["llm_output"] == "still nonsense" and not record["sequence_success"]
 
 
 def test_closed_loop_corrects_after_a_failure(tmp_path):

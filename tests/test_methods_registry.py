@@ -38,7 +38,7 @@ def test_build_agent_gives_helper_and_rejects_unknown_names(tmp_path) -> None:
     agent = build_agent("helper", build_request(spec, chat))
     assert agent.name == "helper" and not agent.oracle
     with pytest.raises(ValueError, match="no option"):
-        build_agent("helper", BuildRequest(chat, {"k": "3"}, memory_dir=str(tmp_path)))
+        build_agent("helper", BuildRequest(chat, {"colour": "red"}, memory_dir=str(tmp_path)))
     with pytest.raises(UnknownAgent, match="choose from helper, llm-planner"):
         build_agent("nobody", BuildRequest(chat))
 

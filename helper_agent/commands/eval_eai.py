@@ -22,7 +22,6 @@ from rich.table import Table
 
 from helper_agent.commands import load_chat_model, table_console
 from helper_agent.commands.errors import fail
-from helper_agent.evals.studies.eai.methods import STEPWISE
 from helper_agent.evals.studies.eai.peers import peer_models, score_outputs, score_peers
 from helper_agent.evals.studies.eai.report import (
     COLUMNS,
@@ -35,10 +34,17 @@ from helper_agent.evals.studies.eai.report import (
     unscored_row,
     write_report,
 )
-from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, responses, run_tasks
+from helper_agent.evals.studies.eai.runner import (
+    EaiRunSpec,
+    check_spec,
+    responses,
+    run_tasks,
+    writes_sequences,
+)
 from helper_agent.evals.studies.eai.table import table
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable, select_tasks
 from helper_agent.graphs.options import parse_agent_options
+from helper_agent.graphs.registry import method_names
 
 console = table_console(160)
 
@@ -69,13 +75,14 @@ def _table(rows: list[dict[str, Any]], title: str, notes: Sequence[str] = ()) ->
 
 def eai(
     task: str = typer.Option("action-sequencing", help="EAI task (only action-sequencing)."),
-    agent: str = typer.Option("helper", help="Method: helper, llm-planner (open and closed loop), prag, embodiedrag "
-                              "(closed loop: they act step by step), or any other registered method (closed loop: "
-                              "its own graph acts on VirtualHome through the harness)."),
+    agent: str = typer.Option("helper", help="A registered method: helper, llm-planner (their registry graphs, open "
+                              "and closed loop), prag, embodiedrag (closed loop: they act step by step), or any other "
+                              "(closed loop: its own graph acts on VirtualHome through the harness)."),
     agent_option: list[str] | None = typer.Option(None, "--agent-option", "-o", help="The method's switches, KEY=VALUE: "
                                                   "prag retrieval=goal+scene|goal, k=N, database=PATH, max_steps=N, "
                                                   "answer=action|thought; embodiedrag graph=subgraph|full, k=N, "
-                                                  "max_steps=N; both refuse_futile=on|off."),
+                                                  "max_steps=N; both refuse_futile=on|off. helper's and "
+                                                  "llm-planner's mode, k and max_replans are --mode, --k, --max-replans."),
     mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
     skip: int = typer.Option(0, min=0, help="Leave out the first N tasks (a calibration split: --skip 100 --limit 20 "
@@ -101,10 +108,10 @@ def eai(
         raise typer.BadParameter(str(exc)) from None
     if "database" in options:
         options["database"] = str(Path(options["database"]).resolve())
-    if agent in STEPWISE and not peers_only:  # they would be ignored: say so rather than run without them
+    if not peers_only and agent in method_names() and not writes_sequences(agent):  # they would be ignored: say so
         if k is not None:
-            raise typer.BadParameter(f"{agent} takes its k as --agent-option k=N (--k is helper's and llm-planner's)",
-                                     param_hint="--k")
+            raise typer.BadParameter(f"{agent} takes its k as --agent-option k=N (--k is for a method with EAI's two "
+                                     "modes: helper's and llm-planner's)", param_hint="--k")
         if max_replans is not None:
             raise typer.BadParameter(f"{agent} acts step by step and does not re-plan (--max-replans is helper's and "
                                      "llm-planner's; its step cap is --agent-option max_steps=N)", param_hint="--max-replans")

@@ -115,6 +115,10 @@ class ActionVocabulary:
     actions: Mapping[str, int]
     objects: tuple[str, ...]
     meanings: Mapping[str, str] = field(default_factory=dict)
+    world: str = ""  # what the prompts call the world ("VirtualHome"); "" for a generic one
+    #: The object names the agent has perceived since the episode began, in the environment's order
+    #: (LLM-Planner's grounded re-planning names only these); None when the environment does not say.
+    seen: tuple[str, ...] | None = None
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action
@@ -132,6 +136,39 @@ class NamesActions(Protocol):
     """An environment that says which actions it takes by name (`ActionVocabulary`)."""
 
     def action_vocabulary(self) -> ActionVocabulary: ...
+
+
+@runtime_checkable
+class ReportsRedundantSteps(Protocol):
+    """An environment that tells a step whose effect already held (nothing to do: VirtualHome's
+    "additional step", which EAI's evaluator skips) from a step that failed."""
+
+    def last_step_redundant(self) -> bool: ...
+
+
+@runtime_checkable
+class BriefsErrors(Protocol):
+    """An environment whose error messages carry internals an agent does not name (graph ids, the
+    script line); `brief_error` gives the message in the words of its vocabulary."""
+
+    def brief_error(self, error: str) -> str: ...
+
+
+def step_by_name(env: Environment, action: str, objects: tuple[str, ...] | list[str]) -> StepOutcome:
+    """`action` on the named `objects` (an `ActionVocabulary`'s names): one object as `object_id`,
+    several joined by `|` (VirtualHome's PUTBACK cup|sink), none as ""."""
+    return env.step(action, "|".join(objects))
+
+
+def redundant_step(env: Any) -> bool:
+    """Whether `env`'s last step changed nothing because its effect already held (never for an
+    environment that does not tell)."""
+    return isinstance(env, ReportsRedundantSteps) and env.last_step_redundant()
+
+
+def brief_error(env: Any, error: str) -> str:
+    """`error` as the agent should read it (`BriefsErrors`), else as it is."""
+    return env.brief_error(error) if isinstance(env, BriefsErrors) else error
 
 
 class SnapshotUnsupported(RuntimeError):

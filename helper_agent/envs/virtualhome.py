@@ -32,6 +32,13 @@ CHARACTER_ID = 65  # EAI's acting character in scene 1
 ERROR_TYPES = {0: "wrong_order", 1: "missing_step", 2: "affordance_error", 3: "unseen_object",
                4: "additional_step", 5: "unknown_error"}
 ADDITIONAL_STEP = 4  # EAI's evaluator skips such a step and goes on; every other failure ends a plan
+_IDS = re.compile(r"<([^>]+)> \(\d+\)")
+_TAIL = re.compile(r'\s*when executing ".*$', re.S)
+
+
+def short_error(error: str) -> str:
+    """The simulator's message without graph ids or the script line (`soap is not close to ...`)."""
+    return _IDS.sub(r"\1", _TAIL.sub("", error)).strip()
 
 
 class VirtualHomeUnavailable(RuntimeError):
@@ -123,9 +130,16 @@ class _Episode:
     name_to_id: dict[str, int]
     executed: list[str] = field(default_factory=list)  # script lines that succeeded
     history_states: list[dict[str, Any]] = field(default_factory=list)
+    seen_rooms: set[int] = field(default_factory=set)  # the rooms the robot was in after a step
+    been_close: set[int] = field(default_factory=set)  # what it was close to after a step
 
 
 _LINE = re.compile(r"^\[(\w+)\]")
+
+
+def _room_of(state: dict[str, Any], node: int, rooms: set[int]) -> int | None:
+    return next((e["to_id"] for e in state["edges"]
+                 if e["from_id"] == node and e["relation_type"] == "INSIDE" and e["to_id"] in rooms), None)
 
 
 class VirtualHomeEnv:
@@ -181,7 +195,28 @@ class VirtualHomeEnv:
         """EAI's actions (its evaluator's, with the meanings its prompt gives) and the names an action
         may take in this task: the task's relevant objects, the robot itself left out (EAI's rule 3)."""
         objects = tuple(name for name in self.episode.name_to_id if name != "character")
-        return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings())
+        return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings(),
+                                world="VirtualHome", seen=self.seen_names())
+
+    def seen_names(self) -> tuple[str, ...]:
+        """The task's object names the robot has perceived so far (LLM-Planner's grounding): the
+        rooms, the objects now in a room it has been in after a step, and what it has been close to.
+        Read from the current graph, as the re-planner sees it when it re-plans."""
+        state = self.state_dict()
+        nodes = {n["id"]: n for n in state["nodes"]}
+        rooms = {i for i, n in nodes.items() if n.get("category") == "Rooms"}
+        seen = self.episode.seen_rooms
+        return tuple(name for name, node in self.episode.name_to_id.items()
+                     if name != "character" and node in nodes
+                     and (node in rooms or node in self.episode.been_close or _room_of(state, node, rooms) in seen))
+
+    def last_step_redundant(self) -> bool:
+        """Whether the last step was an additional step: its effect already held (EAI skips it)."""
+        return self.last_error_type == "additional_step"
+
+    def brief_error(self, error: str) -> str:
+        """`short_error`: the message in the names an agent uses (`envs/base.BriefsErrors`)."""
+        return short_error(error)
 
     @property
     def executed(self) -> list[str]:
@@ -235,12 +270,25 @@ class VirtualHomeEnv:
         return results
 
     def _record(self, result: ActionResult, error_type: str | None) -> StepOutcome:
+        self._perceive()
         self.steps += 1
         if not result.success:
             self.failures += 1
         self.last_error_type = error_type
         self._last = (result.action, result.success, result.error)
         return StepOutcome(result, self.observe)
+
+    def _perceive(self) -> None:
+        """After a step: the robot's room and what it is close to join what it has perceived."""
+        episode = self.episode
+        state = self.state_dict()
+        rooms = {n["id"] for n in state["nodes"] if n.get("category") == "Rooms"}
+        character = episode.name_to_id.get("character", CHARACTER_ID)
+        room = _room_of(state, character, rooms)
+        if room is not None:
+            episode.seen_rooms.add(room)
+        episode.been_close.update(e["to_id"] for e in state["edges"]
+                                  if e["from_id"] == character and e["relation_type"] == "CLOSE")
 
     # ------------------------------------------------------------------ success (EAI's goal check)
     def goal_report(self) -> GoalReport:

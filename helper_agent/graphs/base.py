@@ -57,6 +57,9 @@ class EpisodeSetup:
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, str] = field(default_factory=dict)
     reference: Reference | None = None  # filled by the harness for oracles only
+    # The benchmark's own wording of the task, when it has one (EAI's task input: the prompt every
+    # published model got); a method that answers in the benchmark's form builds on it. "": none.
+    prompt: str = ""
 
 
 @dataclass
@@ -72,6 +75,9 @@ class AgentResult:
     # The one line the agent said at the end (what `helper chat` prints), for agents that answer a
     # person; "" for the others. `helper eval requests` reads its claim (done, stored, refused).
     reply: str = ""
+    # What the agent reports of itself beyond usage, for a benchmark to keep as it is (its decisions,
+    # the answers it refused, the stored episodes it retrieved, its trajectory): never a score.
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable

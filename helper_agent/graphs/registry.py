@@ -52,6 +52,24 @@ class TrainingEpisode:
     family: str = ""
 
 
+@dataclass(frozen=True)
+class ActionExample:
+    """One solved task a benchmark lends a method as an in-context example: the task as an agent is
+    told it, the steps that did it (named actions, `graphs/action_sequences.Step`), and the object
+    names that task's actions could take (LLM-Planner's visible objects)."""
+
+    id: str
+    request: str
+    steps: tuple[tuple[str, tuple[str, ...]], ...]
+    objects: tuple[str, ...] = ()
+
+
+#: `(instance id, request, k) -> up to k examples` for the episode `instance id`. The benchmark owns
+#: the pool and its rule (EAI: cross-task gold sequences from tasks 101-342, each checked against
+#: the evaluated task, `evals/studies/eai/pool.py`); a method only asks.
+ExampleSource = Callable[[str, str, int], list[ActionExample]]
+
+
 @dataclass
 class BuildRequest:
     """What a method is built from (one per run, or per interactive request)."""
@@ -64,6 +82,7 @@ class BuildRequest:
     ablate: str | None = None  # HELPER's `--ablate` (mem, precheck, correction, locator)
     data: str = ""  # the dataset folder the run reads ("": none, an interactive request)
     training: Callable[[], list[TrainingEpisode]] | None = None  # its train split, read by the caller
+    examples: ExampleSource | None = None  # a benchmark's solved tasks as examples (EAI's gold pool)
 
     @classmethod
     def interactive(cls, chat_model: BaseChatModel, options: dict[str, str] | None = None, *,

@@ -1,8 +1,16 @@
 """HELPER as a method: the graph of this package run on the environment it is handed, with the
 run's memories (language-program examples, correction examples, routines).
 
-Switches: none through `-o`; HELPER's are `--ablate` (mem, precheck, correction, locator) and
-`--feedback`, shared with the command line and the served graph.
+Switches: `--ablate` (mem, precheck, correction, locator) and `--feedback`, shared with the command
+line and the served graph; through `-o`:
+
+- `mode=program|open-loop|closed-loop`: HELPER's program over the action API (the default), or, on
+  an environment that acts by name (`envs/base.NamesActions`, EAI's VirtualHome), the whole action
+  sequence written once (open loop: EAI's protocol) or executed and corrected after a failure
+  (closed loop): `sequence/`;
+- `k=N` retrieved examples (a program's language-program examples; a sequence's solved tasks, which
+  the benchmark lends: `BuildRequest.examples`); 0: none;
+- `max_steps=N` steps a written sequence may have, `max_replans=N` corrections in the closed loop.
 """
 
 from __future__ import annotations
@@ -16,6 +24,9 @@ from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
 from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.graph import build_graph
+from helper_agent.graphs.helper.sequence.agent import SequenceAgent
+from helper_agent.graphs.helper.sequence.context import SequenceConfig
+from helper_agent.graphs.options import count_option, option, positive_option
 from helper_agent.graphs.registry import BuildRequest, Method
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.examples import ExampleMemory
@@ -73,8 +84,34 @@ def helper_config(ablate: str | None, feedback: int, seed: int) -> HelperConfig:
     return config
 
 
-def build(request: BuildRequest) -> HelperAgent:
+MODES = ("program", "open-loop", "closed-loop")
+OPTIONS = ("mode", "k", "max_steps", "max_replans")
+SEQUENCE_ONLY = ("max_steps", "max_replans")
+
+
+def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
+    """The sequence writer's settings (None: `mode=program`); a `ValueError` for a bad switch."""
+    try:
+        mode = option(options, "mode", "program", MODES)
+        k = count_option(options, "k", 3)
+        if mode == "program":
+            given = [key for key in SEQUENCE_ONLY if key in options]
+            if given:
+                raise ValueError(f"{', '.join(given)}: a switch of mode=open-loop|closed-loop, not of mode=program")
+            return None
+        return SequenceConfig(closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
+                              max_replans=count_option(options, "max_replans", 2))
+    except ValueError as exc:
+        raise ValueError(f"helper: {exc}") from None
+
+
+def build(request: BuildRequest) -> HelperAgent | SequenceAgent:
+    sequence = sequence_config(request.options)
+    if sequence is not None:
+        return SequenceAgent(request.chat_model, sequence, request.examples)
     config = helper_config(request.ablate, request.feedback, request.seed)
+    if "k" in request.options:
+        config.k = count_option(request.options, "k", config.k)
     return HelperAgent(request.chat_model, Memories.at(request.memory_dir), config)
 
 
@@ -83,5 +120,7 @@ METHOD = Method(
     summary="HELPER (Sarch et al. 2023): retrieval-augmented program planning, pre-condition checks, "
             "locator, failure correction, feedback, routines",
     build=build,
+    options=OPTIONS,
+    check=sequence_config,
     served_graph="helper_agent.serving:graph",
 )

@@ -6,7 +6,12 @@ Switches (`--agent-option KEY=VALUE`):
 - `k=9` in-context examples; `retriever=knn|random`;
 - `pool=FILE` a knn_set.json-format pool instead of the train split; `pool_size=100` examples drawn
   from the train split, stratified over its task families (the paper: 100, over ALFRED's 7 types);
-- `replan_steps=60` steps a subgoal may take before it counts as stuck; `max_replans=6`.
+- `replan_steps=60` steps a subgoal may take before it counts as stuck; `max_replans=6`;
+- `mode=subgoals|open-loop|closed-loop`: ALFRED-style subgoals run by the low-level controller (the
+  default), or, on an environment that acts by name (`envs/base.NamesActions`, EAI's VirtualHome),
+  plans of its own actions (`named/`): written once (open loop, EAI's protocol: the first plan is
+  the answer) or executed with grounded re-planning (closed loop). These take `k` (0: none; the
+  examples are the solved tasks a benchmark lends, `BuildRequest.examples`) and `max_replans`.
 
 The train-split pool: each train episode's dialogue is the instruction, and its plan is converted from
 the episode's reference actions (the gold program as the executor ran it) by `plan_from_actions`,
@@ -28,13 +33,17 @@ from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
 from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.context import LLMPlannerContext
 from helper_agent.graphs.llm_planner.graph import build_graph
+from helper_agent.graphs.llm_planner.named.agent import NamedPlanAgent
+from helper_agent.graphs.llm_planner.named.context import NamedPlanConfig
 from helper_agent.graphs.llm_planner.plans import PlanVocabulary, actions_in, plan_from_actions
-from helper_agent.graphs.options import option, positive_option
+from helper_agent.graphs.options import count_option, option, positive_option
 from helper_agent.graphs.registry import BuildRequest, Method, TrainingEpisode
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.world.catalog import load_catalog
 
-OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans")
+OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans", "mode")
+MODES = ("subgoals", "open-loop", "closed-loop")
+SUBGOALS_ONLY = ("replan", "retriever", "pool", "pool_size", "replan_steps")
 
 
 class LLMPlannerAgent(GraphAgent):
@@ -122,6 +131,26 @@ def vocabulary_for(pool: FewShotMemory) -> PlanVocabulary:
     return PlanVocabulary.build(actions_in(r.hlp() for r in pool.list()), load_catalog().names())
 
 
+def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | None:
+    """The named-action planner's settings (None: `mode=subgoals`); a `ValueError` for a bad switch."""
+    try:
+        mode = option(options, "mode", "subgoals", MODES)
+        if mode == "subgoals":
+            return None
+        given = [key for key in SUBGOALS_ONLY if key in options]
+        if given:
+            raise ValueError(f"{', '.join(given)}: a switch of mode=subgoals, not of mode={mode}")
+        return NamedPlanConfig(closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
+                               max_replans=count_option(options, "max_replans", 2), seed=seed)
+    except ValueError as exc:
+        raise ValueError(f"llm-planner: {exc}") from None
+
+
+def check(options: dict[str, str]) -> None:
+    if named_config(options) is None:
+        config_from(options)
+
+
 def config_from(options: dict[str, str], seed: int = 0) -> LLMPlannerConfig:
     try:
         return LLMPlannerConfig(
@@ -136,7 +165,10 @@ def config_from(options: dict[str, str], seed: int = 0) -> LLMPlannerConfig:
         raise ValueError(f"llm-planner: {exc}") from None
 
 
-def build(request: BuildRequest) -> LLMPlannerAgent:
+def build(request: BuildRequest) -> LLMPlannerAgent | NamedPlanAgent:
+    named = named_config(request.options, request.seed)
+    if named is not None:
+        return NamedPlanAgent(request.chat_model, named, request.examples)
     config = config_from(request.options, request.seed)
     pool = pool_memory(request, request.options.get("pool"), positive_option(request.options, "pool_size", 100))
     return LLMPlannerAgent(request.chat_model, pool, vocabulary_for(pool), config)
@@ -147,5 +179,5 @@ METHOD = Method(
     summary="LLM-Planner (Song et al. 2023): kNN few-shot high-level plans with grounded re-planning",
     build=build,
     options=OPTIONS,
-    check=config_from,
+    check=check,
 )

@@ -1,6 +1,5 @@
-"""What the EAI adapters of LLM-Planner, P-RAG and EmbodiedRAG share: one constrained LLM call with a
-bounded retry, one action in the VirtualHome environment, the record an episode leaves, and EAI's
-goal check on a whole step sequence (`sequence_success`, which the runner writes for every method).
+"""What the EAI adapters of P-RAG and EmbodiedRAG share: one constrained LLM call with a
+bounded retry, one action in the VirtualHome environment, and the record an episode leaves.
 
 An action goes to `VirtualHomeEnv.step`, which executes it exactly as EAI's evaluator does. A step
 the simulator calls an additional step (already satisfied) changes nothing and is not part of the
@@ -45,7 +44,7 @@ class EaiEpisode:
 
     @property
     def text(self) -> str:
-        """The response EAI scores (as `closed_loop.Episode.text`)."""
+        """The response EAI scores: the executed steps, else the step last tried, else `{}`."""
         if self.answer:
             return render(self.answer)
         return render([self.last_failed]) if self.last_failed else "{}"
@@ -148,13 +147,3 @@ def refusing(parse: Callable[[str], T], refused: Sequence[Step], step_of: Callab
             raise ValueError(f"{step[0]}({', '.join(step[1])}) was already done from this same state; choose another action")
         return answer
     return checked
-
-
-def sequence_success(task_id: str, steps: list[Step]) -> bool:
-    """EAI's goal check after the simulator runs every step as EAI's evaluator would (duplicates kept)."""
-    env = VirtualHomeEnv(task_id)
-    try:
-        env.run([env.line(a, *args) for a, args in steps])
-    except KeyError:
-        return False
-    return env.success()

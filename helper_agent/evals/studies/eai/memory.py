@@ -11,6 +11,7 @@ and what it returns is checked again (`pool.check_examples`) before it leaves.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from helper_agent.evals.studies.eai.grammar import Step
 from helper_agent.evals.studies.eai.pool import check_examples, check_pool, pool_tasks, shares_goal_or_name
 from helper_agent.evals.studies.eai.tasks import EaiTask, gold_steps
+from helper_agent.graphs.registry import ActionExample
 from helper_agent.memory.embeddings import get_embedder, normalize_rows
 
 
@@ -61,3 +63,30 @@ class GoldMemory:
                 break
         check_examples(task, [h.task for h in hits])
         return hits
+
+
+class GoldExamples:
+    """The pool as the registry's methods ask for it (`graphs/registry.ExampleSource`): a method
+    names its episode and k, and gets that task's cross-task examples from `GoldMemory`, checked once
+    more against the evaluated task (`pool.check_examples`) whatever memory was handed in. The
+    memory is built on the first request (a method that asks for none, or k = 0, never builds it),
+    and `given` keeps, per task, the ids handed out: the record's `examples` is the benchmark's
+    account, and the table counts rule breaks from it (`pool.shared_examples`)."""
+
+    def __init__(self, tasks: Iterable[EaiTask], memory: GoldMemory | None = None) -> None:
+        self.tasks = {t.identifier: t for t in tasks}
+        self._memory = memory
+        self.given: dict[str, list[str]] = {}
+
+    def memory(self) -> GoldMemory:
+        if self._memory is None:
+            self._memory = GoldMemory()
+        return self._memory
+
+    def __call__(self, instance_id: str, request: str, k: int) -> list[ActionExample]:
+        task = self.tasks[instance_id]
+        hits = self.memory().retrieve(task, k) if k > 0 else []
+        check_examples(task, [h.task for h in hits])
+        self.given[instance_id] = [h.task.identifier for h in hits]
+        return [ActionExample(h.task.identifier, h.task.goal_text, tuple((a, tuple(args)) for a, args in h.steps),
+                              h.task.arguments) for h in hits]

@@ -1,10 +1,8 @@
-"""The methods' EAI adapters behind one call: a task in, its `results.jsonl` record out.
+"""P-RAG's and EmbodiedRAG's EAI adapters behind one call: a task in, its `results.jsonl` record out
+(until they run through the registry's graphs as HELPER and LLM-Planner do: `registered.py`).
 
-Which method runs in which mode, and its switches (`--agent-option KEY=VALUE` of `helper eval eai`):
+Their switches (`--agent-option KEY=VALUE` of `helper eval eai`):
 
-- `llm-planner`, open and closed loop: `k` from `--k` (gold plans of tasks 101-342 that share neither
-  the task's goal nor its name: `pool.py`),
-  `--max-replans` grounded re-plans in the closed loop.
 - `prag`, closed loop: `retrieval=goal+scene|goal`, `k=N` (stored episodes per prompt, default 3),
   `database=PATH` (an experience database; none: iteration 0), `max_steps=N` (default 20),
   `answer=action|thought` (a one-line thought before the action; default action, the paper's).
@@ -13,24 +11,24 @@ Which method runs in which mode, and its switches (`--agent-option KEY=VALUE` of
 - both step-wise methods: `refuse_futile=on|off` (default off, the papers' agents): leave out of a
   step's grammar the steps already taken from the same simulator state (`acting.tried_here`).
 
-Every record carries the response EAI scores (`llm_output`), the executed or written steps, the
-agent's own trajectory (P-RAG's database is built from it), LLM usage and seconds, and
-`sequence_success` (EAI's goal check in the simulator, on every executed step).
+Every record carries the response EAI scores (`llm_output`), the executed steps, the agent's own
+trajectory (P-RAG's database is built from it), LLM usage and seconds, and `sequence_success` (EAI's
+goal check in the simulator, on every executed step).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from helper_agent.evals.studies.eai.acting import EaiEpisode, sequence_success
+from helper_agent.evals.studies.eai.acting import EaiEpisode
 from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag
-from helper_agent.evals.studies.eai.llm_planner import run_llm_planner
 from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag
+from helper_agent.evals.studies.eai.registered import sequence_success
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.memory.experience import ExperienceMemory
 
 STEPWISE = ("prag", "embodiedrag")
-OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps", "answer", "refuse_futile"),
+OPTIONS = {"prag": ("retrieval", "k", "database", "max_steps", "answer", "refuse_futile"),
            "embodiedrag": ("graph", "k", "max_steps", "refuse_futile")}
 CHOICES = {"retrieval": ("goal+scene", "goal"), "graph": ("subgraph", "full"), "answer": ("action", "thought"),
            "refuse_futile": ("on", "off")}
@@ -58,13 +56,10 @@ def check_options(agent: str, mode: str, options: dict[str, str]) -> None:
             raise ValueError(f"--agent-option {key}={options[key]}: a whole number{'' if key == 'k' else ' >= 1'}")
 
 
-def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, chat: Any, *, k: int,
-               max_replans: int, memory: Any = None, embedder: Any = None) -> dict[str, Any]:
+def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, chat: Any, *,
+               embedder: Any = None) -> dict[str, Any]:
     """One task by `agent`; its record (without the run's bookkeeping fields)."""
-    if agent == "llm-planner":
-        episode, env, recorder = run_llm_planner(task, chat, closed_loop=mode == "closed-loop", pool=memory, k=k,
-                                                 max_replans=max_replans)
-    elif agent == "prag":
+    if agent == "prag":
         config = PRAGEaiConfig(retrieval=options.get("retrieval", "goal+scene"),  # type: ignore[arg-type]
                                k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
                                answer=options.get("answer", "action"),  # type: ignore[arg-type]

@@ -1,7 +1,13 @@
 """Runs an agent over EAI tasks into a resumable `results.jsonl`, then scores it with EAI's evaluator.
 
+The method is built once from the registry, with its own switches and, for a method with EAI's two
+modes (a `mode` switch: HELPER, LLM-Planner), the run's `--mode`, `--k` and `--max-replans`
+(`run_options`), and lent the cross-task gold pool (`memory.GoldExamples`); each task runs through
+the one harness (`registered.run_registered`). P-RAG and EmbodiedRAG still run EAI's own adapters
+(`methods.py`) until they move to the registry's graphs too.
+
 One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
-`sequence_success` (`acting.py`): EAI's goal check after executing *every* step in the simulator. EAI's
+`sequence_success` (`registered.py`): EAI's goal check after executing *every* step in the simulator. EAI's
 evaluator reads the response with `json.loads`, which keeps only the last of repeated keys, so a
 sequence that repeats an action name (WALK, WALK, ...) is scored on a collapsed sequence; the
 second figure shows what that costs (it is ours, not EAI's, and labelled so).
@@ -15,14 +21,10 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from helper_agent.envs.virtualhome import VirtualHomeEnv
 from helper_agent.evals.engine.provenance import code_version
 from helper_agent.evals.engine.store import append_line
-from helper_agent.evals.studies.eai.acting import sequence_success
-from helper_agent.evals.studies.eai.closed_loop import HelperActor
-from helper_agent.evals.studies.eai.memory import GoldMemory
+from helper_agent.evals.studies.eai.memory import GoldExamples
 from helper_agent.evals.studies.eai.methods import STEPWISE, check_options, run_method, stepwise_setting
-from helper_agent.evals.studies.eai.open_loop import HelperSequencer
 from helper_agent.evals.studies.eai.registered import run_registered
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import (
@@ -32,11 +34,18 @@ from helper_agent.files import (
     read_bounded,
     read_json_object,
 )
-from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options, method_names
+from helper_agent.graphs.registry import (
+    BuildRequest,
+    UnknownAgent,
+    build_agent,
+    check_agent_options,
+    get_method,
+    method_names,
+)
 
-AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")  # EAI's own adapters; any other registered method runs its graph
 MODES = ("open-loop", "closed-loop")
-GOLD_EXAMPLES = ("helper", "llm-planner")  # the methods whose `--k` examples are other tasks' gold sequences
+#: The run's settings a method that writes whole sequences takes as its own switches (`run_options`).
+RUN_SWITCHES = ("mode", "k", "max_steps", "max_replans")
 POOL = "cross-task"
 LEGACY_POOL = "leave-one-out"
 
@@ -54,7 +63,7 @@ class EaiRunSpec:
     max_replans: int = 2
     n_ctx: int = 8192
     task: str = "action-sequencing"
-    agent_options: dict[str, str] = field(default_factory=dict)  # the method's switches (`eai/methods.py`)
+    agent_options: dict[str, str] = field(default_factory=dict)  # the method's own switches (`-o`)
     skip: int = 0  # tasks left out before the first one run (`select_tasks`)
     #: Where gold examples come from (`pool.py`): "cross-task" (tasks 101-342, never the task's goal or
     #: name; the only pool a run may use), "none" (a row that retrieves no gold example), or
@@ -67,7 +76,7 @@ class EaiRunSpec:
         with cross-task examples end `-k<k>-cross`; the old leave-one-out rows keep their `-k<k>`."""
         llm = self.llm.replace("/", "-").replace(":", "-")
         parts = [f"ours-{self.agent}-{self.mode}-{llm}"]
-        if self.agent in GOLD_EXAMPLES:
+        if writes_sequences(self.agent):
             parts.append(f"k{self.k}")
             if self.k > 0 and self.pool == POOL:
                 parts.append("cross")
@@ -75,6 +84,27 @@ class EaiRunSpec:
         if "database" in self.agent_options:
             parts.append("db=" + Path(self.agent_options["database"]).parent.name)
         return "-".join(parts).replace("/", "-").replace("+", "_")
+
+
+def writes_sequences(agent: str) -> bool:
+    """Whether `agent` has EAI's two protocols (a `mode` switch: it writes the whole sequence, open
+    loop, or acts and corrects it, closed loop) and takes `--k` examples, which are other tasks' gold
+    sequences; a method without one acts on the environment step by step (closed loop only)."""
+    try:
+        return "mode" in get_method(agent).options
+    except UnknownAgent:
+        return False
+
+
+def run_options(spec: EaiRunSpec) -> dict[str, str]:
+    """The method's switches for the run: its `--agent-option`s, and the run's `--mode`, `--k`,
+    `max_steps` and `--max-replans` for each of them the method has (`RUN_SWITCHES`)."""
+    options = dict(spec.agent_options)
+    if writes_sequences(spec.agent):
+        known = get_method(spec.agent).options
+        settings = {"mode": spec.mode, "k": spec.k, "max_steps": spec.max_steps, "max_replans": spec.max_replans}
+        options.update({key: str(value) for key, value in settings.items() if key in known})
+    return options
 
 
 def check_spec(spec: EaiRunSpec) -> None:
@@ -85,25 +115,26 @@ def check_spec(spec: EaiRunSpec) -> None:
                          f"{LEGACY_POOL!r} describes run folders written before that rule")
     if spec.mode not in MODES:
         raise ValueError(f"--mode takes {' or '.join(MODES)}")
-    if spec.agent not in AGENTS:  # any other registered method runs its own graph on the harness
-        if spec.agent not in method_names():
-            raise ValueError(f"--agent takes {', '.join(method_names())}")
-        check_agent_options(spec.agent, spec.agent_options)
-        if spec.mode != "closed-loop":
-            raise ValueError(f"{spec.agent} acts on the environment: it has only --mode closed-loop")
-        return
-    if spec.agent == "helper":
-        if spec.agent_options:
-            raise ValueError("helper takes no --agent-option on EAI (its switches are --k and --max-replans)")
-    else:
+    if spec.agent in STEPWISE:  # P-RAG's and EmbodiedRAG's EAI adapters (`methods.py`)
         check_options(spec.agent, spec.mode, spec.agent_options)
+        return
+    if spec.agent not in method_names():
+        raise ValueError(f"--agent takes {', '.join(method_names())}")
+    if writes_sequences(spec.agent):
+        given = [key for key in RUN_SWITCHES if key in spec.agent_options]
+        if given:
+            raise ValueError(f"--agent-option {', '.join(given)}: on EAI these are the run's --mode, --k, "
+                             "--max-replans (and max_steps), not the method's -o")
+    elif spec.mode != "closed-loop":
+        raise ValueError(f"{spec.agent} acts on the environment: it has only --mode closed-loop")
+    check_agent_options(spec.agent, run_options(spec))
 
 
 def acting(spec: EaiRunSpec) -> EaiRunSpec:
     """`spec` with the settings that act: a step-wise method (P-RAG, EmbodiedRAG) takes `k` and its step
     cap from its switches (defaults 3 and 20) and never re-plans, so `spec.json` says which cap stopped
     its episodes rather than the whole-plan methods' 40; a run without gold examples has pool "none"."""
-    if spec.agent not in GOLD_EXAMPLES or spec.k <= 0:
+    if not writes_sequences(spec.agent) or spec.k <= 0:
         spec = replace(spec, pool="none")
     if spec.agent not in STEPWISE:
         return spec
@@ -165,11 +196,10 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     atomic_write_json(spec_path, asdict(acting(spec)))
     tasks = tasks if tasks is not None else select_tasks(spec.limit, skip=spec.skip)
     done = {r["identifier"] for r in load_results(run_dir)}
-    if memory is None and spec.k > 0 and spec.agent in ("helper", "llm-planner"):
-        memory = GoldMemory()
-    sequencer = HelperSequencer(chat, memory, k=spec.k, max_steps=spec.max_steps)
-    registered = None if spec.agent in AGENTS else build_agent(
-        spec.agent, BuildRequest(chat_model=chat, options=dict(spec.agent_options), memory_dir=str(run_dir / "memory")))
+    examples = GoldExamples(tasks, memory)
+    registered = None if spec.agent in STEPWISE else build_agent(
+        spec.agent, BuildRequest(chat_model=chat, options=run_options(spec), memory_dir=str(run_dir / "memory"),
+                                 examples=examples))
     results_path = run_dir / "results.jsonl"
     for task in tasks:
         if task.identifier in done:
@@ -177,23 +207,11 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
         record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
                                   "code": code_version()}
         if registered is not None:
-            record.update(run_registered(registered, task))
-        elif spec.agent != "helper":
-            began = time.perf_counter()
-            record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, k=spec.k,
-                                     max_replans=spec.max_replans, memory=memory, embedder=embedder))
-            record["seconds"] = round(time.perf_counter() - began, 3)
-        elif spec.mode == "open-loop":
-            answer = sequencer.write(task)
-            record.update(llm_output=answer.text, steps=answer.steps, attempts=answer.attempts,
-                          problems=answer.problems, usage=answer.usage, seconds=answer.seconds,
-                          examples=answer.example_ids, sequence_success=sequence_success(task.identifier, answer.steps))
+            record.update(run_registered(registered, task, open_loop=spec.mode == "open-loop", examples=examples))
         else:
-            env = VirtualHomeEnv(task.identifier)
-            episode = HelperActor(sequencer, max_replans=spec.max_replans).act(task, env)
-            record.update(llm_output=episode.text, steps=episode.executed, attempts=episode.attempts,
-                          replans=episode.replans, failures=episode.failures, usage=episode.usage,
-                          seconds=episode.seconds, examples=episode.example_ids, sequence_success=env.success())
+            began = time.perf_counter()
+            record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, embedder=embedder))
+            record["seconds"] = round(time.perf_counter() - began, 3)
         append_line(results_path, record)
         if progress:
             progress(record)

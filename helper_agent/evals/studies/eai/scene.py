@@ -1,6 +1,6 @@
 """What the step-wise methods see of a VirtualHome task: scene graphs read from the live environment.
 
-Three views, all read from `VirtualHomeEnv.state_dict()` (the evolving graph after the steps so far),
+Two views, all read from `VirtualHomeEnv.state_dict()` (the evolving graph after the steps so far),
 never from a gold program:
 
 - `compact_scene`: P-RAG's per-step scene graph in the form it has on our world, one line per object,
@@ -10,15 +10,12 @@ never from a gold program:
 - `graph_entities`: the whole scene graph (about 290 nodes in scene 1: rooms, furniture, walls,
   appliances, the task's objects) as entities and `inside`/`on` edges for EmbodiedRAG's vector store.
   A relevant object's entity id is its EAI name; any other node's is `<class>_<graph id>`.
-- `visible_names`: LLM-Planner's grounded re-planning objects: the relevant objects in the rooms the
-  robot has been in so far, the rooms, and anything it has been close to.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,25 +109,6 @@ def holding(env: VirtualHomeEnv) -> str | None:
     g = Graph.of(env)
     held = [g.label(i) for i in g.held()]
     return ", ".join(held) if held else None
-
-
-def visible_names(env: VirtualHomeEnv, seen_rooms: Iterable[int], been_close: Iterable[int]) -> list[str]:
-    """LLM-Planner's visible objects: relevant names in `seen_rooms`, the rooms, what it was close to."""
-    g = Graph.of(env)
-    rooms, seen, close = g.rooms, set(seen_rooms), set(been_close)
-    out = []
-    for name, node in g.names.items():
-        if name == CHARACTER or node not in g.nodes:
-            continue
-        if node in rooms or node in close or g.room_of(node) in seen:
-            out.append(name)
-    return out
-
-
-def where(env: VirtualHomeEnv) -> tuple[int | None, list[int]]:
-    """The robot's room and what it is close to now (for `visible_names`' bookkeeping)."""
-    g = Graph.of(env)
-    return g.room_of(g.character), g.close()
 
 
 def graph_entities(env: VirtualHomeEnv) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:

@@ -1,9 +1,10 @@
-"""EAI's action vocabulary as the other methods see it: its description, their answer grammars, parsers.
+"""EAI's action vocabulary as the step-wise methods see it: its description, their answer grammars, parsers.
 
-HELPER answers EAI's own JSON (`grammar.py`); LLM-Planner, P-RAG and EmbodiedRAG answer in their own
-forms over the same vocabulary (EAI's evaluator's actions and arities, the task's object names):
+HELPER answers EAI's own JSON (`graphs/action_sequences`) and LLM-Planner its plans
+(`graphs/llm_planner/named/plans.py`), both built from the environment's vocabulary; P-RAG and
+EmbodiedRAG answer here in their own forms over the same vocabulary (EAI's evaluator's actions and
+arities, the task's object names):
 
-    LLM-Planner's plan      WALK sink, GRAB cup, PUTBACK cup sink
     a P-RAG step            Action: PUTBACK(cup, sink)
     an EmbodiedRAG step     Thought: the cup goes in the sink
                             Action: PUTBACK(cup, sink)
@@ -11,13 +12,7 @@ forms over the same vocabulary (EAI's evaluator's actions and arities, the task'
 and `done()` ends a step-wise episode. Every grammar is generated from `action_arities()` and the
 object names an answer may use, and each parser accepts exactly what its grammar derives.
 
-How the vocabulary is shown (`vocabulary_text`). EAI's prompt lists its supported actions one per
-line in a fixed order, and with the 0.5B 68 of 100 open-loop answers copied that list in that order.
-The grammar already guarantees that only these actions are written, so the methods' prompts show
-them as a reference, not as something shaped like an answer: grouped by how many objects they
-take, alphabetically within a group, each with EAI's one-line meaning, on one line per group, under
-a heading that says to use only what the goals need. This was chosen from that failure's form
-alone, before any run of these methods on EAI's tasks.
+How the vocabulary is shown, and why so: `graphs/named_actions.py` (`vocabulary_text`).
 """
 
 from __future__ import annotations
@@ -26,13 +21,15 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from helper_agent.envs.base import ActionVocabulary
 from helper_agent.envs.virtualhome import action_meanings
 from helper_agent.evals.studies.eai.grammar import Step, action_arities
+from helper_agent.graphs.named_actions import check_names
+from helper_agent.graphs.named_actions import vocabulary_text as shown_vocabulary
 from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, chars, seq
 
 DONE = "done()"
 MAX_THOUGHT_CHARS = 120
-_NAME = re.compile(r"^[a-z0-9_-]+$")
 
 
 def meanings() -> dict[str, str]:
@@ -41,15 +38,9 @@ def meanings() -> dict[str, str]:
 
 
 def vocabulary_text() -> str:
-    """The actions, grouped by the number of objects they take (see the module docstring)."""
-    arities, meaning = action_arities(), meanings()
-    lines = ["Vocabulary (use only the actions the goals need, in the order the task needs them):"]
-    for n, what in ((0, "no object"), (1, "one object"), (2, "two objects")):
-        names = sorted(a for a, k in arities.items() if k == n)
-        if names:
-            shown = [f"{a} ({meaning[a].lower()})" if a in meaning else a for a in names]
-            lines.append(f"- with {what}: " + "; ".join(shown))
-    return "\n".join(lines)
+    """The actions, grouped by the number of objects they take, as every method shows them
+    (`graphs/named_actions.vocabulary_text` on VirtualHome's vocabulary)."""
+    return shown_vocabulary(ActionVocabulary(actions=action_arities(), objects=(), meanings=meanings()))
 
 
 def listed_orders() -> dict[str, list[str]]:
@@ -65,67 +56,10 @@ def copies_a_list(actions: Sequence[str], at_least: int = 4) -> bool:
                for order in listed_orders().values())
 
 
-def check_names(names: Sequence[str]) -> list[str]:
-    """The object names, checked: each must be one token an answer can spell (`[a-z0-9_-]+`)."""
-    bad = [n for n in names if not _NAME.match(n)]
-    if bad:
-        raise ValueError(f"object names an answer cannot spell: {', '.join(bad)}")
-    return list(dict.fromkeys(names))
-
-
 def _by_arity(actions: Collection[str] | None = None) -> dict[int, list[str]]:
     arities = action_arities()
     chosen = sorted(actions if actions is not None else arities)
     return {n: [a for a in chosen if arities[a] == n] for n in (0, 1, 2)}
-
-
-# ------------------------------------------------------------------------------ LLM-Planner's plans
-def plan_rules(objects: Sequence[str], max_steps: int = 40) -> Grammar:
-    """`ACTION obj[ obj], ACTION ...`: LLM-Planner's plan over EAI's actions and `objects`."""
-    objects = check_names(objects)
-    by_arity = _by_arity()
-    forms: list[Expr] = []
-    rules: dict[str, Expr] = {"obj": alt(*objects)}
-    if by_arity[0]:
-        rules["act0"] = alt(*by_arity[0])
-        forms.append(Ref("act0"))
-    if by_arity[1]:
-        rules["act1"] = alt(*by_arity[1])
-        forms.append(seq(Ref("act1"), " ", Ref("obj")))
-    if by_arity[2]:
-        rules["act2"] = alt(*by_arity[2])
-        forms.append(seq(Ref("act2"), " ", Ref("obj"), " ", Ref("obj")))
-    rules["step"] = alt(*forms)
-    rules["root"] = seq(Ref("step"), Repeat(seq(", ", Ref("step")), 0, max_steps - 1))
-    return Grammar(rules)
-
-
-def plan_text(steps: Sequence[Step]) -> str:
-    return ", ".join(" ".join([a, *args]) for a, args in steps)
-
-
-def parse_plan(text: str, objects: Collection[str]) -> list[Step]:
-    """A plan's steps; `ValueError` names what is outside the vocabulary (for the bounded retry)."""
-    arities, known = action_arities(), set(objects)
-    body = re.sub(r"^\s*next\s+plans?\s*:", "", text.strip(), flags=re.I).strip()
-    body = body.splitlines()[0].strip().rstrip(".") if body else ""
-    steps: list[Step] = []
-    for part in (p.strip() for p in body.split(",")):
-        if not part:
-            continue
-        action, *args = part.split()
-        action = action.upper()
-        if action not in arities:
-            raise ValueError(f"{action} is not an allowed action")
-        if len(args) != arities[action]:
-            raise ValueError(f"{action} takes {arities[action]} object(s), not {len(args)}")
-        unknown = [a for a in args if a not in known]
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)} is not an object here")
-        steps.append((action, tuple(args)))
-    if not steps:
-        raise ValueError("the plan has no steps")
-    return steps
 
 
 # ------------------------------------------------------------------------------ step-wise answers

@@ -1,0 +1,41 @@
+"""Run-scoped dependencies of the sequence graph: where examples come from and the loop's bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from helper_agent.envs.base import ActionVocabulary, NamesActions
+from helper_agent.graphs.base import RunContext
+from helper_agent.graphs.registry import ExampleSource
+
+
+@dataclass
+class SequenceConfig:
+    """What a run of HELPER's sequence writer does (the switches of `agent.py`)."""
+
+    closed_loop: bool = False  # open loop: write once; closed loop: execute and correct
+    k: int = 3  # examples in the prompt (0: none)
+    max_steps: int = 40  # steps an answer may have (the grammar's bound)
+    max_replans: int = 2  # corrections after a failed step (closed loop)
+    max_actions: int = 60  # steps the closed loop may take in the environment
+    retries: int = 1  # an answer that cannot be executed as written is asked again this many times
+    retry_temperature: float = 0.7
+
+
+@dataclass
+class SequenceContext(RunContext):
+    graph_name = "HELPER sequence"
+
+    examples: ExampleSource | None = None
+    config: SequenceConfig | None = None
+
+    def settings(self) -> SequenceConfig:
+        return self.config or SequenceConfig()
+
+    def vocabulary(self) -> ActionVocabulary:
+        """The environment's vocabulary: the grammar and the checks are built from it."""
+        env = self.environment()
+        if not isinstance(env, NamesActions):
+            raise TypeError(f"HELPER writes action sequences only for an environment that names its actions; "
+                            f"{type(env).__name__} does not (use mode=program)")
+        return env.action_vocabulary()

@@ -1,0 +1,140 @@
+"""The sequence graph's nodes: retrieve examples, write the sequence, act on it, correct, finish.
+
+`write` and `correct` make one LLM call each (plus a bounded retry when the answer could not be
+executed as written: an unknown action or object, a wrong number of objects), decoded under the
+grammar of the environment's vocabulary where the model takes one. `act` executes the queued steps
+one by one; a step whose effect already held changes nothing and is passed over (EAI's evaluator
+skips it too); at any other failure the loop asks for the rest from the current state with what ran
+and what failed, at most `max_replans` times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from helper_agent.envs.base import redundant_step, step_by_name
+from helper_agent.graphs.action_sequences import Step, parse_steps, problems, sequence_grammar
+from helper_agent.graphs.helper.sequence.context import SequenceContext
+from helper_agent.graphs.helper.sequence.prompts import (
+    build_prompt,
+    correction_request,
+    system_prompt,
+    task_prompt,
+)
+from helper_agent.graphs.helper.sequence.state import SequenceState
+from helper_agent.graphs.registry import ActionExample
+from helper_agent.llm import grammar_decoding, invoke_with_retry
+
+
+def _steps(items: list[Any]) -> list[Step]:
+    return [(str(a), tuple(args)) for a, args in items]
+
+
+def _items(steps: list[Step]) -> list[list[Any]]:
+    return [[a, list(args)] for a, args in steps]
+
+
+def ask(ctx: SequenceContext, config: RunnableConfig, messages: list[BaseMessage]) -> tuple[str, list[Step], int, list[str]]:
+    """One answer, asked again (temperature `retry_temperature`, a new seed) with the reasons when it
+    could not be executed as written; (text, steps, attempts, problems of the last answer)."""
+    settings = ctx.settings()
+    vocabulary = ctx.vocabulary()
+    grammar = sequence_grammar(vocabulary, settings.max_steps)
+    text, steps, found = "", [], []
+    for attempt in range(1, settings.retries + 2):
+        chat: Any = ctx.chat()
+        decoding = grammar_decoding(chat, grammar, temperature=0.0 if attempt == 1 else settings.retry_temperature,
+                                    seed=attempt)
+        if decoding:
+            chat = chat.bind(**decoding)
+        reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, "helper:sequence"))
+        text = str(reply.content).strip()
+        steps = parse_steps(text)
+        found = problems(steps, vocabulary)
+        if not found:
+            return text, steps, attempt, []
+        messages = [*messages, AIMessage(text), HumanMessage(
+            "That answer cannot be executed: " + "; ".join(found[:5]) + ". Write the whole JSON again.")]
+    return text, steps, settings.retries + 1, found
+
+
+def _messages(ctx: SequenceContext, prompt_text: str) -> list[BaseMessage]:
+    return [SystemMessage(system_prompt(ctx.vocabulary())), HumanMessage(prompt_text)]
+
+
+# ---------------------------------------------------------------------------------- nodes
+def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
+    """The k examples the benchmark lends for this episode (none without a source or with k = 0)."""
+    ctx = SequenceContext.of(runtime)
+    k = ctx.settings().k
+    found = ctx.examples(state.get("instance_id", ""), state["request"], k) if ctx.examples and k > 0 else []
+    examples = [{"id": e.id, "request": e.request, "steps": _items(list(e.steps))} for e in found]
+    lent = [ActionExample(e["id"], e["request"], tuple(_steps(e["steps"]))) for e in examples]
+    prompt = state.get("prompt") or task_prompt(state["request"], ctx.vocabulary())
+    return {"examples": examples, "prompt_text": build_prompt(prompt, lent), "executed": [], "failures": [],
+            "replans": 0, "attempts": 0, "problems": [], "failed": [], "error": "", "status": "",
+            "log": [f"retrieve: {len(examples)} examples {', '.join(e['id'] for e in examples)}".rstrip()]}
+
+
+def write(state: SequenceState, runtime: Runtime[SequenceContext], config: RunnableConfig) -> dict[str, Any]:
+    """The whole sequence, once (in the open loop, the answer)."""
+    ctx = SequenceContext.of(runtime)
+    text, steps, attempts, found = ask(ctx, config, _messages(ctx, state["prompt_text"]))
+    return {"answer": text, "queue": _items(steps), "attempts": attempts, "problems": found,
+            "log": [f"write: {len(steps)} steps in {attempts} attempt(s)" + (f"; {'; '.join(found[:3])}" if found else "")]}
+
+
+def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
+    """Execute the queue until it ends, a step fails, or the loop has taken `max_actions` steps."""
+    ctx = SequenceContext.of(runtime)
+    env = ctx.environment()
+    queue = _steps(state.get("queue") or [])
+    executed = list(state.get("executed") or [])
+    failures = list(state.get("failures") or [])
+    while queue and env.steps < ctx.settings().max_actions:
+        step = queue.pop(0)
+        outcome = step_by_name(env, step[0], step[1])
+        if outcome.result.success:
+            executed.append([step[0], list(step[1])])
+            continue
+        if redundant_step(env):
+            continue  # its effect already held: nothing to do
+        failures.append(f"{step[0]} {list(step[1])}: {outcome.result.error}")
+        return {"queue": _items(queue), "executed": executed, "failures": failures, "status": "failed",
+                "failed": [step[0], list(step[1])], "error": outcome.result.error,
+                "log": [f"act: {step[0]} {' '.join(step[1])} failed: {outcome.result.error}"]}
+    status = "max_actions" if queue else "done"
+    return {"queue": _items(queue), "executed": executed, "failures": failures, "status": status,
+            "log": [f"act: {status} ({len(executed)} steps executed)"]}
+
+
+def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: RunnableConfig) -> dict[str, Any]:
+    """The rest of the sequence from the current state, told what ran and what failed."""
+    ctx = SequenceContext.of(runtime)
+    failed = _steps([state["failed"]])[0]
+    request = correction_request(_steps(state.get("executed") or []), failed, state.get("error", ""))
+    _, steps, used, found = ask(ctx, config, _messages(ctx, state["prompt_text"] + request))
+    replans = int(state.get("replans", 0)) + 1
+    return {"queue": _items(steps), "replans": replans, "attempts": int(state.get("attempts", 0)) + used,
+            "problems": found, "log": [f"correct {replans}: {len(steps)} steps"]}
+
+
+def finish(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
+    outcome = state.get("status") or ("written" if state.get("queue") else "no sequence")
+    return {"outcome": outcome, "log": [f"finish: {outcome}"]}
+
+
+# ---------------------------------------------------------------------------------- routing
+def after_write(state: SequenceState, runtime: Runtime[SequenceContext]) -> str:
+    return "act" if SequenceContext.of(runtime).settings().closed_loop else "finish"
+
+
+def after_act(state: SequenceState, runtime: Runtime[SequenceContext]) -> str:
+    ctx = SequenceContext.of(runtime)
+    if state.get("status") == "failed" and int(state.get("replans", 0)) < ctx.settings().max_replans:
+        return "correct"
+    return "finish"

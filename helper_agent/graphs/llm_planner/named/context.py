@@ -1,0 +1,38 @@
+"""Run-scoped dependencies of the named-action planner: its examples' source and its bounds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from helper_agent.envs.base import ActionVocabulary, NamesActions
+from helper_agent.graphs.base import RunContext
+from helper_agent.graphs.registry import ExampleSource
+
+
+@dataclass
+class NamedPlanConfig:
+    closed_loop: bool = False  # open loop: the first plan is the answer; closed loop: execute and re-plan
+    k: int = 3  # in-context examples (0: none)
+    max_replans: int = 2
+    max_plan_steps: int = 40
+    retries: int = 1  # a plan the parser refuses is asked again this many times (temperature 0.7)
+    retry_temperature: float = 0.7
+    seed: int = 0
+
+
+@dataclass
+class NamedPlanContext(RunContext):
+    graph_name = "LLM-Planner (named actions)"
+
+    examples: ExampleSource | None = None
+    config: NamedPlanConfig | None = None
+
+    def settings(self) -> NamedPlanConfig:
+        return self.config or NamedPlanConfig()
+
+    def vocabulary(self) -> ActionVocabulary:
+        env = self.environment()
+        if not isinstance(env, NamesActions):
+            raise TypeError(f"LLM-Planner plans named actions only for an environment that names them; "
+                            f"{type(env).__name__} does not (use mode=subgoals)")
+        return env.action_vocabulary()

@@ -1,0 +1,148 @@
+"""The named-action planner's nodes: retrieve, plan, execute, re-plan, finish (LLM-Planner's flow).
+
+The prompt is LLM-Planner's (`graphs/llm_planner/prompts.PlanQuery`): "Task description:", then
+"Completed plans:" and "Visible objects are" when re-planning, then "Next plans:"; the k examples
+the benchmark lends go in as user/assistant turns, and the system turn explains the plan form and
+shows the vocabulary (`graphs/named_actions.vocabulary_text`). A first plan may name every object the
+environment offers; a re-plan only those seen so far (`ActionVocabulary.seen`): LLM-Planner's
+grounding. A step whose effect already held changes nothing and is passed over; at the first other
+failure the planner re-plans from what is completed and visible, at most `max_replans` times.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
+
+from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
+from helper_agent.graphs.action_sequences import Step
+from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
+from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
+from helper_agent.graphs.llm_planner.named.state import NamedPlanState
+from helper_agent.graphs.llm_planner.prompts import PlanQuery
+from helper_agent.graphs.named_actions import vocabulary_text
+from helper_agent.llm import grammar_decoding, invoke_with_retry
+
+#: LLM-Planner's task explanation (`graphs/llm_planner/prompts.EXPLANATION`), for actions of any arity.
+EXPLANATION = ("Create a high-level plan for completing a household task using the allowed actions and visible objects. "
+               "A plan is a comma-separated list of steps; each step is an action followed by its objects "
+               "(none, one or two, as the action takes).")
+
+
+def plan_messages(vocabulary: ActionVocabulary, examples: list[dict[str, Any]], query: PlanQuery) -> list[BaseMessage]:
+    messages: list[BaseMessage] = [SystemMessage(f"{EXPLANATION}\n\n{vocabulary_text(vocabulary)}")]
+    for example in examples:
+        messages.append(HumanMessage(PlanQuery(example["task"], visible=example["visible"]).text()))
+        messages.append(AIMessage(example["plan"]))
+    messages.append(HumanMessage(query.text()))
+    return messages
+
+
+def _ask(ctx: NamedPlanContext, config: RunnableConfig, messages: list[BaseMessage], vocabulary: ActionVocabulary,
+         objects: list[str]) -> tuple[list[Step] | None, int, str]:
+    """One plan under the grammar; a plan the parser refuses is asked again with the reason."""
+    settings = ctx.settings()
+    grammar = plan_rules(vocabulary, objects, settings.max_plan_steps).to_gbnf()
+    reason = ""
+    for attempt in range(1, settings.retries + 2):
+        chat: Any = ctx.chat()
+        decoding = grammar_decoding(chat, grammar, temperature=0.0 if attempt == 1 else settings.retry_temperature,
+                                    seed=settings.seed + attempt - 1)
+        if decoding:
+            chat = chat.bind(**decoding)
+        reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, "llm-planner:plan"))
+        text = str(reply.content).strip()
+        try:
+            return parse_plan(text, vocabulary, objects), attempt, ""
+        except ValueError as exc:
+            reason = str(exc)
+            messages = [*messages, AIMessage(text), HumanMessage(f"That answer was rejected: {reason}. Answer again.")]
+    return None, settings.retries + 1, reason
+
+
+def _planned(state: NamedPlanState, steps: list[Step] | None, attempts: int, reason: str, name: str) -> dict[str, Any]:
+    update: dict[str, Any] = {"plan": [[a, list(args)] for a, args in steps or []],
+                              "attempts": int(state.get("attempts", 0)) + attempts,
+                              "decisions": int(state.get("decisions", 0)) + 1,
+                              "log": [f"{name}: {plan_text(steps or [])}"]}
+    if steps is None:
+        update["rejected"] = int(state.get("rejected", 0)) + 1
+        update["failures"] = [*state.get("failures", []), f"plan rejected: {reason}"]
+    return update
+
+
+# ---------------------------------------------------------------------------------- nodes
+def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[str, Any]:
+    """The k examples the benchmark lends for this episode, as LLM-Planner's example blocks."""
+    ctx = NamedPlanContext.of(runtime)
+    k = ctx.settings().k
+    found = ctx.examples(state.get("instance_id", ""), state["request"], k) if ctx.examples and k > 0 else []
+    examples = [{"id": e.id, "task": e.request, "visible": list(e.objects), "plan": plan_text(e.steps)} for e in found]
+    return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
+            "replans": 0, "status": "", "log": [f"retrieved {len(examples)} examples"]}
+
+
+def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: RunnableConfig) -> dict[str, Any]:
+    """The first plan, over every object the environment offers."""
+    ctx = NamedPlanContext.of(runtime)
+    vocabulary = ctx.vocabulary()
+    objects = list(vocabulary.objects)
+    query = PlanQuery(state["request"], visible=objects)
+    steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
+                                   vocabulary, objects)
+    update = _planned(state, steps, attempts, reason, "plan")
+    update["written"] = update["plan"]
+    return update
+
+
+def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[str, Any]:
+    """Run the plan's steps until it ends or one fails."""
+    ctx = NamedPlanContext.of(runtime)
+    env = ctx.environment()
+    completed = list(state.get("completed", []))
+    log = []
+    for action, args in state.get("plan", []):
+        outcome = step_by_name(env, action, args)
+        if outcome.result.success:
+            status, observation = "ok", "ok"
+        elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
+            status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
+        else:
+            status, observation = "failed", "failed: " + brief_error(env, outcome.result.error)
+        log.append(f"{action} {' '.join(args)}: {observation}")
+        if status == "ok":
+            completed.append([action, list(args)])
+        elif status == "failed":
+            return {"completed": completed, "status": "failed", "last_tried": [action, list(args)], "log": log,
+                    "failures": [*state.get("failures", []), f"{action} {list(args)}: {observation}"]}
+    return {"completed": completed, "status": "done", "log": log}
+
+
+def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: RunnableConfig) -> dict[str, Any]:
+    """Grounded re-planning: what is completed, and only the objects seen so far."""
+    ctx = NamedPlanContext.of(runtime)
+    vocabulary = ctx.vocabulary()
+    visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
+    completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
+    query = PlanQuery(state["request"], completed=completed, visible=visible)
+    steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
+                                   vocabulary, visible)
+    return {**_planned(state, steps, attempts, reason, "replan"), "replans": int(state.get("replans", 0)) + 1}
+
+
+def finish(state: NamedPlanState) -> dict[str, Any]:
+    outcome = state.get("status") or ("planned" if state.get("plan") else "no plan")
+    return {"outcome": outcome, "log": [f"finish: {outcome}"]}
+
+
+# ---------------------------------------------------------------------------------- routing
+def after_plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> str:
+    return "execute" if state.get("plan") and NamedPlanContext.of(runtime).settings().closed_loop else "finish"
+
+
+def after_execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> str:
+    ctx = NamedPlanContext.of(runtime)
+    return "replan" if state.get("status") == "failed" and int(state.get("replans", 0)) < ctx.settings().max_replans else "finish"
