@@ -6,6 +6,11 @@ The expected values below were produced by those adapters (`evals/studies/eai/pr
 grammar and sampling settings of every call (as an OpenAI-compatible server would get them), the
 executed steps, EAI's response, the goal check, the retrieved episodes and the trajectory. A change
 to any prompt, grammar, parser or step of the loop changes a digest here.
+
+One case cannot be pinned whole: EmbodiedRAG's retrieved subgraph differs by an entity now and then
+between two processes of the old adapter itself (the same scripted answers gave 6.0 and 6.2 entities
+per step under PYTHONHASHSEED 1 and 2), so for it the subgraph's size and its prompts are not
+compared; what it did (steps, trajectory, response, success) is.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from helper_agent.memory.experience import Experience, ExperienceMemory, Experie
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 EXPECTED = Path(__file__).resolve().parent / "data" / "eai_step_equivalence.json"
+VARYING = {"embodiedrag-subgraph": ("entities_shown_per_step", "prompt_chars_per_step")}  # see the docstring
 KEPT = ("llm_output", "steps", "sequence_success", "examples", "trajectory", "failures", "attempts", "decisions",
         "rejected", "outcome", "replans", "refused_steps", "graph", "entities_shown_per_step", "prompt_chars_per_step")
 
@@ -126,7 +132,12 @@ def test_the_registry_graphs_do_on_eai_what_eais_own_adapters_did(served_grammar
     expected = json.loads(EXPECTED.read_text())
     assert sorted(got) == sorted(expected)
     for name in expected:
-        assert got[name]["record"] == expected[name]["record"], name
+        varying = VARYING.get(name, ())
+        mine = {k: v for k, v in got[name]["record"].items() if k not in varying}
+        assert mine == {k: v for k, v in expected[name]["record"].items() if k not in varying}, name
+        assert set(got[name]["record"]) == set(expected[name]["record"]), name
         assert got[name]["first_prompt"] == expected[name]["first_prompt"], name
         assert got[name]["first_grammar"] == expected[name]["first_grammar"], name
-        assert (got[name]["calls"], got[name]["calls_digest"]) == (expected[name]["calls"], expected[name]["calls_digest"]), name
+        assert got[name]["calls"] == expected[name]["calls"], name
+        if not varying:
+            assert got[name]["calls_digest"] == expected[name]["calls_digest"], name

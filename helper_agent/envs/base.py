@@ -115,6 +115,9 @@ class ActionVocabulary:
     actions: Mapping[str, int]
     objects: tuple[str, ...]
     meanings: Mapping[str, str] = field(default_factory=dict)
+    world: str = ""  # what the prompts call the world ("VirtualHome"); "" for a generic one
+    #: what an agent must know to act here, one sentence for a prompt ("" when nothing needs saying)
+    rule: str = ""
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action
@@ -132,6 +135,40 @@ class NamesActions(Protocol):
     """An environment that says which actions it takes by name (`ActionVocabulary`)."""
 
     def action_vocabulary(self) -> ActionVocabulary: ...
+
+
+@dataclass(frozen=True)
+class NamedOutcome:
+    """How an action taken by name ended: "ok", "skipped" (it had nothing to do, and changed
+    nothing) or "failed", and what the agent is told (the environment's words, no internal ids)."""
+
+    status: str
+    observation: str
+
+
+@runtime_checkable
+class ActsByName(NamesActions, Protocol):
+    """An environment a step-wise method acts in by names alone (VirtualHome): its actions on the
+    names of `action_vocabulary`, and its scene graph as the views those methods show.
+
+    - `act_by_name`: one action on named objects;
+    - `scene_text`: the scene graph of the task's objects, one line each ("object: states; on
+      other; in room"), then where the agent is and what it is close to;
+    - `scene_entities`: the whole scene graph as entities (`id`, `label`, `attributes`) and
+      (source, relation, target) edges, for a scene-graph memory;
+    - `held_names`: the names of what the agent holds;
+    - `state_key`: a digest of the whole state: equal keys, equal outcomes for the same action.
+    """
+
+    def act_by_name(self, action: str, objects: tuple[str, ...]) -> NamedOutcome: ...
+
+    def scene_text(self) -> str: ...
+
+    def scene_entities(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]: ...
+
+    def held_names(self) -> list[str]: ...
+
+    def state_key(self) -> str: ...
 
 
 class SnapshotUnsupported(RuntimeError):

@@ -72,6 +72,9 @@ class AgentResult:
     # The one line the agent said at the end (what `helper chat` prints), for agents that answer a
     # person; "" for the others. `helper eval requests` reads its claim (done, stored, refused).
     reply: str = ""
+    # What the agent reports of itself beyond usage, for a benchmark to keep as it is (its decisions,
+    # the answers it refused, the stored episodes it retrieved, its trajectory): never a score.
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -169,13 +172,20 @@ class GraphAgent:
     def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
         raise NotImplementedError
 
+    def release(self, context: Any) -> None:
+        """Let go of what the episode held (a method's per-episode store); after the episode, whatever
+        way it ended. Nothing by default."""
+
     def run(self, setup: EpisodeSetup) -> AgentResult:
         began = time.perf_counter()
         context = self.context(setup)
-        state = self.graph.invoke(
-            self.inputs(setup),
-            config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
-                    "metadata": context.metadata, "recursion_limit": self.recursion_limit},
-            context=context,
-        )
+        try:
+            state = self.graph.invoke(
+                self.inputs(setup),
+                config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
+                        "metadata": context.metadata, "recursion_limit": self.recursion_limit},
+                context=context,
+            )
+        finally:
+            self.release(context)
         return self.result(state, context, time.perf_counter() - began)

@@ -29,11 +29,11 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv
+from helper_agent.envs.virtualhome_scene import visible_names, where
 from helper_agent.evals.studies.eai.acting import EaiEpisode, ask, execute
 from helper_agent.evals.studies.eai.grammar import Step
 from helper_agent.evals.studies.eai.memory import GoldMemory
 from helper_agent.evals.studies.eai.pool import check_examples
-from helper_agent.evals.studies.eai.scene import visible_names, where
 from helper_agent.evals.studies.eai.steps import parse_plan, plan_rules, plan_text, vocabulary_text
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.graphs.llm_planner.prompts import PlanQuery

@@ -5,13 +5,10 @@ Which method runs in which mode, and its switches (`--agent-option KEY=VALUE` of
 - `llm-planner`, open and closed loop: `k` from `--k` (gold plans of tasks 101-342 that share neither
   the task's goal nor its name: `pool.py`),
   `--max-replans` grounded re-plans in the closed loop.
-- `prag`, closed loop: `retrieval=goal+scene|goal`, `k=N` (stored episodes per prompt, default 3),
-  `database=PATH` (an experience database; none: iteration 0), `max_steps=N` (default 20),
-  `answer=action|thought` (a one-line thought before the action; default action, the paper's).
-- `embodiedrag`, closed loop: `graph=subgraph|full`, `k=N` (entities per query, default 3),
-  `max_steps=N` (default 20).
-- both step-wise methods: `refuse_futile=on|off` (default off, the papers' agents): leave out of a
-  step's grammar the steps already taken from the same simulator state (`acting.tried_here`).
+
+P-RAG and EmbodiedRAG are not here: they run the registry's graphs through the one harness
+(`registered.py`), with their own switches (`graphs/prag/agent.py`, `graphs/embodiedrag/agent.py`).
+`STEPWISE` names them for the run's `spec.json`, which records their `k` and step cap.
 
 Every record carries the response EAI scores (`llm_output`), the executed or written steps, the
 agent's own trajectory (P-RAG's database is built from it), LLM usage and seconds, and
@@ -23,17 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from helper_agent.evals.studies.eai.acting import EaiEpisode, sequence_success
-from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag
 from helper_agent.evals.studies.eai.llm_planner import run_llm_planner
-from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag
 from helper_agent.evals.studies.eai.tasks import EaiTask
-from helper_agent.memory.experience import ExperienceMemory
 
 STEPWISE = ("prag", "embodiedrag")
-OPTIONS = {"llm-planner": (), "prag": ("retrieval", "k", "database", "max_steps", "answer", "refuse_futile"),
-           "embodiedrag": ("graph", "k", "max_steps", "refuse_futile")}
-CHOICES = {"retrieval": ("goal+scene", "goal"), "graph": ("subgraph", "full"), "answer": ("action", "thought"),
-           "refuse_futile": ("on", "off")}
+OPTIONS = {"llm-planner": ()}
+CHOICES: dict[str, tuple[str, ...]] = {}
 STEPWISE_DEFAULTS = {"k": 3, "max_steps": 20}  # a step-wise method's `k` and step cap when its switches are not given
 
 
@@ -64,19 +56,6 @@ def run_method(agent: str, mode: str, options: dict[str, str], task: EaiTask, ch
     if agent == "llm-planner":
         episode, env, recorder = run_llm_planner(task, chat, closed_loop=mode == "closed-loop", pool=memory, k=k,
                                                  max_replans=max_replans)
-    elif agent == "prag":
-        config = PRAGEaiConfig(retrieval=options.get("retrieval", "goal+scene"),  # type: ignore[arg-type]
-                               k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
-                               answer=options.get("answer", "action"),  # type: ignore[arg-type]
-                               refuse_futile=options.get("refuse_futile") == "on")
-        path = options.get("database")
-        database = ExperienceMemory(path=path, embedder=embedder) if path else None
-        episode, env, recorder = run_prag(task, chat, database=database, config=config)
-    elif agent == "embodiedrag":
-        config = EmbodiedRAGEaiConfig(graph=options.get("graph", "subgraph"),  # type: ignore[arg-type]
-                                      k=stepwise_setting(options, "k"), max_steps=stepwise_setting(options, "max_steps"),
-                                      refuse_futile=options.get("refuse_futile") == "on")
-        episode, env, recorder = run_embodiedrag(task, chat, config=config, embedder=embedder)
     else:
         raise ValueError(f"no EAI adapter for {agent!r}")
     usage = recorder.summary()

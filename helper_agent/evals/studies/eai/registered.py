@@ -13,7 +13,12 @@ check: the record's `sequence_success` is written here, after the episode.
 
 A method with an experience memory (`graphs/registry.ExperienceUse`) reports its trajectory as
 `[action, observation, scene graph]` per step; the record keeps it as `trajectory`, which EAI's
-progressive iteration stores (`progressive.experience_records`).
+progressive iteration stores (`progressive.experience_records`). What a method reports of itself
+beyond that (`AgentResult.details`: its decisions, failed steps, refused answers, retrieved
+episodes, its own trajectory form) is kept as it is; `sequence_success` is never the agent's.
+
+EAI scores a response: the executed steps in EAI's JSON, or, when no step succeeded, the last step
+that failed (what the agent last tried: EAI's evaluator then reports that step's error), else `{}`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from helper_agent.evals.studies.eai.grammar import Step, render
 from helper_agent.evals.studies.eai.tasks import EaiTask
 from helper_agent.graphs.base import Agent, EpisodeSetup
 
+SCORED = ("llm_output", "steps", "sequence_success", "usage")  # the environment's and the run's, never the agent's
 _SCRIPT = re.compile(r"^\[(\w+)\]")
 _ARG = re.compile(r"<([^>]+)> \(\d+\)")
 
@@ -52,13 +58,16 @@ def run_registered(agent: Agent, task: EaiTask) -> dict[str, Any]:
                          metadata={"instance_id": task.identifier, "task": task.task_name, "benchmark": "eai"})
     result = run_episode(agent, setup)
     steps = [script_step(line) for line in env.executed]
+    response = steps or ([script_step(env.last_failed)] if env.last_failed else [])
     usage = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0, **result.usage}
-    decisions = max(env.steps, 1)
-    return {
-        "llm_output": render(steps) if steps else "{}", "steps": steps, "outcome": result.outcome,
+    record: dict[str, Any] = {
+        "llm_output": render(response) if response else "{}", "steps": steps, "outcome": result.outcome,
         "log": result.log, "usage": usage, "decisions": env.steps, "failures": env.failures,
         "trajectory": trajectory_of(result.trace), "error_message": result.error,
-        "prompt_tokens_per_step": round(usage.get("prompt_tokens", 0) / decisions, 1),
-        "llm_seconds_per_step": round(usage.get("llm_seconds", 0.0) / decisions, 3),
-        "seconds": round(time.perf_counter() - began, 3), "sequence_success": env.success(),
+        **{key: value for key, value in result.details.items() if key not in SCORED},
     }
+    decisions = max(int(record["decisions"]), 1)
+    record.update(prompt_tokens_per_step=round(usage.get("prompt_tokens", 0) / decisions, 1),
+                  llm_seconds_per_step=round(usage.get("llm_seconds", 0.0) / decisions, 3),
+                  seconds=round(time.perf_counter() - began, 3), sequence_success=env.success())
+    return record

@@ -34,7 +34,7 @@ from helper_agent.files import (
 )
 from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options, method_names
 
-AGENTS = ("helper", "llm-planner", "prag", "embodiedrag")  # EAI's own adapters; any other registered method runs its graph
+AGENTS = ("helper", "llm-planner")  # EAI's own adapters; any other registered method runs its graph
 MODES = ("open-loop", "closed-loop")
 GOLD_EXAMPLES = ("helper", "llm-planner")  # the methods whose `--k` examples are other tasks' gold sequences
 POOL = "cross-task"
@@ -88,9 +88,10 @@ def check_spec(spec: EaiRunSpec) -> None:
     if spec.agent not in AGENTS:  # any other registered method runs its own graph on the harness
         if spec.agent not in method_names():
             raise ValueError(f"--agent takes {', '.join(method_names())}")
-        check_agent_options(spec.agent, spec.agent_options)
         if spec.mode != "closed-loop":
-            raise ValueError(f"{spec.agent} acts on the environment: it has only --mode closed-loop")
+            how = "step by step" if spec.agent in STEPWISE else "on the environment"
+            raise ValueError(f"{spec.agent} acts {how}: it has only --mode closed-loop")
+        check_agent_options(spec.agent, spec.agent_options)
         return
     if spec.agent == "helper":
         if spec.agent_options:
