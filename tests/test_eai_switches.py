@@ -229,3 +229,14 @@ def test_the_cli_refuses_skip_where_it_has_no_meaning(tmp_path):
     assert result.exit_code == 2 and "--benchmark eai" in result.output
     result = CliRunner().invoke(app, ["eval", "eai", "--skip", "-1", "--out", str(tmp_path / "e")])
     assert result.exit_code == 2 and not (tmp_path / "e").exists()
+
+
+def test_the_runs_spec_records_the_step_cap_the_graphs_default_to():
+    """`spec.json` names a step-wise run's k and step cap (`runner.acting`); they are the defaults of
+    the registry graphs' loops where they act by names, so a run without switches says what it ran."""
+    from helper_agent.evals.studies.eai.methods import stepwise_setting
+    from helper_agent.graphs.embodiedrag.named import NamedEmbodiedRAGConfig
+    from helper_agent.graphs.prag.named import NamedPRAGConfig
+
+    for config in (NamedPRAGConfig(), NamedEmbodiedRAGConfig()):
+        assert (stepwise_setting({}, "k"), stepwise_setting({}, "max_steps")) == (config.k, config.max_steps)
