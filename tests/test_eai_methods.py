@@ -15,6 +15,7 @@ pytest.importorskip("virtualhome_eval")
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
 from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
+from helper_agent.envs.virtualhome_scene import compact_scene, graph_entities  # noqa: E402
 from helper_agent.evals.studies.eai.grammar import render  # noqa: E402
 from helper_agent.evals.studies.eai.memory import GoldMemory  # noqa: E402
 from helper_agent.evals.studies.eai.oracle import gold_replies  # noqa: E402
@@ -29,25 +30,34 @@ from helper_agent.evals.studies.eai.runner import (  # noqa: E402
     responses,
     run_tasks,
 )
-from helper_agent.evals.studies.eai.scene import compact_scene, graph_entities  # noqa: E402
 from helper_agent.evals.studies.eai.steps import (  # noqa: E402
     copies_a_list,
     meanings,
-    parse_react_answer,
-    parse_step_answer,
-    react_rules,
-    step_rules,
-    step_text,
     vocabulary_text,
 )
 from helper_agent.evals.studies.eai.tasks import gold_steps, load_tasks, select_tasks  # noqa: E402
+from helper_agent.graphs import named_actions  # noqa: E402
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text  # noqa: E402
+from helper_agent.graphs.named_actions import step_text  # noqa: E402
 from helper_agent.graphs.named_actions import vocabulary_text as shown_vocabulary  # noqa: E402
 from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
 from helper_agent.memory.experience import ExperienceMemory  # noqa: E402
 from helper_agent.program.cfg_sample import Sampler  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+@pytest.fixture(autouse=True)
+def hashed_memories(monkeypatch, tmp_path):
+    """The registry's graphs open their memories with the settings' embedder: the hash one the tests'
+    `HashEmbedder()` is (256 dimensions), and no shared memory folder."""
+    from helper_agent.config import get_settings
+
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:256")
+    monkeypatch.setenv("HELPER_MEMORY_DIR", str(tmp_path / "memory"))
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 # Tasks EAI's evaluator keeps that together have node, edge and action goals (its rates divide by each).
 IDS = ["11_1", "478_1", "1027_2"]
@@ -83,7 +93,7 @@ def test_each_adapter_acts_and_is_scored_by_eais_evaluator(tmp_path, agent, mode
     chat = RecordingChat(responses=gold_replies(agent, tasks, graph=options.get("graph", "subgraph")))
     spec = EaiRunSpec(agent=agent, mode=mode, k=0, agent_options=options)
     check_spec(spec)
-    records = run_tasks(spec, chat, tmp_path, tasks=tasks, embedder=HashEmbedder())
+    records = run_tasks(spec, chat, tmp_path, tasks=tasks)
     assert [r["identifier"] for r in records] == IDS
     for record, task in zip(records, tasks, strict=True):
         assert record["sequence_success"], (agent, task.identifier, record["failures"])
@@ -134,7 +144,7 @@ def test_a_tasks_own_gold_sequence_never_reaches_a_prompt(tmp_path):
         spec = EaiRunSpec(agent=agent, mode="closed-loop", k=3, agent_options=options)
         for task in tasks:
             chat = RecordingChat(responses=gold_replies(agent, [task], graph="full"))
-            record = run_tasks(spec, chat, tmp_path / agent, tasks=[task], memory=pool, embedder=HashEmbedder())[0]
+            record = run_tasks(spec, chat, tmp_path / agent, tasks=[task], memory=pool)[0]
             assert chat.prompts and task.identifier not in record["examples"]
             gold = _gold(task)
             same = [e for e in record["examples"] if gold_steps(e) == gold]
@@ -193,18 +203,23 @@ def test_the_vocabulary_is_grouped_and_not_in_eais_list_order():
 
 
 def test_every_answer_the_grammars_derive_parses():
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
     task = _tasks()[0]
     objects = list(task.arguments)
     vocabulary = VirtualHomeEnv(task.identifier).action_vocabulary()
+    assert list(vocabulary.objects) == objects
     rng = random.Random(0)
     for rules, parse in ((plan_rules(vocabulary, objects, 6), lambda t: parse_plan(t, vocabulary, objects)),
-                         (step_rules(objects), lambda t: parse_step_answer(t, objects)),
-                         (react_rules(objects), lambda t: parse_react_answer(t, objects))):
+                         (named_actions.step_rules(vocabulary, objects),
+                          lambda t: named_actions.parse_step_answer(t, vocabulary, objects)),
+                         (named_actions.react_rules(vocabulary, objects),
+                          lambda t: named_actions.parse_react_answer(t, vocabulary, objects))):
         sampler = Sampler(rules, rng)
         for _ in range(80):
             parse(sampler.sample())
     with pytest.raises(ValueError, match="not an object"):
-        parse_step_answer("Action: WALK(unicorn)", objects)
+        named_actions.parse_step_answer("Action: WALK(unicorn)", vocabulary, objects)
     with pytest.raises(ValueError, match="takes 2"):
         parse_plan("PUTBACK soap", vocabulary, objects)
 
@@ -226,9 +241,9 @@ def test_scene_views_come_from_the_live_graph():
 def test_modes_and_switches_are_checked():
     with pytest.raises(ValueError, match="only --mode closed-loop"):
         check_spec(EaiRunSpec(agent="prag", mode="open-loop"))
-    with pytest.raises(ValueError, match="not a switch of embodiedrag"):
+    with pytest.raises(ValueError, match="'embodiedrag' has no option retrieval"):
         check_spec(EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"retrieval": "goal"}))
-    with pytest.raises(ValueError, match="choose subgraph or full"):
+    with pytest.raises(ValueError, match="choose from subgraph, full"):
         check_spec(EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"graph": "half"}))
     assert EaiRunSpec(agent="prag", mode="closed-loop", agent_options={"retrieval": "goal"}).row_name == \
         "ours-prag-closed-loop-local-retrieval=goal"
@@ -276,8 +291,7 @@ def test_a_stepwise_runs_spec_records_the_cap_that_stopped_it_and_old_folders_st
     stored = json.loads((tmp_path / "capped" / "spec.json").read_text())
     assert (stored["max_steps"], stored["k"], stored["max_replans"]) == (7, 3, 0)
     default = EaiRunSpec(agent="embodiedrag", mode="closed-loop", agent_options={"k": "5"})
-    run_tasks(default, FakeListChatModel(responses=gold_replies("embodiedrag", [task])), tmp_path / "erag", tasks=[task],
-              embedder=HashEmbedder())
+    run_tasks(default, FakeListChatModel(responses=gold_replies("embodiedrag", [task])), tmp_path / "erag", tasks=[task])
     stored = json.loads((tmp_path / "erag" / "spec.json").read_text())
     assert (stored["max_steps"], stored["k"], stored["max_replans"]) == (20, 5, 0)
     old = tmp_path / "old"

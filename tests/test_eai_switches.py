@@ -1,4 +1,5 @@
-"""The step-wise EAI adapters' `refuse_futile` and P-RAG's `answer=thought`, with scripted models,
+"""The step-wise methods' `refuse_futile` and P-RAG's `answer=thought` on EAI (the registry's graphs,
+`graphs/named_steps.py`), with scripted models,
 and `--skip` (the calibration split after the first 100 tasks).
 
 `refuse_futile=on` leaves out of a step's grammar the steps already taken from the same simulator
@@ -18,21 +19,44 @@ pytest.importorskip("virtualhome_eval")
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel  # noqa: E402
 
+from helper_agent.envs.base import ActionVocabulary  # noqa: E402
 from helper_agent.envs.virtualhome import VirtualHomeEnv  # noqa: E402
-from helper_agent.evals.studies.eai.acting import EaiEpisode, refused_here, tried_here  # noqa: E402
-from helper_agent.evals.studies.eai.embodiedrag import EmbodiedRAGEaiConfig, run_embodiedrag  # noqa: E402
 from helper_agent.evals.studies.eai.grammar import action_arities  # noqa: E402
-from helper_agent.evals.studies.eai.methods import check_options  # noqa: E402
-from helper_agent.evals.studies.eai.prag import PRAGEaiConfig, run_prag  # noqa: E402
-from helper_agent.evals.studies.eai.scene import state_key  # noqa: E402
-from helper_agent.evals.studies.eai.steps import react_rules, step_rules  # noqa: E402
+from helper_agent.evals.studies.eai.runner import EaiRunSpec, check_spec, run_tasks  # noqa: E402
 from helper_agent.evals.studies.eai.tasks import select_tasks  # noqa: E402
-from helper_agent.memory.embeddings import HashEmbedder  # noqa: E402
+from helper_agent.graphs import named_actions  # noqa: E402
+from helper_agent.graphs.named_steps import NamedEpisode, refused_here, tried_here  # noqa: E402
 from helper_agent.program.cfg import Alt, Grammar, Lit, Ref, Seq  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
+
+@pytest.fixture(autouse=True)
+def hashed_memories(monkeypatch, tmp_path):
+    """The registry's graphs open their memories with the settings' embedder: the hash one the tests'
+    `HashEmbedder()` is (256 dimensions), and no shared memory folder."""
+    from helper_agent.config import get_settings
+
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:256")
+    monkeypatch.setenv("HELPER_MEMORY_DIR", str(tmp_path / "memory"))
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
 OBJECTS = ["kitchen", "sink", "cup"]
+VOCABULARY = ActionVocabulary(actions=action_arities(), objects=tuple(OBJECTS))
+
+
+def step_rules(objects, **kw):
+    return named_actions.step_rules(VOCABULARY, objects, **kw)
+
+
+def react_rules(objects, **kw):
+    return named_actions.react_rules(VOCABULARY, objects, **kw)
+
+
+def state_key(env):
+    return env.state_key()
 
 
 def language(grammar: Grammar, expr: Any = None) -> set[str]:
@@ -77,17 +101,17 @@ def test_tried_here_is_what_was_taken_from_this_state_and_never_done():
     history = [{"state": "a", "action": "WALK(sink)"}, {"state": "b", "action": "GRAB(cup)"},
                {"state": "a", "action": "WALK(sink)"}, {"state": "a", "action": "done()"},
                {"state": "a", "action": "(none)"}, {"state": "a", "action": "GRAB(cup)"}]
-    assert tried_here(history, "a", OBJECTS) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
-    assert tried_here(history, "c", OBJECTS) == []
+    assert tried_here(history, "a", VOCABULARY) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
+    assert tried_here(history, "c", VOCABULARY) == []
 
 
 def test_refused_here_keeps_to_the_nameable_objects_and_counts_what_it_withheld():
     history = [{"state": "a", "action": "WALK(sink)"}, {"state": "a", "action": "GRAB(cup)"}]
-    episode = EaiEpisode()
-    assert refused_here(False, history, "a", OBJECTS, episode) == [] and "refused_steps" not in episode.extra
-    assert refused_here(True, history, "a", OBJECTS, episode) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
-    assert refused_here(True, history, "a", OBJECTS, episode, nameable=["cup"]) == [("GRAB", ("cup",))]
-    assert refused_here(True, history, "b", OBJECTS, episode) == []
+    episode = NamedEpisode()
+    assert refused_here(False, history, "a", VOCABULARY, episode) == [] and "refused_steps" not in episode.extra
+    assert refused_here(True, history, "a", VOCABULARY, episode) == [("WALK", ("sink",)), ("GRAB", ("cup",))]
+    assert refused_here(True, history, "a", VOCABULARY, episode, nameable=["cup"]) == [("GRAB", ("cup",))]
+    assert refused_here(True, history, "b", VOCABULARY, episode) == []
     assert episode.extra["refused_steps"] == 3
 
 
@@ -113,8 +137,17 @@ def _prag(answers: list[str], **config: Any) -> tuple[Any, list[str]]:
             return super()._call(messages, stop, run_manager, **kwargs)
 
     task = select_tasks(ids=["11_1"])[0]
-    episode, _, _ = run_prag(task, Recording(responses=answers), database=None, config=PRAGEaiConfig(**config))
-    return episode, prompts
+    options = {k: ("on" if v is True else str(v)) for k, v in config.items()}
+    record = run_tasks(EaiRunSpec(agent="prag", mode="closed-loop", agent_options=options),
+                       Recording(responses=answers), _run_dir(), tasks=[task])[0]
+    return record, prompts
+
+
+def _run_dir():
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.mkdtemp(prefix="eai-switches-"))
 
 
 def test_prag_with_refuse_futile_is_not_offered_a_failed_step_again():
@@ -122,22 +155,22 @@ def test_prag_with_refuse_futile_is_not_offered_a_failed_step_again():
     answer naming it anyway (a model without grammar decoding) is sent back with the reason."""
     step = f"Action: {FAR}"
     episode, prompts = _prag([step, step, "Action: done()", "Action: done()"], refuse_futile=True, max_steps=5)
-    trajectory = episode.trajectory
+    trajectory = episode["trajectory"]
     assert trajectory[0]["action"] == FAR and trajectory[0]["observation"].startswith("failed")
     assert f"not allowed now): {FAR}" in prompts[1]
     assert "already done from this same state" in prompts[2]  # the refused repeat came back with the reason
     assert [s["action"] for s in trajectory] == [FAR, "done()"]
-    assert episode.extra["refused_steps"] == 1 and episode.outcome == "done"
+    assert episode["refused_steps"] == 1 and episode["outcome"] == "done"
     # off (the paper's agent): the same answers repeat the failed step
     episode, prompts = _prag([step, step, "Action: done()"], max_steps=5)
-    assert [s["action"] for s in episode.trajectory] == [FAR, FAR, "done()"]
-    assert "not allowed now" not in "".join(prompts) and "refused_steps" not in episode.extra
+    assert [s["action"] for s in episode["trajectory"]] == [FAR, FAR, "done()"]
+    assert "not allowed now" not in "".join(prompts) and "refused_steps" not in episode
 
 
 def test_prag_answer_thought_asks_for_a_thought_and_keeps_it():
     episode, prompts = _prag(["Thought: nothing to do yet\nAction: done()"], answer="thought")
     assert "Thought: <what you do next and why, one line>" in prompts[0]
-    assert episode.outcome == "done" and episode.trajectory[0]["action"] == "done()"
+    assert episode["outcome"] == "done" and episode["trajectory"][0]["action"] == "done()"
     _, plain = _prag(["Action: done()"])
     assert "Thought:" not in plain[0] and "Answer exactly one line:\nAction:" in plain[0]
 
@@ -145,21 +178,28 @@ def test_prag_answer_thought_asks_for_a_thought_and_keeps_it():
 def test_embodiedrag_with_refuse_futile_leaves_the_failed_step_out():
     task = select_tasks(ids=["11_1"])[0]
     step = f"Thought: grab it\nAction: {FAR}"
-    episode, _, _ = run_embodiedrag(task, FakeListChatModel(responses=[step, step, "Thought: stop\nAction: done()"]),
-                                    config=EmbodiedRAGEaiConfig(graph="full", refuse_futile=True, max_steps=4),
-                                    embedder=HashEmbedder())
-    actions = [s["action"] for s in episode.trajectory]
-    assert actions == [FAR, "done()"] and episode.trajectory[0]["observation"].startswith("failed")
-    assert episode.extra["refused_steps"] == 1
+    spec = EaiRunSpec(agent="embodiedrag", mode="closed-loop",
+                      agent_options={"graph": "full", "refuse_futile": "on", "max_steps": "4"})
+    episode = run_tasks(spec, FakeListChatModel(responses=[step, step, "Thought: stop\nAction: done()"]), _run_dir(),
+                        tasks=[task])[0]
+    actions = [s["action"] for s in episode["trajectory"]]
+    assert actions == [FAR, "done()"] and episode["trajectory"][0]["observation"].startswith("failed")
+    assert episode["refused_steps"] == 1
 
 
 def test_the_switches_are_checked():
-    check_options("prag", "closed-loop", {"answer": "thought", "refuse_futile": "on"})
-    check_options("embodiedrag", "closed-loop", {"refuse_futile": "off"})
-    with pytest.raises(ValueError, match="refuse_futile=maybe"):
-        check_options("prag", "closed-loop", {"refuse_futile": "maybe"})
+    """The methods' own registry options, checked before the run (`graphs/registry.check_agent_options`)."""
+    def check(agent, options):
+        check_spec(EaiRunSpec(agent=agent, mode="closed-loop", agent_options=options))
+
+    check("prag", {"answer": "thought", "refuse_futile": "on"})
+    check("embodiedrag", {"refuse_futile": "off"})
+    with pytest.raises(ValueError, match="refuse_futile='maybe'"):
+        check("prag", {"refuse_futile": "maybe"})
     with pytest.raises(ValueError, match="answer"):
-        check_options("embodiedrag", "closed-loop", {"answer": "thought"})
+        check("embodiedrag", {"answer": "thought"})
+    with pytest.raises(ValueError, match="answer='why'"):
+        check("prag", {"answer": "why"})
 
 
 def test_skip_gives_the_tasks_after_the_evaluation_rows_and_a_run_keeps_it(tmp_path):
@@ -189,3 +229,14 @@ def test_the_cli_refuses_skip_where_it_has_no_meaning(tmp_path):
     assert result.exit_code == 2 and "--benchmark eai" in result.output
     result = CliRunner().invoke(app, ["eval", "eai", "--skip", "-1", "--out", str(tmp_path / "e")])
     assert result.exit_code == 2 and not (tmp_path / "e").exists()
+
+
+def test_the_runs_spec_records_the_step_cap_the_graphs_default_to():
+    """`spec.json` names a step-wise run's k and step cap (`runner.acting`); they are the defaults of
+    the registry graphs' loops where they act by names, so a run without switches says what it ran."""
+    from helper_agent.evals.studies.eai.methods import stepwise_setting
+    from helper_agent.graphs.embodiedrag.named import NamedEmbodiedRAGConfig
+    from helper_agent.graphs.prag.named import NamedPRAGConfig
+
+    for config in (NamedPRAGConfig(), NamedEmbodiedRAGConfig()):
+        assert (stepwise_setting({}, "k"), stepwise_setting({}, "max_steps")) == (config.k, config.max_steps)

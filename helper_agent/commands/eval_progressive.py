@@ -18,12 +18,11 @@ from helper_agent.commands.eval_executor import (
     RAY_NUM_GPUS,
     executor_from_options,
 )
-from helper_agent.evals.studies.eai.methods import check_options
 from helper_agent.evals.studies.eai.progressive import EaiProgressiveSpec, run_eai_progressive
 from helper_agent.evals.studies.eai.tasks import EaiUnavailable
 from helper_agent.evals.studies.progressive import ProgressiveSpec, run_progressive
 from helper_agent.graphs.options import parse_agent_options
-from helper_agent.graphs.registry import experience_use, method_names
+from helper_agent.graphs.registry import check_agent_options, experience_use, method_names
 
 console = table_console(160)
 
@@ -126,7 +125,7 @@ def _eai(agent: str, iterations: int, limit: int | None, agent_option: list[str]
         spec = EaiProgressiveSpec(out=str(out), iterations=iterations, limit=limit, llm=llm,
                                   agent_options=parse_agent_options(agent_option), skip=skip, agent=agent)
         spec.check()
-        check_options(agent, "closed-loop", spec.agent_options)
+        check_agent_options(agent, spec.agent_options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     chat = load_chat_model(llm, max_tokens=640, n_ctx=spec.n_ctx)

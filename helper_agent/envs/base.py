@@ -119,6 +119,8 @@ class ActionVocabulary:
     #: The object names the agent has perceived since the episode began, in the environment's order
     #: (LLM-Planner's grounded re-planning names only these); None when the environment does not say.
     seen: tuple[str, ...] | None = None
+    #: what an agent must know to act here, one sentence for a prompt ("" when nothing needs saying)
+    rule: str = ""
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action
@@ -169,6 +171,38 @@ def redundant_step(env: Any) -> bool:
 def brief_error(env: Any, error: str) -> str:
     """`error` as the agent should read it (`BriefsErrors`), else as it is."""
     return env.brief_error(error) if isinstance(env, BriefsErrors) else error
+@dataclass(frozen=True)
+class NamedOutcome:
+    """How an action taken by name ended: "ok", "skipped" (it had nothing to do, and changed
+    nothing) or "failed", and what the agent is told (the environment's words, no internal ids)."""
+
+    status: str
+    observation: str
+
+
+@runtime_checkable
+class ActsByName(NamesActions, Protocol):
+    """An environment a step-wise method acts in by names alone (VirtualHome): its actions on the
+    names of `action_vocabulary`, and its scene graph as the views those methods show.
+
+    - `act_by_name`: one action on named objects;
+    - `scene_text`: the scene graph of the task's objects, one line each ("object: states; on
+      other; in room"), then where the agent is and what it is close to;
+    - `scene_entities`: the whole scene graph as entities (`id`, `label`, `attributes`) and
+      (source, relation, target) edges, for a scene-graph memory;
+    - `held_names`: the names of what the agent holds;
+    - `state_key`: a digest of the whole state: equal keys, equal outcomes for the same action.
+    """
+
+    def act_by_name(self, action: str, objects: tuple[str, ...]) -> NamedOutcome: ...
+
+    def scene_text(self) -> str: ...
+
+    def scene_entities(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]: ...
+
+    def held_names(self) -> list[str]: ...
+
+    def state_key(self) -> str: ...
 
 
 class SnapshotUnsupported(RuntimeError):

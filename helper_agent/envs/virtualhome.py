@@ -24,7 +24,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from helper_agent.envs.base import ActionVocabulary, NavigationGrid, ObjectView, Observation, StepOutcome
+from helper_agent.envs import virtualhome_scene as views
+from helper_agent.envs.base import (
+    ActionVocabulary,
+    NamedOutcome,
+    NavigationGrid,
+    ObjectView,
+    Observation,
+    StepOutcome,
+    step_by_name,
+)
 from helper_agent.world.actions import ActionResult
 
 SCENE_ID = 1
@@ -32,6 +41,8 @@ CHARACTER_ID = 65  # EAI's acting character in scene 1
 ERROR_TYPES = {0: "wrong_order", 1: "missing_step", 2: "affordance_error", 3: "unseen_object",
                4: "additional_step", 5: "unknown_error"}
 ADDITIONAL_STEP = 4  # EAI's evaluator skips such a step and goes on; every other failure ends a plan
+WORLD = "VirtualHome"
+REACH_RULE = "You must be close to an object (WALK to it) before acting on it."
 _IDS = re.compile(r"<([^>]+)> \(\d+\)")
 _TAIL = re.compile(r'\s*when executing ".*$', re.S)
 
@@ -150,6 +161,7 @@ class VirtualHomeEnv:
         self.steps = 0
         self.failures = 0
         self.last_error_type: str | None = None
+        self.last_failed: str | None = None  # the last script line that failed (an additional step aside)
         self._episode: _Episode | None = None
         self._last: tuple[str | None, bool, str] = (None, True, "")
         if task_id is not None:
@@ -173,6 +185,7 @@ class VirtualHomeEnv:
                                  history_states=[copy.deepcopy(planner.env_state.to_dict())])
         self.steps = self.failures = 0
         self.last_error_type = None
+        self.last_failed = None
         self._last = (None, True, "")
         return self.observe()
 
@@ -196,7 +209,7 @@ class VirtualHomeEnv:
         may take in this task: the task's relevant objects, the robot itself left out (EAI's rule 3)."""
         objects = tuple(name for name in self.episode.name_to_id if name != "character")
         return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings(),
-                                world="VirtualHome", seen=self.seen_names())
+                                world=WORLD, seen=self.seen_names(), rule=REACH_RULE)
 
     def seen_names(self) -> tuple[str, ...]:
         """The task's object names the robot has perceived so far (LLM-Planner's grounding): the
@@ -217,6 +230,32 @@ class VirtualHomeEnv:
     def brief_error(self, error: str) -> str:
         """`short_error`: the message in the names an agent uses (`envs/base.BriefsErrors`)."""
         return short_error(error)
+
+    def act_by_name(self, action: str, objects: tuple[str, ...]) -> NamedOutcome:
+        """One action on the task's names (`ActsByName`). A step the simulator calls an additional
+        step (already satisfied) changes nothing and is "skipped", as EAI's evaluator skips it; any
+        other failure is reported with the simulator's error type and message, ids dropped."""
+        outcome = step_by_name(self, action, objects)
+        if outcome.result.success:
+            return NamedOutcome("ok", "ok")
+        if self.last_step_redundant():
+            return NamedOutcome("skipped", "nothing to do: " + short_error(outcome.result.error))
+        return NamedOutcome("failed", "failed: " + short_error(outcome.result.error))
+
+    def scene_text(self) -> str:
+        """The task's objects as a scene graph (`virtualhome_scene.compact_scene`)."""
+        return views.compact_scene(self)
+
+    def scene_entities(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+        """The whole scene graph (`virtualhome_scene.graph_entities`)."""
+        return views.graph_entities(self)
+
+    def held_names(self) -> list[str]:
+        held = views.holding(self)
+        return held.split(", ") if held else []
+
+    def state_key(self) -> str:
+        return views.state_key(self)
 
     @property
     def executed(self) -> list[str]:
@@ -255,6 +294,8 @@ class VirtualHomeEnv:
             return self._record(ActionResult(action, script, True), None)
         checked = TemporalOrderChecker(info, copy.deepcopy(episode.history_states)).run_checker()
         error_type = ERROR_TYPES.get(checked.get_error_type(), "unknown_error")
+        if error_type != "additional_step":
+            self.last_failed = script
         message = checked.get_error_string() or info.get_error_string() or "not executable"
         return self._record(ActionResult(action, script, False, f"{error_type}: {message}"), error_type)
 

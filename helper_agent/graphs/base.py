@@ -175,13 +175,20 @@ class GraphAgent:
     def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
         raise NotImplementedError
 
+    def release(self, context: Any) -> None:
+        """Let go of what the episode held (a method's per-episode store); after the episode, whatever
+        way it ended. Nothing by default."""
+
     def run(self, setup: EpisodeSetup) -> AgentResult:
         began = time.perf_counter()
         context = self.context(setup)
-        state = self.graph.invoke(
-            self.inputs(setup),
-            config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
-                    "metadata": context.metadata, "recursion_limit": self.recursion_limit},
-            context=context,
-        )
+        try:
+            state = self.graph.invoke(
+                self.inputs(setup),
+                config={"run_name": f"{self.name}:{setup.instance_id}", "tags": context.tags,
+                        "metadata": context.metadata, "recursion_limit": self.recursion_limit},
+                context=context,
+            )
+        finally:
+            self.release(context)
         return self.result(state, context, time.perf_counter() - began)

@@ -11,6 +11,12 @@ Switches (`--agent-option KEY=VALUE`):
 - `admissible=on|off`: offer only actions the environment can accept, on entities whose type
   affords them and with the hands they need (default on); off offers every action on every id.
 `--feedback N` (the shared switch) lets `done()` ask the feedback source N times.
+
+In an environment it acts in by names (`envs/base.ActsByName`: VirtualHome's EAI tasks) the agent
+runs `named.py`'s loop on the environment's vocabulary and scene graph; there `max_steps` defaults
+to 20 and `refuse_futile` to off (the paper's agent, as its EAI rows were measured), `k` to 3, and
+`attributes` and `admissible` have nothing to act on (states are shown whole; the vocabulary is
+the environment's); `--feedback` is not used (the agent stops at its own `done()`).
 """
 
 from __future__ import annotations
@@ -21,16 +27,23 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from helper_agent.config import get_settings
+from helper_agent.envs.base import ActsByName
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
 from helper_agent.graphs.embodiedrag.configuration import EmbodiedRAGConfig
 from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.graph import build_graph, recursion_limit
+from helper_agent.graphs.embodiedrag.named import (
+    NamedEmbodiedRAGConfig,
+    NamedEmbodiedRAGContext,
+    build_named_graph,
+)
 from helper_agent.graphs.options import check_known, on_off, option, positive_option
 from helper_agent.graphs.registry import BuildRequest, Method
 from helper_agent.memory.folders import open_run_memory
 from helper_agent.memory.scene_graph import SceneGraphMemory
 
 OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "admissible")
+NAMED = NamedEmbodiedRAGConfig()  # the defaults where the agent acts by names
 
 
 def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int = 0) -> EmbodiedRAGConfig:
@@ -43,23 +56,84 @@ def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int
                              admissible=on_off(options, "admissible"))
 
 
+def named_config_from_options(options: dict[str, str]) -> NamedEmbodiedRAGConfig:
+    """The switches where the agent acts by names (`ActsByName`), with that loop's defaults."""
+    check_known(options, OPTIONS, "embodiedrag")
+    return NamedEmbodiedRAGConfig(graph=option(options, "graph", NAMED.graph, ("subgraph", "full")),  # type: ignore[arg-type]
+                                  k=positive_option(options, "k", NAMED.k),
+                                  max_steps=positive_option(options, "max_steps", NAMED.max_steps),
+                                  refuse_futile=on_off(options, "refuse_futile", "on" if NAMED.refuse_futile else "off"))
+
+
+def check_options(options: dict[str, str]) -> None:
+    """Both loops' readings of the switches (a bad value fails before the run, whichever world)."""
+    config_from_options(options)
+    named_config_from_options(options)
+
+
+class MemoryOpener:
+    """The run's scene-graph store (its folder, or its own collection on a Chroma server), opened
+    once and shared by the episodes; one graph per episode."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._memory: SceneGraphMemory | None = None
+
+    def __call__(self, graph_id: str) -> SceneGraphMemory:
+        if self._memory is None:
+            self._memory = open_run_memory(SceneGraphMemory, self.path, graph_id=graph_id)
+        self._memory.graph_id = graph_id
+        return self._memory
+
+
+class NamedEmbodiedRAGAgent(GraphAgent):
+    """Runs `named.py`'s loop on an environment it acts in by names. The subgraph mode keeps the
+    episode's scene graph in the run's store and removes it after the episode; the full-graph
+    baseline needs none."""
+
+    def __init__(self, chat_model: BaseChatModel, config: NamedEmbodiedRAGConfig, memory: MemoryOpener,
+                 name: str = "embodiedrag") -> None:
+        super().__init__(name, chat_model, build_named_graph(), recursion_limit(config.max_steps))
+        self.config = config
+        self.memory = memory
+
+    def context(self, setup: EpisodeSetup) -> NamedEmbodiedRAGContext:
+        memory = None
+        if self.config.graph == "subgraph":
+            memory = self.memory(f"{setup.instance_id or 'episode'}-{uuid.uuid4().hex[:8]}")
+        return NamedEmbodiedRAGContext(env=setup.env, chat_model=self.chat_model, memory=memory, config=self.config,
+                                       tags=list(setup.tags), metadata=dict(setup.metadata))
+
+    def release(self, context: Any) -> None:
+        """The episode's graph leaves the store with it: nothing of it is a result worth keeping."""
+        if context.memory is not None:
+            context.memory.clear()
+
+    def result(self, state: dict[str, Any], context: Any, seconds: float) -> AgentResult:
+        episode, shown, chars = context.episode, context.shown, context.prompt_chars
+        episode.extra.update(graph=self.config.graph, entities_shown_per_step=round(sum(shown) / max(len(shown), 1), 1),
+                             prompt_chars_per_step=round(sum(chars) / max(len(chars), 1), 1),
+                             retrieve_seconds=round(sum(context.retrieve_seconds), 3))
+        program = "\n".join(s["action"] for s in episode.trajectory)
+        return AgentResult(outcome=episode.outcome, program=program, usage=context.usage.summary(),
+                           details=episode.details())
+
+
 class EmbodiedRAGAgent(GraphAgent):
     """Runs the EmbodiedRAG graph on the environment it is handed; one scene graph per episode."""
 
     def __init__(self, chat_model: BaseChatModel, config: EmbodiedRAGConfig, memory_path: str | None = None,
-                 name: str = "embodiedrag") -> None:
+                 name: str = "embodiedrag", named: NamedEmbodiedRAGConfig | None = None) -> None:
         super().__init__(name, chat_model, build_graph(), recursion_limit(config.max_steps))
         self.config = config
         self.memory_path = memory_path
-        self._memory: SceneGraphMemory | None = None
+        self.memory = MemoryOpener(memory_path)
+        self.named = NamedEmbodiedRAGAgent(chat_model, named or NamedEmbodiedRAGConfig(), self.memory, name)
 
-    def memory(self, graph_id: str) -> SceneGraphMemory:
-        """The run's scene-graph store (its folder, or its own collection on a Chroma server),
-        opened once; one graph per episode."""
-        if self._memory is None:
-            self._memory = open_run_memory(SceneGraphMemory, self.memory_path, graph_id=graph_id)
-        self._memory.graph_id = graph_id
-        return self._memory
+    def run(self, setup: EpisodeSetup) -> AgentResult:
+        if isinstance(setup.env, ActsByName):
+            return self.named.run(setup)
+        return super().run(setup)
 
     def context(self, setup: EpisodeSetup) -> EmbodiedRAGContext:
         graph_id = setup.instance_id or f"episode-{uuid.uuid4().hex[:8]}"
@@ -92,7 +166,8 @@ def step_usage(context: Any) -> dict[str, float]:
 
 def build(request: BuildRequest) -> EmbodiedRAGAgent:
     config = config_from_options(request.options, seed=request.seed, feedback=request.feedback)
-    return EmbodiedRAGAgent(request.chat_model, config, memory_path=request.memory_dir)
+    return EmbodiedRAGAgent(request.chat_model, config, memory_path=request.memory_dir,
+                            named=named_config_from_options(request.options))
 
 
 METHOD = Method(
@@ -100,5 +175,5 @@ METHOD = Method(
     summary="EmbodiedRAG (Booker et al. 2024): ReAct planning over a retrieved scene subgraph",
     build=build,
     options=OPTIONS,
-    check=config_from_options,
+    check=check_options,
 )

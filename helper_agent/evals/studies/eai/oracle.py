@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from helper_agent.evals.studies.eai.steps import step_text
 from helper_agent.evals.studies.eai.tasks import EaiTask, gold_steps
 from helper_agent.graphs.llm_planner.named.plans import plan_text
+from helper_agent.graphs.named_actions import step_text
 
 
 def gold_replies(agent: str, tasks: Sequence[EaiTask], *, graph: str = "subgraph") -> list[str]:

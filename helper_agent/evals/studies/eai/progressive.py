@@ -164,7 +164,7 @@ def run_eai_progressive(spec: EaiProgressiveSpec, chat: Any, *, progress: Progre
                 progress(i, done[0], len(tasks))
 
         run_dir = iter_dir(spec, i) / "run"
-        records = run_tasks(pass_spec(spec, i), chat, run_dir, tasks=tasks, progress=step, embedder=embedder)
+        records = run_tasks(pass_spec(spec, i), chat, run_dir, tasks=tasks, progress=step)
         outcome = {r["identifier"]: bool(r.get("sequence_success")) for r in records}
         name = f"{spec.agent}-iter{i}"
         try:

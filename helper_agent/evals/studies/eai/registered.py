@@ -25,8 +25,10 @@ It never sees the goal check; the record's `sequence_success` is written here, a
 
 A method with an experience memory (`graphs/registry.ExperienceUse`) reports its trajectory as
 `[action, observation, scene graph]` per step; the record keeps it as `trajectory`, which EAI's
-progressive iteration stores (`progressive.experience_records`). The counts of the method's own
-account (`AgentResult.details`: attempts, re-plans, failures, ...) are kept as they are.
+progressive iteration stores (`progressive.experience_records`). What a method reports of itself
+beyond that (`AgentResult.details`: attempts, re-plans, its decisions, failed steps, refused answers,
+retrieved episodes, its own trajectory form) is kept as it is; the fields the scorer writes
+(`SCORED`: the response, the steps, `sequence_success`, usage, seconds) are never the agent's.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from helper_agent.graphs.base import Agent, EpisodeSetup
 _SCRIPT = re.compile(r"^\[(\w+)\]")
 _ARG = re.compile(r"<([^>]+)> \(\d+\)")
 #: The record's fields the scorer writes; a method's `details` never replaces them.
-SCORED = ("llm_output", "steps", "sequence_success", "seconds", "usage", "trajectory", "outcome", "log")
+SCORED = ("llm_output", "steps", "sequence_success", "seconds", "usage")
 
 
 def script_step(line: str) -> Step:
@@ -79,25 +81,27 @@ def run_registered(agent: Agent, task: EaiTask, *, open_loop: bool = False,
                          metadata={"instance_id": task.identifier, "task": task.task_name, "benchmark": "eai"})
     result = run_episode(agent, setup)
     details = dict(result.details)
+    tried = details.pop("last_tried", None)
     if open_loop:
         steps, llm_output = parse_steps(result.program), result.program or "{}"
         success = sequence_success(task.identifier, steps)
     else:
         steps = [script_step(line) for line in env.executed]
-        tried = details.pop("last_tried", None)
-        llm_output = render(steps) if steps else render([(tried[0], tuple(tried[1]))]) if tried else "{}"
+        # when no step succeeded: the step the method last tried (one naming an unknown object never
+        # reaches the simulator), else the simulator's last failed step
+        last = (tried[0], tuple(tried[1])) if tried else script_step(env.last_failed) if env.last_failed else None
+        llm_output = render(steps) if steps else render([last]) if last else "{}"
         success = env.success()
-    details.pop("last_tried", None)
     given = examples.given.pop(task.identifier, None) if examples is not None else None
     if given is not None:
         details["examples"] = given  # what the benchmark handed out, not what the agent says it used
     usage = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "llm_seconds": 0.0, **result.usage}
     record: dict[str, Any] = {"decisions": env.steps, "failures": env.failures, "error_message": result.error,
+                              "outcome": result.outcome, "log": result.log, "trajectory": trajectory_of(result.trace),
                               **{k: v for k, v in details.items() if k not in SCORED}}
     decisions = max(int(record["decisions"]), 1)
     record.update({
-        "llm_output": llm_output, "steps": steps, "outcome": result.outcome, "log": result.log, "usage": usage,
-        "trajectory": trajectory_of(result.trace),
+        "llm_output": llm_output, "steps": steps, "usage": usage,
         "prompt_tokens_per_step": round(usage.get("prompt_tokens", 0) / decisions, 1),
         "llm_seconds_per_step": round(usage.get("llm_seconds", 0.0) / decisions, 3),
         "seconds": round(time.perf_counter() - began, 3), "sequence_success": success,

@@ -3,8 +3,8 @@
 The method is built once from the registry, with its own switches and, for a method with EAI's two
 modes (a `mode` switch: HELPER, LLM-Planner), the run's `--mode`, `--k` and `--max-replans`
 (`run_options`), and lent the cross-task gold pool (`memory.GoldExamples`); each task runs through
-the one harness (`registered.run_registered`). P-RAG and EmbodiedRAG still run EAI's own adapters
-(`methods.py`) until they move to the registry's graphs too.
+the one harness (`registered.run_registered`), as does every other registered method (P-RAG and
+EmbodiedRAG act step by step, closed loop only, with their own switches).
 
 One line per task: the response EAI scores (`llm_output`), the steps, LLM usage and seconds, and
 `sequence_success` (`registered.py`): EAI's goal check after executing *every* step in the simulator. EAI's
@@ -15,7 +15,6 @@ second figure shows what that costs (it is ours, not EAI's, and labelled so).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 from helper_agent.evals.engine.provenance import code_version
 from helper_agent.evals.engine.store import append_line
 from helper_agent.evals.studies.eai.memory import GoldExamples
-from helper_agent.evals.studies.eai.methods import STEPWISE, check_options, run_method, stepwise_setting
+from helper_agent.evals.studies.eai.methods import STEPWISE, stepwise_setting
 from helper_agent.evals.studies.eai.registered import run_registered
 from helper_agent.evals.studies.eai.tasks import EaiTask, select_tasks
 from helper_agent.files import (
@@ -115,9 +114,6 @@ def check_spec(spec: EaiRunSpec) -> None:
                          f"{LEGACY_POOL!r} describes run folders written before that rule")
     if spec.mode not in MODES:
         raise ValueError(f"--mode takes {' or '.join(MODES)}")
-    if spec.agent in STEPWISE:  # P-RAG's and EmbodiedRAG's EAI adapters (`methods.py`)
-        check_options(spec.agent, spec.mode, spec.agent_options)
-        return
     if spec.agent not in method_names():
         raise ValueError(f"--agent takes {', '.join(method_names())}")
     if writes_sequences(spec.agent):
@@ -126,7 +122,8 @@ def check_spec(spec: EaiRunSpec) -> None:
             raise ValueError(f"--agent-option {', '.join(given)}: on EAI these are the run's --mode, --k, "
                              "--max-replans (and max_steps), not the method's -o")
     elif spec.mode != "closed-loop":
-        raise ValueError(f"{spec.agent} acts on the environment: it has only --mode closed-loop")
+        how = "step by step" if spec.agent in STEPWISE else "on the environment"
+        raise ValueError(f"{spec.agent} acts {how}: it has only --mode closed-loop")
     check_agent_options(spec.agent, run_options(spec))
 
 
@@ -183,8 +180,7 @@ def load_results(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask] | None = None,
-              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None,
-              embedder: Any = None) -> list[dict[str, Any]]:
+              memory: Any = None, progress: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run (or resume) `spec` into `run_dir/results.jsonl`; returns all records in task order."""
     check_spec(spec)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -197,21 +193,15 @@ def run_tasks(spec: EaiRunSpec, chat: Any, run_dir: Path, *, tasks: list[EaiTask
     tasks = tasks if tasks is not None else select_tasks(spec.limit, skip=spec.skip)
     done = {r["identifier"] for r in load_results(run_dir)}
     examples = GoldExamples(tasks, memory)
-    registered = None if spec.agent in STEPWISE else build_agent(
-        spec.agent, BuildRequest(chat_model=chat, options=run_options(spec), memory_dir=str(run_dir / "memory"),
-                                 examples=examples))
+    agent = build_agent(spec.agent, BuildRequest(chat_model=chat, options=run_options(spec),
+                                                 memory_dir=str(run_dir / "memory"), examples=examples))
     results_path = run_dir / "results.jsonl"
     for task in tasks:
         if task.identifier in done:
             continue
         record: dict[str, Any] = {"identifier": task.identifier, "task_name": task.task_name, "mode": spec.mode,
                                   "code": code_version()}
-        if registered is not None:
-            record.update(run_registered(registered, task, open_loop=spec.mode == "open-loop", examples=examples))
-        else:
-            began = time.perf_counter()
-            record.update(run_method(spec.agent, spec.mode, spec.agent_options, task, chat, embedder=embedder))
-            record["seconds"] = round(time.perf_counter() - began, 3)
+        record.update(run_registered(agent, task, open_loop=spec.mode == "open-loop", examples=examples))
         append_line(results_path, record)
         if progress:
             progress(record)

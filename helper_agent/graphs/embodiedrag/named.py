@@ -1,19 +1,22 @@
-"""EmbodiedRAG on EAI: self-query, retrieve a subgraph of VirtualHome's scene graph, ReAct steps.
+"""EmbodiedRAG in an environment it acts in by names (`envs/base.ActsByName`: VirtualHome's EAI tasks):
+self-query, retrieve a subgraph of the environment's scene graph, ReAct steps.
 
     start --(subgraph)--> self_query --> retrieve --> think --> act --(more)--> retrieve
           '--(full)------------------------^                      '--(done(), step cap)--> finish
 
-The method's flow (`graphs/embodiedrag`) over VirtualHome's whole scene graph (about 290 nodes in
-scene 1: rooms, furniture, walls, appliances and the task's objects; `scene.graph_entities`), kept in
-the vector store (`memory/scene_graph.SceneGraphMemory`, one graph per episode, re-synced after
-every action: only what changed is re-embedded). The LLM first names the objects the goals need
-(the method's self-query prompt and grammar); each step the subgraph of those objects, of the
-objects the last thought mentions, of what is held and what the last action named, plus the
-objects they are inside or on, enters the ReAct prompt. `graph="full"` is the paper's baseline: the
-whole graph in every prompt. Actions may name the task's objects (the names EAI's evaluator accepts)
-that the shown graph contains; the answer is `Thought: ...` then `Action: ACTION(object, ...)` or
-`Action: done()` (`steps.react_rules`). `refuse_futile=on` (off by default, the paper's agent) leaves
-out of a step's grammar the steps already taken from the same simulator state (`acting.tried_here`).
+The same method as this package's graph over the embedded world, on what the environment hands it:
+its whole scene graph (`scene_entities()`: about 290 nodes in VirtualHome's scene 1, rooms,
+furniture, walls, appliances and the task's objects), kept in the vector store
+(`memory/scene_graph.SceneGraphMemory`, one graph per episode, re-synced after every action: only
+what changed is re-embedded), and its vocabulary (`action_vocabulary()`). The LLM first names the
+objects the goals need (the method's self-query prompt and grammar); each step the subgraph of
+those objects, of the objects the last thought mentions, of what is held and what the last action
+named, plus the objects they are inside or on, enters the ReAct prompt. `graph="full"` is the
+paper's baseline: the whole graph in every prompt. Actions may name the vocabulary's objects that
+the shown graph contains; the answer is `Thought: ...` then `Action: ACTION(object, ...)` or
+`Action: done()` (`named_actions.react_rules`). `refuse_futile=on` (off by default here, the paper's
+agent, as its EAI rows were measured) leaves out of a step's grammar the steps already taken from
+the same state (`named_steps.tried_here`).
 
 Per step the episode records the entities shown and the prompt's characters, and the run's usage
 gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes.
@@ -21,13 +24,8 @@ gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes
 
 from __future__ import annotations
 
-import atexit
-import shutil
-import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -35,37 +33,37 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from helper_agent.envs.virtualhome import VirtualHomeEnv
-from helper_agent.evals.studies.eai.acting import EaiEpisode, act_on, ask, refused_here, refusing
-from helper_agent.evals.studies.eai.scene import graph_entities, holding, state_key
-from helper_agent.evals.studies.eai.steps import (
+from helper_agent.envs.base import ActionVocabulary, ActsByName
+from helper_agent.graphs.base import RunContext
+from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
+from helper_agent.graphs.embodiedrag.prompts import self_query_messages
+from helper_agent.graphs.named_actions import (
     parse_action,
     parse_react_answer,
     react_rules,
     step_text,
     vocabulary_text,
 )
-from helper_agent.evals.studies.eai.tasks import EaiTask
-from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
-from helper_agent.graphs.embodiedrag.prompts import self_query_messages
+from helper_agent.graphs.named_steps import NONE, NamedEpisode, act_on, ask, refused_here, refusing
 from helper_agent.graphs.prag.prompts import FUTILE_LINE
-from helper_agent.llm import UsageRecorder
 from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
 
 GraphMode = Literal["subgraph", "full"]
 ATTRIBUTES = ["state"]
 
 SYSTEM = (
-    "You are a household robot in VirtualHome acting step by step. Each step, think in one line, then "
+    "You are a household robot in {world} acting step by step. Each step, think in one line, then "
     "choose one action. Answer exactly:\nThought: <what you do next and why>\n"
     "Action: ACTION(object) or ACTION(object, object) or ACTION() or done()\n\n{vocabulary}\n\n"
-    "The scene graph lists the objects that matter now: 'object: states; inside/on other'. You must be "
-    "close to an object (WALK to it) before acting on it. Say done() when all goals are satisfied."
+    "The scene graph lists the objects that matter now: 'object: states; inside/on other'. {rule}"
+    "Say done() when all goals are satisfied."
 )
 
 
 @dataclass
-class EmbodiedRAGEaiConfig:
+class NamedEmbodiedRAGConfig:
+    """EmbodiedRAG's switches where it acts by names; the defaults are the paper's agent, as measured on EAI."""
+
     graph: GraphMode = "subgraph"
     k: int = 3
     threshold: float | None = None
@@ -77,23 +75,33 @@ class EmbodiedRAGEaiConfig:
 
 
 @dataclass
-class EmbodiedRAGEaiContext:
-    task: EaiTask
-    chat: Any
-    env: VirtualHomeEnv
-    memory: SceneGraphMemory | None
-    config: EmbodiedRAGEaiConfig = field(default_factory=EmbodiedRAGEaiConfig)
-    recorder: UsageRecorder = field(default_factory=UsageRecorder)
-    episode: EaiEpisode = field(default_factory=EaiEpisode)
+class NamedEmbodiedRAGContext(RunContext):
+    graph_name = "EmbodiedRAG"
+
+    memory: SceneGraphMemory | None = None  # the subgraph mode's vector store (one graph per episode)
+    config: NamedEmbodiedRAGConfig = field(default_factory=NamedEmbodiedRAGConfig)
+    episode: NamedEpisode = field(default_factory=NamedEpisode)
     entities: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> entity, as last synced
     edges: set[tuple[str, str, str]] = field(default_factory=set)
     shown: list[int] = field(default_factory=list)  # entities per step's prompt
     prompt_chars: list[int] = field(default_factory=list)
     retrieve_seconds: list[float] = field(default_factory=list)
+    _vocabulary: ActionVocabulary | None = None
+
+    def world(self) -> ActsByName:
+        env = self.environment()
+        if not isinstance(env, ActsByName):
+            raise TypeError(f"{type(env).__name__} does not act by names (envs/base.ActsByName)")
+        return env
+
+    def vocabulary(self) -> ActionVocabulary:
+        if self._vocabulary is None:
+            self._vocabulary = self.world().action_vocabulary()
+        return self._vocabulary
 
     def sync(self) -> None:
         """Make the local graph (and, for the subgraph mode, the vector store) the current state."""
-        entities, edges = graph_entities(self.env)
+        entities, edges = self.world().scene_entities()
         fresh = {e["id"]: e for e in entities}
         new_edges = set(edges)
         if self.memory is not None:
@@ -110,7 +118,7 @@ class EmbodiedRAGEaiContext:
         self.entities, self.edges = fresh, new_edges
 
 
-class EmbodiedRAGEaiState(TypedDict, total=False):
+class NamedEmbodiedRAGState(TypedDict, total=False):
     request: str
     queries: list[list[Any]]
     thought_queries: list[str]
@@ -119,6 +127,7 @@ class EmbodiedRAGEaiState(TypedDict, total=False):
     history: list[dict[str, str]]
     step: int
     finished: bool
+    outcome: str
 
 
 def render(ids: list[str], entities: dict[str, dict[str, Any]], edges: set[tuple[str, str, str]]) -> str:
@@ -137,7 +146,7 @@ def render(ids: list[str], entities: dict[str, dict[str, Any]], edges: set[tuple
     return "\n".join(lines) if lines else "(nothing retrieved)"
 
 
-def react_messages(request: str, graph_text: str, held: list[str], history: list[dict[str, str]],
+def react_messages(vocabulary: ActionVocabulary, request: str, graph_text: str, held: list[str], history: list[dict[str, str]],
                    keep: int, refused: list[str] | None = None) -> list[BaseMessage]:
     lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "", f"Holding: {', '.join(held) or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
@@ -148,27 +157,28 @@ def react_messages(request: str, graph_text: str, held: list[str], history: list
     if refused:
         lines += ["", FUTILE_LINE + ", ".join(refused)]
     lines += ["", "Next step:"]
-    return [SystemMessage(SYSTEM.format(vocabulary=vocabulary_text())), HumanMessage("\n".join(lines))]
+    system = SYSTEM.format(world=vocabulary.world or "a house", vocabulary=vocabulary_text(vocabulary),
+                           rule=f"{vocabulary.rule} " if vocabulary.rule else "")
+    return [SystemMessage(system), HumanMessage("\n".join(lines))]
 
 
-def _holding_ids(ctx: EmbodiedRAGEaiContext) -> list[str]:
-    held = holding(ctx.env)
-    return held.split(", ") if held else []
+def _holding_ids(ctx: NamedEmbodiedRAGContext) -> list[str]:
+    return ctx.world().held_names()
 
 
-def start(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def start(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = NamedEmbodiedRAGContext.of(runtime)
     ctx.sync()
     return {"step": 0, "history": [], "queries": [], "thought_queries": [], "finished": False}
 
 
-def self_query(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def self_query(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = NamedEmbodiedRAGContext.of(runtime)
     cfg = ctx.config
-    items, _, attempts, _ = ask(ctx.chat, self_query_messages(state["request"], ATTRIBUTES, cfg.max_self_query_items),
+    items, _, attempts, _ = ask(ctx.chat(), self_query_messages(state["request"], ATTRIBUTES, cfg.max_self_query_items),
                                 self_query_grammar(ATTRIBUTES, cfg.max_self_query_items),
-                                lambda text: _self_query(text, cfg.max_self_query_items), ctx.recorder,
-                                retries=cfg.retries, run_name="eai:embodiedrag:self_query")
+                                lambda text: _self_query(text, cfg.max_self_query_items), ctx.usage,
+                                retries=cfg.retries, run_name="embodiedrag:self_query")
     ctx.episode.attempts += attempts
     return {"queries": [[label, attrs] for label, attrs in items or []]}
 
@@ -185,8 +195,8 @@ def _mentioned(text: str, labels: set[str]) -> list[str]:
     return sorted(label for label in labels if label in low or label.replace("_", " ") in low)
 
 
-def retrieve(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def retrieve(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = NamedEmbodiedRAGContext.of(runtime)
     cfg = ctx.config
     began = time.perf_counter()
     if cfg.graph == "full" or ctx.memory is None:
@@ -198,7 +208,7 @@ def retrieve(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]
         chosen = [n.id for n in ctx.memory.retrieve_subgraph(queries, k=cfg.k, threshold=cfg.threshold).nodes] if queries else []
         chosen += _holding_ids(ctx)
         for s in state.get("history", [])[-1:]:
-            chosen += list(_args(s["action"], ctx.task.arguments))
+            chosen += list(_args(s["action"], ctx.vocabulary()))
         chosen = [i for i in dict.fromkeys(chosen) if i in ctx.entities]
         parents = [t for s, r, t in ctx.edges if s in set(chosen)]
         ids = list(dict.fromkeys([*chosen, *parents]))
@@ -207,59 +217,59 @@ def retrieve(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]
     return {"graph_text": render(ids, ctx.entities, ctx.edges), "shown_ids": ids}
 
 
-def _args(action: str, objects: Any) -> tuple[str, ...]:
+def _args(action: str, vocabulary: ActionVocabulary) -> tuple[str, ...]:
     try:
-        step = parse_action(action, objects)
+        step = parse_action(action, vocabulary, vocabulary.objects)
     except ValueError:
         return ()
     return step[1] if step else ()
 
 
-def think(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
-    ctx = runtime.context
-    cfg = ctx.config
-    nameable = [n for n in ctx.task.arguments if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
-    key = state_key(ctx.env)
-    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, ctx.task.arguments, ctx.episode,
-                           nameable)
-    messages = react_messages(state["request"], state.get("graph_text", ""), _holding_ids(ctx),
+def think(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = NamedEmbodiedRAGContext.of(runtime)
+    cfg, vocabulary = ctx.config, ctx.vocabulary()
+    nameable = [n for n in vocabulary.objects if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
+    key = ctx.world().state_key()
+    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, vocabulary, ctx.episode, nameable)
+    messages = react_messages(vocabulary, state["request"], state.get("graph_text", ""), _holding_ids(ctx),
                               state.get("history", []), cfg.history, [step_text(s) for s in refused])
     ctx.prompt_chars.append(sum(len(str(m.content)) for m in messages))
-    answer, _, attempts, reason = ask(ctx.chat, messages, react_rules(nameable, refuse=refused).to_gbnf(),
-                                      refusing(lambda text: parse_react_answer(text, nameable), refused, lambda a: a.step),
-                                      ctx.recorder, retries=cfg.retries, seed=state.get("step", 0),
-                                      run_name="eai:embodiedrag:step")
+    answer, _, attempts, reason = ask(ctx.chat(), messages, react_rules(vocabulary, nameable, refuse=refused).to_gbnf(),
+                                      refusing(lambda text: parse_react_answer(text, vocabulary, nameable), refused,
+                                               lambda a: a.step),
+                                      ctx.usage, retries=cfg.retries, seed=state.get("step", 0),
+                                      run_name="embodiedrag:step")
     ctx.episode.attempts += attempts
     if answer is None:
         ctx.episode.rejected += 1
-        entry = {"thought": "", "state": key, "action": "(none)", "observation": f"invalid answer: {reason}"}
+        entry = {"thought": "", "state": key, "action": NONE, "observation": f"invalid answer: {reason}"}
     else:
         entry = {"thought": answer.thought, "state": key, "action": step_text(answer.step), "observation": ""}
     labels = {str(e["label"]) for e in ctx.entities.values()}
     return {"history": [*state.get("history", []), entry], "thought_queries": _mentioned(entry["thought"], labels)}
 
 
-def act(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def act(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
+    ctx = NamedEmbodiedRAGContext.of(runtime)
     history = [dict(s) for s in state.get("history", [])]
     number = state.get("step", 0) + 1
-    executed, finished = act_on(ctx.env, ctx.episode, history[-1], ctx.task.arguments, number, ctx.config.max_steps)
+    executed, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps)
     if executed:
         ctx.sync()
     ctx.episode.trajectory = [{k: s[k] for k in ("thought", "action", "observation")} for s in history]
-    return {"history": history, "step": number, "finished": finished}
+    return {"history": history, "step": number, "finished": finished, "outcome": ctx.episode.outcome}
 
 
-def after_start(state: EmbodiedRAGEaiState, runtime: Runtime[EmbodiedRAGEaiContext]) -> str:
-    return "retrieve" if runtime.context.config.graph == "full" else "self_query"
+def after_start(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> str:
+    return "retrieve" if NamedEmbodiedRAGContext.of(runtime).config.graph == "full" else "self_query"
 
 
-def after_act(state: EmbodiedRAGEaiState) -> str:
+def after_act(state: NamedEmbodiedRAGState) -> str:
     return "finish" if state.get("finished") else "retrieve"
 
 
-def build_graph() -> Any:
-    builder = StateGraph(EmbodiedRAGEaiState, context_schema=EmbodiedRAGEaiContext)
+def build_named_graph() -> Any:
+    builder = StateGraph(NamedEmbodiedRAGState, context_schema=NamedEmbodiedRAGContext)
     builder.add_node("start", start)
     builder.add_node("self_query", self_query)
     builder.add_node("retrieve", retrieve)
@@ -273,41 +283,4 @@ def build_graph() -> Any:
     builder.add_edge("think", "act")
     builder.add_conditional_edges("act", after_act, ["retrieve", "finish"])
     builder.add_edge("finish", END)
-    return builder.compile(name="embodiedrag-eai")
-
-
-GRAPH = build_graph()
-
-
-_SCENE_STORE: list[Path] = []
-
-
-def scene_store() -> Path:
-    """A folder for the vector store, one per process and removed when it exits: each episode's
-    graph is cleared after it, and nothing of it is a result worth keeping."""
-    if not _SCENE_STORE:
-        _SCENE_STORE.append(Path(tempfile.mkdtemp(prefix="eai-scene-graphs-")))
-        atexit.register(shutil.rmtree, _SCENE_STORE[0], True)
-    return _SCENE_STORE[0]
-
-
-def run_embodiedrag(task: EaiTask, chat: Any, *, config: EmbodiedRAGEaiConfig, store: Path | None = None,
-                    embedder: Any = None) -> tuple[EaiEpisode, VirtualHomeEnv, UsageRecorder]:
-    """One task. The subgraph mode keeps the scene graph in a vector store under `store` (default:
-    `scene_store()`; one graph per episode, removed after it); the full-graph baseline needs none."""
-    env = VirtualHomeEnv(task.identifier)
-    memory = None
-    if config.graph == "subgraph":
-        memory = SceneGraphMemory(graph_id=f"eai-{task.identifier}-{uuid.uuid4().hex[:8]}",
-                                  path=str(store or scene_store()), embedder=embedder)
-    ctx = EmbodiedRAGEaiContext(task, chat, env, memory, config)
-    try:
-        GRAPH.invoke({"request": task.goal_text}, context=ctx, config={"recursion_limit": 4 * config.max_steps + 10})
-    finally:
-        if memory is not None:
-            memory.clear()
-    steps = max(len(ctx.shown), 1)
-    ctx.episode.extra.update(graph=config.graph, entities_shown_per_step=round(sum(ctx.shown) / steps, 1),
-                             prompt_chars_per_step=round(sum(ctx.prompt_chars) / max(len(ctx.prompt_chars), 1), 1),
-                             retrieve_seconds=round(sum(ctx.retrieve_seconds), 3))
-    return ctx.episode, env, ctx.recorder
+    return builder.compile(name="embodiedrag-named")

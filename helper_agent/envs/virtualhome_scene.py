@@ -1,7 +1,8 @@
-"""What the step-wise methods see of a VirtualHome task: scene graphs read from the live environment.
+"""What a method sees of a VirtualHome task: scene graphs read from the live environment.
 
-Two views, all read from `VirtualHomeEnv.state_dict()` (the evolving graph after the steps so far),
-never from a gold program:
+`VirtualHomeEnv` shows these views to the methods that act on it (`scene_text`, `scene_entities`,
+`held_names`, `state_key`); each is read from the evolving graph after the steps so far
+(`VirtualHomeEnv.state_dict()`) and the task's names, never from a gold program:
 
 - `compact_scene`: P-RAG's per-step scene graph in the form it has on our world, one line per object,
   `washing_machine: closed, off, plugged_in; on basket_for_clothes; in dining_room`, over the task's
@@ -17,10 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+class LiveGraph(Protocol):
+    """What the views read: the evolving graph and the task's names (`VirtualHomeEnv` is one)."""
+
+    @property
+    def object_ids(self) -> dict[str, int]: ...
+
+    def state_dict(self) -> dict[str, Any]: ...
 
 CHARACTER = "character"
 RELATIONS = {"INSIDE": "inside", "ON": "on"}
@@ -37,7 +44,7 @@ class Graph:
     by_id: dict[int, str]  # the other way
 
     @classmethod
-    def of(cls, env: VirtualHomeEnv) -> Graph:
+    def of(cls, env: LiveGraph) -> Graph:
         state = env.state_dict()
         names = env.object_ids
         return cls({n["id"]: n for n in state["nodes"]}, state["edges"], names, {i: n for n, i in names.items()})
@@ -67,7 +74,7 @@ class Graph:
         return self.by_id.get(node) or f"{self.nodes[node]['class_name']}_{node}"
 
 
-def state_key(env: VirtualHomeEnv) -> str:
+def state_key(env: LiveGraph) -> str:
     """The whole simulator state (every node's states and properties, every edge) as a short digest.
     VirtualHome's simulator is deterministic: a step taken from a state with the same key ends as it
     ended then, so the step-wise methods' `refuse_futile` keys what they tried by it."""
@@ -81,7 +88,7 @@ def states(node: dict[str, Any]) -> str:
     return ", ".join(s.lower() for s in sorted(node.get("states") or []))
 
 
-def compact_scene(env: VirtualHomeEnv) -> str:
+def compact_scene(env: LiveGraph) -> str:
     """P-RAG's scene-graph text for the current state (see the module docstring)."""
     g = Graph.of(env)
     relevant = {i for n, i in g.names.items() if n != CHARACTER}
@@ -105,13 +112,13 @@ def compact_scene(env: VirtualHomeEnv) -> str:
     return "\n".join(lines)
 
 
-def holding(env: VirtualHomeEnv) -> str | None:
+def holding(env: LiveGraph) -> str | None:
     g = Graph.of(env)
     held = [g.label(i) for i in g.held()]
     return ", ".join(held) if held else None
 
 
-def graph_entities(env: VirtualHomeEnv) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+def graph_entities(env: LiveGraph) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
     """The whole graph as entity dicts (`id`, `label`, `attributes`) and (source, relation, target)
     edges, the robot left out (it is the agent, not an object of the scene)."""
     g = Graph.of(env)

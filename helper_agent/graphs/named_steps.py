@@ -1,0 +1,128 @@
+"""The step loop P-RAG and EmbodiedRAG share in an environment they act in by names (`envs/base.ActsByName`,
+VirtualHome): one constrained LLM call with a bounded retry, one action, the episode's account, and
+the `refuse_futile` switch.
+
+An action goes to `env.act_by_name`. A step the environment calls skipped (it had nothing to do)
+changes nothing and is not part of the executed sequence; a failure is the step's observation (the
+environment's words), and the agent goes on as its method says. The account (`NamedEpisode`) is
+what the agent reports of itself: its decisions, the answers refused, the retrieved episodes, its
+trajectory; the benchmark scores the environment, never this account.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from helper_agent.envs.base import ActionVocabulary, ActsByName
+from helper_agent.graphs.named_actions import DONE, Step, parse_action
+from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
+
+T = TypeVar("T")
+NONE = "(none)"  # the action of a step whose answer was refused
+
+
+@dataclass
+class NamedEpisode:
+    """What a step-wise method did in one episode, in its own words (`details()` is what it reports)."""
+
+    failures: list[str] = field(default_factory=list)  # "ACTION(args): failed: ..." per failed step
+    trajectory: list[dict[str, str]] = field(default_factory=list)  # per step: what it saw, did, was told
+    attempts: int = 0  # LLM answers asked for (retries included)
+    steps: int = 0  # decisions taken (one action or done() each)
+    rejected: int = 0  # answers refused by the parser
+    example_ids: list[str] = field(default_factory=list)  # stored episodes retrieved into a prompt
+    outcome: str = ""  # "done" (its own done()) or "max_steps"
+    extra: dict[str, Any] = field(default_factory=dict)  # the method's own per-episode figures
+
+    def details(self) -> dict[str, Any]:
+        """The account a benchmark keeps as it is (`AgentResult.details`)."""
+        return {"attempts": self.attempts, "replans": 0, "failures": list(self.failures),
+                "examples": list(self.example_ids), "decisions": self.steps, "rejected": self.rejected,
+                "trajectory": [dict(s) for s in self.trajectory], **self.extra}
+
+
+def ask(chat: Any, messages: list[BaseMessage], grammar: str, parse: Callable[[str], T], recorder: UsageRecorder, *,
+        retries: int = 1, seed: int = 0, run_name: str = "step") -> tuple[T | None, str, int, str]:
+    """One answer under `grammar`, parsed; an answer the parser refuses is asked again with the
+    reason (temperature 0.7), `retries` times. Returns (parsed or None, last text, attempts, reason)."""
+    reason, text = "", ""
+    for attempt in range(1, retries + 2):
+        kwargs = grammar_decoding(chat, grammar, temperature=0.0 if attempt == 1 else 0.7, seed=seed + attempt - 1)
+        model = chat.bind(**kwargs) if kwargs else chat
+        reply = invoke_with_retry(model, messages, config={"callbacks": [recorder], "run_name": run_name})
+        text = str(reply.content).strip()
+        try:
+            return parse(text), text, attempt, ""
+        except ValueError as exc:
+            reason = str(exc)
+            messages = [*messages, AIMessage(text), HumanMessage(f"That answer was rejected: {reason}. Answer again.")]
+    return None, text, retries + 1, reason
+
+
+def act_on(env: ActsByName, vocabulary: ActionVocabulary, episode: NamedEpisode, entry: dict[str, str],
+           number: int, max_steps: int) -> tuple[bool, bool]:
+    """A step-wise method's `act` node: run the answer `entry["action"]` (a step, `done()` or
+    `NONE` for a refused answer), write its observation into `entry`, keep the episode's account;
+    (executed, finished): whether the state changed, and whether the episode is over."""
+    episode.steps = number
+    executed = finished = False
+    if entry["action"] == DONE:
+        entry["observation"] = "finished"
+        finished, episode.outcome = True, "done"
+    elif entry["action"] != NONE:
+        step = parse_action(entry["action"], vocabulary, vocabulary.objects)
+        assert step is not None
+        outcome = env.act_by_name(*step)
+        entry["observation"] = outcome.observation
+        if outcome.status == "ok":
+            executed = True
+        elif outcome.status == "failed":
+            episode.failures.append(f"{entry['action']}: {entry['observation']}")
+    if not finished and number >= max_steps:
+        finished, episode.outcome = True, "max_steps"
+    return executed, finished
+
+
+def tried_here(history: Sequence[dict[str, str]], state: str, vocabulary: ActionVocabulary) -> list[Step]:
+    """The steps already taken from the state `state` (each history entry keeps the `state` key it
+    acted from, `ActsByName.state_key`). From the same state the same step ends as it did: it failed
+    again, changed nothing again, or leads round the same loop, so `refuse_futile` leaves them out of
+    the step's grammar. `done()` is never among them: ending the episode stays the agent's choice."""
+    tried: list[Step] = []
+    for entry in history:
+        if entry.get("state") != state or entry.get("action") in (DONE, NONE, None):
+            continue
+        step = parse_action(str(entry["action"]), vocabulary, vocabulary.objects)
+        assert step is not None  # only done() parses to None, and it was skipped above
+        if step not in tried:
+            tried.append(step)
+    return tried
+
+
+def refused_here(on: bool, history: Sequence[dict[str, str]], state: str, vocabulary: ActionVocabulary,
+                 episode: NamedEpisode, nameable: Sequence[str] | None = None) -> list[Step]:
+    """The steps `refuse_futile` leaves out of this step's grammar: those `tried_here` that name only
+    objects the step can name (`nameable`, all the vocabulary's objects when omitted). Counts them in
+    the episode's `refused_steps`, so a record says how much the switch withheld. Empty when off."""
+    if not on:
+        return []
+    allowed = set(vocabulary.objects if nameable is None else nameable)
+    refused = [s for s in tried_here(history, state, vocabulary) if set(s[1]) <= allowed]
+    episode.extra["refused_steps"] = episode.extra.get("refused_steps", 0) + len(refused)
+    return refused
+
+
+def refusing(parse: Callable[[str], T], refused: Sequence[Step], step_of: Callable[[T], Step | None]) -> Callable[[str], T]:
+    """`parse`, also refusing an answer whose step is in `refused` (with the reason the model gets
+    back): a model without grammar decoding can still name one."""
+    def checked(text: str) -> T:
+        answer = parse(text)
+        step = step_of(answer)
+        if step is not None and step in refused:
+            raise ValueError(f"{step[0]}({', '.join(step[1])}) was already done from this same state; choose another action")
+        return answer
+    return checked
