@@ -23,7 +23,7 @@ from helper_agent.evals.studies.requests import load_suite
 from helper_agent.evals.studies.requests import scope as bench_scope
 from helper_agent.evals.studies.requests.households import prepare
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.scoping import example_note, scope_of
+from helper_agent.graphs.helper.scoping import example_note, scope_of, trimmed
 from helper_agent.graphs.helper.understanding.in_household import in_household
 from helper_agent.graphs.helper.understanding.scope import changed_classes, request_scope
 from helper_agent.memory.corrections import CorrectionMemory
@@ -171,31 +171,64 @@ def run(tmp_path: Path, request: str, world: dict[str, Any], programs: list[str]
     return out, chat, env
 
 
-def test_a_program_adding_lettuce_to_a_coffee_goes_back_with_the_reason_and_the_retry_runs(tmp_path: Path) -> None:
+def test_a_program_adding_lettuce_to_a_coffee_runs_without_the_lettuce_and_says_so(tmp_path: Path) -> None:
+    """The planner is not asked again (the 0.5B wrote the same extra objects on every retry): the
+    lettuce's steps are removed from the tree, the coffee runs, the log names what went."""
     world = household("Kitchen", {"Mug", "CoffeeMachine", "Lettuce", "CounterTop"})
     fresh = SymbolicEnv()
     fresh.reset(world)
     lettuce_before = {o["objectId"]: o.get("parentReceptacles") for o in fresh.objects_metadata()
                       if o["objectType"] == "Lettuce"}
-    out, chat, env = run(tmp_path, "a coffee would be great right now", world,
-                         [fence([*COFFEE, *LETTUCE]), fence(COFFEE)])
+    out, chat, env = run(tmp_path, "a coffee would be great right now", world, [fence([*COFFEE, *LETTUCE])])
+    assert len(chat.calls) == 1 and not any("rejected" in line for line in out["log"])
+    note = next(line for line in out["log"] if line.startswith("validate:"))
+    assert "removed unasked Lettuce: 1 step(s) (lettuce.pickup_and_place(counter))" in note
+    assert "Lettuce" not in out["program"] and "CounterTop" not in out["program"]
+    assert out["execution"]["status"] == "done"
+    objects = env.objects_metadata()
+    assert any(o["objectType"] == "Mug" and o.get("simbotIsFilledWithCoffee") for o in objects)
+    assert {o["objectId"]: o.get("parentReceptacles") for o in objects if o["objectType"] == "Lettuce"} == lettuce_before
+
+
+def test_a_program_with_nothing_asked_left_goes_back_with_the_reason_and_the_retry_runs(tmp_path: Path) -> None:
+    world = household("Kitchen", {"Mug", "CoffeeMachine", "Lettuce", "CounterTop"})
+    out, chat, env = run(tmp_path, "a coffee would be great right now", world, [fence(LETTUCE), fence(COFFEE)])
     rejected = [line for line in out["log"] if line.startswith("validate: rejected")]
     assert rejected == ["validate: rejected: the request does not mention Lettuce, and no step it asks for needs "
                         "it; leave it out and change only what the request asks for"]
     retry = "\n".join(str(m.content) for m in chat.calls[1])
     assert "does not mention Lettuce" in retry
     assert "Lettuce" not in out["program"] and out["execution"]["status"] == "done"
-    objects = env.objects_metadata()
-    assert any(o["objectType"] == "Mug" and o.get("simbotIsFilledWithCoffee") for o in objects)
-    assert {o["objectId"]: o.get("parentReceptacles") for o in objects if o["objectType"] == "Lettuce"} == lettuce_before
+    assert any(o["objectType"] == "Mug" and o.get("simbotIsFilledWithCoffee") for o in env.objects_metadata())
 
 
-def test_on_the_last_attempt_the_program_runs_with_the_unasked_object_noted(tmp_path: Path) -> None:
+def test_on_the_last_attempt_a_program_with_nothing_asked_left_runs_with_the_unasked_object_noted(
+        tmp_path: Path) -> None:
     world = household("Kitchen", {"Mug", "CoffeeMachine", "Lettuce", "CounterTop"})
-    out, chat, _ = run(tmp_path, "a coffee would be great right now", world, [fence([*COFFEE, *LETTUCE])],
-                       max_plan_attempts=1)
+    out, chat, _ = run(tmp_path, "a coffee would be great right now", world, [fence(LETTUCE)], max_plan_attempts=1)
     assert len(chat.calls) == 1 and out["execution"]["status"] == "done"
     assert any("unasked Lettuce kept" in line for line in out["log"] if line.startswith("validate:"))
+
+
+def test_a_copied_plate_of_toast_goes_from_a_coffee_with_its_attribute_and_the_coffee_stays() -> None:
+    """cal-001's first attempt (the 0.5B, the calibration run on main): a coffee with a washed plate
+    and a bread slice on it, copied from a breakfast example. What the trim leaves is the coffee."""
+    present = KITCHEN | {"BreadSliced"}
+    scope = request_scope("could you make me a coffee?", present)
+    assert scope is not None
+    compiled = compile_program("\n".join([
+        'mug = InteractionObject("Mug", attributes=["clean"])', "mug.clean()", *COFFEE[1:],
+        'plate = InteractionObject("Plate", attributes=["clean"])', "plate.clean()", "plate.pickup()",
+        "plate.put_down()", 'bread_slice = InteractionObject("BreadSliced")', "bread_slice.pickup_and_place(plate)",
+        "plate.pickup()", "plate.put_down()"]))
+    outside = scope.outside(changed_classes(compiled.subgoals))
+    assert outside == ["Plate", "BreadSliced"]
+    cut = trimmed(compiled, scope, outside, compile_program)
+    assert cut is not None
+    again, note = cut
+    assert changed_classes(again.subgoals) == ["Mug", "CoffeeMachine"]
+    assert "Plate" not in again.source and "BreadSliced" not in again.source
+    assert note.startswith("removed unasked Plate, BreadSliced: 7 step(s) (plate attributes")
 
 
 def test_a_request_naming_a_lamp_in_a_floor_lamp_household_passes(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of
+from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of, trimmed
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
 from helper_agent.graphs.helper.tracing import SubgoalSpans
@@ -221,9 +221,10 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     """Parse and compile the program once (a class the household lacks written as the kind of it the
     household has, then compiled again); a rejection is kept as the message for the next attempt.
 
-    A program that changes an object the request neither names nor needs for a step it implies is
-    rejected the same way, with that reason, while the planner has attempts left; the last attempt
-    runs, the objects noted in the log (`scoping.py`)."""
+    A program that changes an object the request neither names nor needs for a step it implies runs
+    without those steps (`scoping.trimmed`), noted in the log; only when nothing asked would remain
+    is it rejected the same way, with that reason, while the planner has attempts left; the last
+    attempt runs, the objects noted in the log (`scoping.py`)."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
@@ -232,7 +233,11 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     scope = scope_of(state, _present(ctx))
     outside = out_of_scope(compiled, scope)
     notes = [*_moved_notes(moved), *compiled.notes]
-    if outside and scope is not None:
+    cut = trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0]) if outside and scope else None
+    if cut is not None:
+        compiled, note = cut
+        notes.append(note)
+    elif outside and scope is not None:
         reason = scope.reason(outside)
         if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
             return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
