@@ -75,3 +75,17 @@ def test_nothing_to_remove_returns_the_program_itself_and_an_unparsable_one_rais
     assert trim_classes('mug = InteractionObject("Mug")\nmug.pickup()\n', {"Mug"}).program == ""
     with pytest.raises(EditError):
         trim_classes("mug = (", {"Mug"})
+
+
+def test_an_unasked_cut_goes_with_its_attribute_and_the_knife_it_needed() -> None:
+    program = """knife = InteractionObject("Knife")
+knife.pickup()
+apple = InteractionObject("Apple", attributes=["sliced"])
+apple.slice()
+knife.put_down()
+bowl = InteractionObject("Bowl")
+apple.pickup_and_place(bowl)
+"""
+    cut = trim_classes(program, {"Knife"}, {"slice"})
+    assert cut.program.splitlines() == ['apple = InteractionObject("Apple")', 'bowl = InteractionObject("Bowl")',
+                                        "apple.pickup_and_place(bowl)"]

@@ -79,6 +79,21 @@ def test_steps_bring_their_tools_from_the_table_the_benchmark_scores_with() -> N
     assert "Toaster" not in scope.allowed
 
 
+def test_a_cut_is_asked_for_only_by_a_step_that_cuts() -> None:
+    """cal-056 ("put the apples in a bowl"): the 0.5B sliced the apples, copying a slicing example."""
+    present = KITCHEN | {"Apple"}
+    sliced = compile_program('knife = InteractionObject("Knife")\nknife.pickup()\n'
+                             'apple = InteractionObject("Apple")\napple.slice()\n').subgoals
+    scope = request_scope("put the apples in a bowl", present)
+    assert scope is not None and "AppleSliced" not in scope.allowed
+    assert scope.unasked_steps(sliced) == ["slice"]
+    assert scope.reason([], ["slice"]).startswith("the request does not ask to slice anything")
+    for asked in ("slice an apple", "put two slices of apple in a bowl", "make me an omelette"):
+        cut = request_scope(asked, present | {"Egg"})
+        assert cut is not None and cut.unasked_steps(sliced) == []
+    assert "AppleSliced" in (request_scope("put two slices of apple in a bowl", present) or scope).allowed
+
+
 def test_a_word_is_read_as_the_households_class() -> None:
     living = frozenset({"FloorLamp", "Sofa", "RemoteControl"})
     assert outside("turn on the lamp", ['lamp = InteractionObject("FloorLamp")', "lamp.toggle_on()"], living) == []
@@ -120,7 +135,8 @@ def _calibration_checks() -> list[tuple[str, str, list[str] | None]]:
         present = frozenset(o.object_type for o in prepare(case.household, goal).objects.values())
         compiled, _ = in_household(compile_program(program(case, case.household)), present)
         scope = scope_of({"request": case.request}, present)
-        out.append((case.id, case.request, scope.outside(changed_classes(compiled.subgoals)) if scope else None))
+        out.append((case.id, case.request, [*scope.outside(changed_classes(compiled.subgoals)),
+                                            *scope.unasked_steps(compiled.subgoals)] if scope else None))
     return out
 
 

@@ -31,7 +31,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of, trimmed
+from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of, trimmed, unasked_steps
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
 from helper_agent.graphs.helper.tracing import SubgoalSpans
@@ -231,17 +231,18 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
     scope = scope_of(state, _present(ctx))
-    outside = out_of_scope(compiled, scope)
+    outside, steps = out_of_scope(compiled, scope), unasked_steps(compiled, scope)
     notes = [*_moved_notes(moved), *compiled.notes]
-    cut = trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0]) if outside and scope else None
+    cut = (trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0], steps)
+           if (outside or steps) and scope else None)
     if cut is not None:
         compiled, note = cut
         notes.append(note)
-    elif outside and scope is not None:
-        reason = scope.reason(outside)
+    elif (outside or steps) and scope is not None:
+        reason = scope.reason(outside, steps)
         if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
             return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
-        notes.append(f"unasked {', '.join(outside)} kept: the planner's attempts are used up")
+        notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
     detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}

@@ -28,7 +28,7 @@ from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.edits.language import EditError
 from helper_agent.program.edits.trim import trim_classes
 
-__all__ = ["example_note", "out_of_scope", "scope_of", "trimmed"]
+__all__ = ["example_note", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -49,27 +49,33 @@ def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     return scope.outside(changed_classes(compiled.subgoals)) if scope else []
 
 
+def unasked_steps(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
+    """The steps the compiled program does that `scope` does not ask for ([] without a scope)."""
+    return scope.unasked_steps(compiled.subgoals) if scope else []
+
+
 def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
-            recompile: Callable[[str], CompiledProgram]) -> tuple[CompiledProgram, str] | None:
-    """`compiled` without its steps on the `outside` classes (`trim_classes`), compiled again by
-    `recompile` (the caller's: in the household's classes), with the log's note on what was removed;
-    None when what remains changes nothing, still changes something `scope` does not allow, or does
-    not compile: then the planner is asked again."""
+            recompile: Callable[[str], CompiledProgram], steps: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
+    """`compiled` without its steps on the `outside` classes and its unasked `steps` (`trim_classes`),
+    compiled again by `recompile` (the caller's: in the household's classes), with the log's note on
+    what was removed; None when what remains changes nothing, still changes or does something `scope`
+    does not allow, or does not compile: then the planner is asked again."""
     # the classes as the program's constructors wrote them (a mapped "bread slice" is a BreadSliced)
     written = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in outside}
     try:
-        cut = trim_classes(compiled.source, {*outside, *written})
+        cut = trim_classes(compiled.source, {*outside, *written}, steps)
         if not cut.removed or not cut.program.strip():
             return None
         again = recompile(cut.program)
     except (EditError, ProgramError):
         return None
     changed = changed_classes(again.subgoals)
-    if not changed or scope.outside(changed):
+    if not changed or scope.outside(changed) or scope.unasked_steps(again.subgoals):
         return None
-    steps = [line for line in cut.removed if "InteractionObject(" not in line]
-    return again, (f"removed unasked {', '.join(outside)}: {len(steps)} step(s) "
-                   f"({'; '.join(steps[:6])}{'; ...' if len(steps) > 6 else ''})")
+    lines = [line for line in cut.removed if "InteractionObject(" not in line]
+    what = ", ".join([*outside, *(f"{s} steps" for s in steps)])
+    return again, (f"removed unasked {what}: {len(lines)} step(s) "
+                   f"({'; '.join(lines[:6])}{'; ...' if len(lines) > 6 else ''})")
 
 
 def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> str:

@@ -60,10 +60,11 @@ def _calls(stmts: list[ast.stmt]) -> int:
     return sum(1 for s in stmts for n in ast.walk(s) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute))
 
 
-def trim_classes(program: str, drop: Collection[str]) -> Trimmed:
-    """`program` without the steps that change objects of the classes `drop` and what only they needed
-    (see the module docstring). The classes are the ones the program's constructors write. An
-    `EditError` when the program does not parse."""
+def trim_classes(program: str, drop: Collection[str], methods: Collection[str] = ()) -> Trimmed:
+    """`program` without the steps that change objects of the classes `drop`, and without every call
+    of `methods` (a cut nobody asked for: `slice`) with the attributes that stand for them, and what
+    only those steps needed (see the module docstring). The classes are the ones the program's
+    constructors write. An `EditError` when the program does not parse."""
     tree = parse_tree(program)
     removed: list[str] = []
     dropped_vars: set[str] = set()
@@ -78,7 +79,9 @@ def trim_classes(program: str, drop: Collection[str]) -> Trimmed:
                 classes[stmt.targets[0].id] = cls or ""
                 if cls in drop:
                     dropped_vars.add(stmt.targets[0].id)
-                    _strip_attributes(stmt, removed)
+                    _strip_attributes(stmt, removed, None)
+                elif methods:
+                    _strip_attributes(stmt, removed, methods)
                 continue
             hit = receiver(stmt)
             if hit is None:
@@ -86,7 +89,8 @@ def trim_classes(program: str, drop: Collection[str]) -> Trimmed:
             var, method, call = hit
             arg = call.args[0] if call.args else None
             into = classes.get(arg.id, "") if isinstance(arg, ast.Name) else ""
-            if (classes.get(var) in drop and method in CHANGING_METHODS) or (method == "pour" and into in drop):
+            if ((classes.get(var) in drop and method in CHANGING_METHODS) or (method == "pour" and into in drop)
+                    or method in methods):
                 removed.append(ast.unparse(stmt))
                 body.remove(stmt)
 
@@ -107,14 +111,19 @@ def trim_classes(program: str, drop: Collection[str]) -> Trimmed:
     return Trimmed(render_tree(tree) if tree.body else "", tuple(removed))
 
 
-def _strip_attributes(stmt: ast.Assign, removed: list[str]) -> None:
-    """The end-state attributes (`api.ATTRIBUTE_METHODS`, with their synonyms) off a declaration."""
+def _strip_attributes(stmt: ast.Assign, removed: list[str], methods: Collection[str] | None) -> None:
+    """The end-state attributes (`api.ATTRIBUTE_METHODS`, with their synonyms) off a declaration:
+    all of them (`methods` None), or those that stand for one of `methods`."""
     call = stmt.value
     assert isinstance(call, ast.Call)
+
+    def goes(node: ast.expr) -> bool:
+        attr = api.normalise_attribute(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+        return attr is not None and (methods is None or api.ATTRIBUTE_METHODS[attr] in methods)
+
     for kw in call.keywords:
         if kw.arg == "attributes" and isinstance(kw.value, ast.List):
-            kept = [e for e in kw.value.elts if not (isinstance(e, ast.Constant) and isinstance(e.value, str)
-                                                      and api.normalise_attribute(e.value))]
+            kept = [e for e in kw.value.elts if not goes(e)]
             if len(kept) != len(kw.value.elts):
                 removed.append(f"{ast.unparse(stmt.targets[0])} attributes {ast.unparse(kw.value)}")
                 kw.value.elts = kept

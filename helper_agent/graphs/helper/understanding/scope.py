@@ -10,7 +10,7 @@ reported suite's 46 requests with the 0.5B). The rule, one for every request:
   Tomato and its TomatoSliced, an Egg and its EggCracked).
 - **Steps.** The steps the words name (`words.named_steps`: wash, slice, toast, cook, fill ...)
   and the steps a dish word stands for (`DISH_STEPS`: "coffee" is made in the coffee machine, a
-  "sandwich" is toasted and sliced bread served on a plate, "omelette" is a cracked egg cooked).
+  "sandwich" is toasted bread and sliced fillings served on a plate, "omelette" is a cracked egg cooked).
 - **Needed by a step.** Each step's tools, from the table the requests benchmark scores with
   (`program/steps.py`: the knife to slice, the sink to wash, the toaster to toast, the coffee
   machine for coffee), and what a step makes or carries when the request need not name it
@@ -56,7 +56,7 @@ DISH_STEPS: dict[str, tuple[str, ...]] = {
     "coffee": ("coffee",), "espresso": ("coffee",), "brew": ("coffee",),
     "toast": ("toast",), "boil": ("boil",), "omelette": ("crack", "cook"), "omelet": ("crack", "cook"),
     "crack": ("crack",), "microwave": ("cook",), "water": ("water",), "drink": ("water",),
-    "sandwich": ("toast", "serve"), "salad": ("slice", "serve"),
+    "sandwich": ("toast", "slice", "serve"), "salad": ("slice", "serve"),
     "serve": ("serve",), "put": ("serve",),
 }
 """Words for a dish or a way of making one, and the steps it is made by: the household's dishes
@@ -94,6 +94,15 @@ CHANGING = frozenset({SubgoalKind.PICKUP, SubgoalKind.PLACE, SubgoalKind.PUT_DOW
 """The subgoals that change their target (navigating, opening and closing do not)."""
 
 _FORMS = ("Sliced", "Cracked")
+_CUTS = _FORMS
+SLICING = ("slice", "crack", "toast")
+"""The steps that cut an object (`slice()` cracks an egg too; bread is toasted a slice at a time). A request none of whose steps cuts
+does not ask for a cut form of what it names, nor for a cut: "put the apples in a bowl" (calibration
+cal-056) was sliced with a knife by the 0.5B, copying a slicing example."""
+
+
+def _cuts(steps: Iterable[str]) -> bool:
+    return any(s in SLICING for s in steps)
 
 
 def _forms(cls: str) -> set[str]:
@@ -118,8 +127,18 @@ class Scope:
         """The classes of `classes` the request may not change, in order, once each."""
         return list(dict.fromkeys(c for c in classes if c not in self.allowed))
 
-    def reason(self, outside: Sequence[str]) -> str:
-        """The planner's retry message for a program that changes `outside`."""
+    def unasked_steps(self, subgoals: Iterable[Subgoal]) -> list[str]:
+        """The steps (methods) of `subgoals` no step of the request asks for: a cut (`slice`) when
+        none of its steps cuts (`SLICING`); the other steps are how named things are made ready
+        (the mug of a coffee is washed first), so they are not judged."""
+        cuts = any(sub.kind == SubgoalKind.SLICE for sub in subgoals)
+        return ["slice"] if cuts and not _cuts(self.steps) else []
+
+    def reason(self, outside: Sequence[str], steps: Sequence[str] = ()) -> str:
+        """The planner's retry message for a program that changes `outside` (or does `steps`)."""
+        if not outside:
+            return (f"the request does not ask to {' or '.join(steps)} anything; leave that out and change only "
+                    "what the request asks for")
         them = " or ".join(outside)
         it = "it" if len(outside) == 1 else "them"
         return (f"the request does not mention {them}, and no step it asks for needs {it}; leave {it} out and "
@@ -152,9 +171,11 @@ def request_scope(text: str, present: Collection[str]) -> Scope | None:
         steps.append("slice")
     steps = list(dict.fromkeys(steps))
     allowed: set[str] = set()
+    cuts = _CUTS if _cuts(steps) else ()
     for cls in named:
         for form in {f for c in (cls, *ALSO_MEANS.get(cls, ())) for f in _forms(c)}:
-            allowed |= {form, *kinds_of(form, present)}
+            if form == cls or not form.endswith(_FORMS) or form.endswith(cuts):
+                allowed |= {form, *kinds_of(form, present)}
     allowed |= tools_for(s for s in steps if s != "serve")
     allowed |= {c for s in steps for c in STEP_OBJECTS.get(s, ())}
     return Scope(tuple(named), tuple(steps), frozenset(allowed))
