@@ -23,7 +23,7 @@ from helper_agent.evals.studies.requests import load_suite
 from helper_agent.evals.studies.requests import scope as bench_scope
 from helper_agent.evals.studies.requests.households import prepare
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.scoping import example_note, scope_of, trimmed
+from helper_agent.graphs.helper.scoping import example_note, named_instead, scope_of, trimmed
 from helper_agent.graphs.helper.understanding.in_household import in_household
 from helper_agent.graphs.helper.understanding.scope import changed_classes, request_scope
 from helper_agent.memory.corrections import CorrectionMemory
@@ -218,12 +218,30 @@ def test_a_program_with_nothing_asked_left_goes_back_with_the_reason_and_the_ret
     assert any(o["objectType"] == "Mug" and o.get("simbotIsFilledWithCoffee") for o in env.objects_metadata())
 
 
-def test_on_the_last_attempt_a_program_with_nothing_asked_left_runs_with_the_unasked_object_noted(
-        tmp_path: Path) -> None:
+def test_on_the_last_attempt_a_program_doing_only_the_unasked_does_not_run(tmp_path: Path) -> None:
+    """cal-051: the pillows came back as a phone, a remote and a bat three times; none is moved."""
     world = household("Kitchen", {"Mug", "CoffeeMachine", "Lettuce", "CounterTop"})
-    out, chat, _ = run(tmp_path, "a coffee would be great right now", world, [fence(LETTUCE)], max_plan_attempts=1)
-    assert len(chat.calls) == 1 and out["execution"]["status"] == "done"
-    assert any("unasked Lettuce kept" in line for line in out["log"] if line.startswith("validate:"))
+    fresh = SymbolicEnv()
+    fresh.reset(world)
+    out, chat, env = run(tmp_path, "a coffee would be great right now", world, [fence(LETTUCE)], max_plan_attempts=1)
+    assert len(chat.calls) == 1 and out["outcome"] == "invalid_program" and not out["subgoals"]
+    assert any("nothing the request asks for is left" in line for line in out["log"])
+    assert env.objects_metadata() == fresh.objects_metadata()
+
+
+def test_a_class_written_for_the_one_the_request_names_of_the_same_sort_is_the_named_one(tmp_path: Path) -> None:
+    """cal-036: "can you wash up the cup?" came back as a washed Mug on every attempt."""
+    world = household("Kitchen", {"Mug", "Cup", "SinkBasin", "Faucet"})
+    washed_mug = ['mug = InteractionObject("Mug", attributes=["clean"])', "mug.clean()", "mug.put_down()"]
+    out, chat, _ = run(tmp_path, "can you wash up the cup?", world, [fence(washed_mug)])
+    assert len(chat.calls) == 1 and '"Cup"' in out["program"] and '"Mug"' not in out["program"]
+    assert any("Mug is the request's Cup" in line for line in out["log"] if line.startswith("validate:"))
+    present = frozenset({"Mug", "Cup", "Bowl", "Knife", "Apple", "SinkBasin", "Faucet"})
+    knife = compile_program('knife = InteractionObject("Knife")\nknife.pickup()\n')
+    assert named_instead(knife, request_scope("put the apples in a bowl", present), present) == {}  # no sort shared
+    lamp = compile_program('lamp = InteractionObject("DeskLamp")\nlamp.toggle_on()\n')
+    living = frozenset({"FloorLamp", "Sofa"})
+    assert named_instead(lamp, request_scope("turn on the lamp", living), living) == {"DeskLamp": "FloorLamp"}
 
 
 def test_a_copied_plate_of_toast_goes_from_a_coffee_with_its_attribute_and_the_coffee_stays() -> None:

@@ -13,7 +13,11 @@ and toast three times, and the last attempt ran with them. Its coffee part was r
 
 On the planner's last attempt a program that cannot be trimmed runs anyway, with the objects in
 the log: doing the request with something extra beats doing nothing (the request would end
-"invalid_program"). A recalled routine is never checked: its program is what the person asked for
+"invalid_program"); but not a program that does nothing *but* the unasked (`leaves_nothing`).
+
+Before that, a class the program wrote in place of one the request names, of the same sort (a Mug
+for "the cup", a DeskLamp for "the lamp" in a room whose lamp is a FloorLamp), is written as the
+named one (`named_instead`). A recalled routine is never checked: its program is what the person asked for
 by its name.
 """
 
@@ -26,9 +30,12 @@ from helper_agent.graphs.helper.requests import teach_request
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.edits.language import EditError
+from helper_agent.program.edits.tree import base_class
 from helper_agent.program.edits.trim import trim_classes
+from helper_agent.program.kinds import household_class
+from helper_agent.world.catalog import load_catalog
 
-__all__ = ["example_note", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
+__all__ = ["example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -47,6 +54,35 @@ def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None
 def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     """The classes the compiled program changes that `scope` does not allow ([] without a scope)."""
     return scope.outside(changed_classes(compiled.subgoals)) if scope else []
+
+
+def _sorts(cls: str) -> set[str]:
+    """The TEACh semantic classes of `cls` beyond its own name (a Mug and a Cup are Drinkware)."""
+    catalog = load_catalog()
+    return set(catalog.get(cls).simbot_classes) - {cls} if cls in catalog else set()
+
+
+def named_instead(compiled: CompiledProgram, scope: Scope | None, present: Collection[str]) -> dict[str, str]:
+    """What the program wrote in place of a class the request names: {the class as written: the named
+    class}, for an object the request does not allow whose TEACh semantic class it shares with exactly
+    one class the request names (as the household's kind of it, `household_class`) that the program
+    makes in no form. "can you wash up the cup?" (calibration cal-036) came back as a washed Mug on
+    every attempt, and "turn on the lamp" (cal-059) as a DeskLamp in a room whose lamp is a FloorLamp:
+    the planner copied its examples' class for the person's word. Each named class takes one."""
+    if scope is None:
+        return {}
+    made = {base_class(ref.object_class) for ref in compiled.objects}
+    missing = [c for c in dict.fromkeys(household_class(n, present) for n in scope.named)
+               if c == base_class(c) and c in present and c not in made]
+    out: dict[str, str] = {}
+    for ref in compiled.objects:
+        cls = ref.object_class
+        if cls in scope.allowed or cls != base_class(cls) or (ref.requested_class or cls) in out:
+            continue
+        same = [n for n in missing if _sorts(n) & _sorts(cls) and n not in out.values()]
+        if len(same) == 1:
+            out[ref.requested_class or cls] = same[0]
+    return out
 
 
 def unasked_steps(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
@@ -76,6 +112,19 @@ def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
     what = ", ".join([*outside, *(f"{s} steps" for s in steps)])
     return again, (f"removed unasked {what}: {len(lines)} step(s) "
                    f"({'; '.join(lines[:6])}{'; ...' if len(lines) > 6 else ''})")
+
+
+def leaves_nothing(compiled: CompiledProgram, outside: Collection[str], steps: Collection[str] = ()) -> bool:
+    """Whether the program without its unasked part (`trim_classes`) would change nothing at all: all
+    it does is what nobody asked for. Such a program is not run even on the planner's last attempt
+    (calibration cal-051: "move the pillows onto the bed" came back three times as a cell phone, a
+    remote and a bat, copied from an example, and the last one moved them)."""
+    written = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in outside}
+    try:
+        cut = trim_classes(compiled.source, {*outside, *written}, steps)
+        return not cut.program.strip() or not changed_classes(compile_program(cut.program).subgoals)
+    except (EditError, ProgramError):
+        return False
 
 
 def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> str:
