@@ -23,7 +23,15 @@ from helper_agent.evals.studies.requests import load_suite
 from helper_agent.evals.studies.requests import scope as bench_scope
 from helper_agent.evals.studies.requests.households import prepare
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.scoping import example_note, named_instead, scope_of, trimmed
+from helper_agent.graphs.helper.scoping import (
+    asked_of,
+    completed,
+    example_note,
+    named_instead,
+    scope_of,
+    trimmed,
+)
+from helper_agent.graphs.helper.understanding.asked import asked
 from helper_agent.graphs.helper.understanding.in_household import in_household
 from helper_agent.graphs.helper.understanding.scope import changed_classes, request_scope
 from helper_agent.memory.corrections import CorrectionMemory
@@ -88,8 +96,8 @@ def test_a_cut_is_asked_for_only_by_a_step_that_cuts() -> None:
     assert scope is not None and "AppleSliced" not in scope.allowed
     assert scope.unasked_steps(sliced) == ["slice"]
     assert scope.reason([], ["slice"]).startswith("the request does not ask to slice anything")
-    for asked in ("slice an apple", "put two slices of apple in a bowl", "make me an omelette"):
-        cut = request_scope(asked, present | {"Egg"})
+    for words in ("slice an apple", "put two slices of apple in a bowl", "make me an omelette"):
+        cut = request_scope(words, present | {"Egg"})
         assert cut is not None and cut.unasked_steps(sliced) == []
     assert "AppleSliced" in (request_scope("put two slices of apple in a bowl", present) or scope).allowed
 
@@ -273,3 +281,56 @@ def test_a_request_naming_a_lamp_in_a_floor_lamp_household_passes(tmp_path: Path
     assert len(chat.calls) == 1 and not any("rejected" in line for line in out["log"])
     assert out["execution"]["status"] == "done" and '"FloorLamp"' in out["program"]
     assert any(o["objectType"] == "FloorLamp" and o["isToggled"] for o in env.objects_metadata())
+
+
+# ------------------------------------------------------------------------------- what was asked
+PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkBasin", "Faucet", "Toaster", "Potato",
+                    "RemoteControl", "Sofa"})
+
+
+@pytest.mark.parametrize(("request_", "placements", "steps"), [
+    ("slice a tomato and put a slice on a clean plate", [("TomatoSliced", "Plate", 1)], []),
+    ("put two slices of apple in a bowl", [("AppleSliced", "Bowl", 2)], []),
+    ("a slice of toast on a plate, please", [("BreadSliced", "Plate", 1)], [("toast", "BreadSliced")]),
+    ("I want a cooked potato slice on a clean plate", [("PotatoSliced", "Plate", 1)], [("cook", "PotatoSliced")]),
+    ("put the remote on the sofa", [("RemoteControl", "Sofa", 1)], []),
+    ("put the apples in a bowl", [], []),  # how many is the household's
+    ("could you make me a coffee?", [], []),
+])
+def test_what_a_request_asks_a_program_to_end_with(request_: str, placements: list[tuple[str, str, int]],
+                                                   steps: list[tuple[str, str]]) -> None:
+    wanted = asked(request_, PANTRY)
+    assert [(p.placed, p.where, p.count) for p in wanted.placements] == placements
+    assert list(wanted.steps) == steps
+
+
+def test_a_first_plan_gets_the_placement_and_the_toasting_it_left_out() -> None:
+    """cal-014 and cal-010's first plans (the 0.5B, the calibration run on main)."""
+    sliced = compile_program('tomato = InteractionObject("Tomato")\ntomato.slice()\n'
+                             'plate = InteractionObject("Plate", attributes=["clean"])\nplate.clean()\n')
+    done = completed(sliced, asked("slice a tomato and put a slice on a clean plate", PANTRY))
+    assert done is not None
+    assert done[0].splitlines()[-2:] == ['tomato_slice = InteractionObject("TomatoSliced")',
+                                         "tomato_slice.pickup_and_place(plate)"]
+    carried = compile_program('bread_slice = InteractionObject("BreadSliced")\nbread_slice.pickup()\n'
+                              'plate = InteractionObject("Plate")\nbread_slice.pickup_and_place(plate)\n')
+    done = completed(carried, asked("a slice of toast on a plate, please", PANTRY))
+    assert done is not None and done[0].splitlines()[:2] == ['bread_slice = InteractionObject("BreadSliced")',
+                                                             "bread_slice.toast()"]
+    assert done[1] == ["added toast to the BreadSliced, as the request asks"]
+    whole = compile_program('bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
+                            'plate = InteractionObject("Plate")\nbread_slice.pickup_and_place(plate)\n')
+    assert completed(whole, asked("a slice of toast on a plate, please", PANTRY)) is None
+
+
+def test_the_graph_adds_what_a_first_plan_left_out_but_not_to_a_replan(tmp_path: Path) -> None:
+    world = household("Kitchen", {"Tomato", "Plate", "Knife"})
+    lines = ['tomato = InteractionObject("Tomato")', "tomato.slice()"]
+    out, _, env = run(tmp_path, "slice a tomato and put a slice on a plate", world, [fence(lines)])
+    assert any("added 1 TomatoSliced on/in the Plate" in line for line in out["log"] if line.startswith("validate:"))
+    assert out["execution"]["status"] == "done"
+    objects = {o["objectId"]: o for o in env.objects_metadata()}
+    assert any(o["objectType"] == "TomatoSliced" and any(objects.get(p, {}).get("objectType") == "Plate"
+                                                         for p in o.get("parentReceptacles") or [])
+               for o in objects.values())
+    assert asked_of({"request": "slice a tomato and put a slice on a plate", "feedback": "no"}, KITCHEN) is None

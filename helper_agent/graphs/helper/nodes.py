@@ -32,6 +32,8 @@ from helper_agent.graphs.helper.prompts import (
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.scoping import (
+    asked_of,
+    completed,
     example_note,
     leaves_nothing,
     named_instead,
@@ -235,7 +237,9 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     is it rejected the same way, with that reason, while the planner has attempts left; the last
     attempt runs, the objects noted in the log, unless it does nothing but the unasked
     (`scoping.py`). A class written in place of one the request names, of the same sort, is first
-    written as the named one (`scoping.named_instead`: a Mug for "the cup")."""
+    written as the named one (`scoping.named_instead`: a Mug for "the cup"). A first plan then gets
+    what the request's words ask it to end with and it left out (`scoping.completed`: the slice put
+    on the plate, the toasting of the toast)."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
@@ -263,6 +267,16 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
             reason = f"{reason} (nothing the request asks for is left in it)"
             return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
         notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
+    wanted = asked_of(state, _present(ctx))
+    done = completed(compiled, wanted) if wanted else None
+    if done is not None:
+        try:
+            again = _compiled_here(ctx, done[0])[0]
+            if not out_of_scope(again, scope) and not unasked_steps(again, scope):
+                compiled = again
+                notes += done[1]
+        except ProgramError:
+            pass
     detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}

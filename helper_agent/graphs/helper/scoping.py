@@ -27,15 +27,18 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from helper_agent.graphs.helper.requests import teach_request
+from helper_agent.graphs.helper.understanding.asked import Asked, asked
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
-from helper_agent.program.edits.language import EditError
-from helper_agent.program.edits.tree import base_class
+from helper_agent.program.edits.apply import apply_edit
+from helper_agent.program.edits.language import Edit, EditError
+from helper_agent.program.edits.tree import base_class, declarations, parse_tree
 from helper_agent.program.edits.trim import trim_classes
 from helper_agent.program.kinds import household_class
+from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
+__all__ = ["asked_of", "completed", "example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -49,6 +52,17 @@ def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None
     text = teach.body if teach else request
     feedback = str(state.get("feedback") or "")
     return request_scope(f"{text}\n{feedback}".strip(), present)
+
+
+def asked_of(state: Mapping[str, Any], present: Collection[str]) -> Asked | None:
+    """What the state's request asks a first plan to end with (`understanding/asked.py`); None for a
+    recalled routine, a replan (it writes only what the person says is missing, in the household the
+    last program left) and where the scope rule does not apply."""
+    if state.get("routine") or state.get("feedback") or scope_of(state, present) is None:
+        return None
+    request = str(state.get("request") or "")
+    teach = teach_request(request)
+    return asked(teach.body if teach else request, present)
 
 
 def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
@@ -125,6 +139,35 @@ def leaves_nothing(compiled: CompiledProgram, outside: Collection[str], steps: C
         return not cut.program.strip() or not changed_classes(compile_program(cut.program).subgoals)
     except (EditError, ProgramError):
         return False
+
+
+_STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK}
+
+
+def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]] | None:
+    """A first plan with what the request's words ask it to end with (`understanding/asked.py`) and
+    it left out, added by the edit language: a placement no step makes (`put`: "a slice on a clean
+    plate" -> a TomatoSliced put on the program's plate), then a toasting or cooking of a class the
+    plan makes but never toasts or cooks (`step`). The program text and the log's notes; None when
+    nothing is missing or an edit does not fit. What is there already is never changed."""
+    program, notes = compiled.source, []
+    places = {(base_class(s.target.object_class), base_class(s.receptacle.object_class))
+              for s in compiled.subgoals if s.kind == SubgoalKind.PLACE and s.target and s.receptacle}
+    try:
+        for want in wanted.placements:
+            if (base_class(want.placed), base_class(want.where)) not in places:
+                program = apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
+                notes.append(f"added {want.count} {want.placed} on/in the {want.where}, as the request asks")
+        made = {d.cls for d in declarations(parse_tree(program))}
+        for method, cls in wanted.steps:
+            done = any(s.kind == _STEP_KINDS[method] and s.target and base_class(s.target.object_class) == base_class(cls)
+                       for s in compiled.subgoals)
+            if not done and cls in made:
+                program = apply_edit(program, Edit("step", cls, method))
+                notes.append(f"added {method} to the {cls}, as the request asks")
+    except EditError:
+        return None
+    return (program, notes) if notes else None
 
 
 def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> str:

@@ -400,7 +400,8 @@ def _skip(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
 
 def _put(program: str, edit: Edit) -> str:
     """One new object placed on or in a receptacle: the routine's own, made at top level, if it has
-    one (the keys' box takes the watch too), else a new one; appended after the routine's steps."""
+    one (the keys' box takes the watch too), else a new one; appended after the routine's steps.
+    With a `count` above one, that many, in a loop ("two apple slices in the bowl")."""
     known_class(edit.value)
     known_class(edit.target)
     if not pickupable(edit.value):
@@ -414,7 +415,13 @@ def _put(program: str, edit: Edit) -> str:
         taken.add(dest)
         lines.append(f'{dest} = {CTOR}("{edit.target}")')
     var = var_for(edit.value, taken)
-    lines += [f'{var} = {CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
+    if edit.count > 1:
+        if edit.count > api.MAX_LOOP_LENGTH:
+            raise EditError(f"at most {api.MAX_LOOP_LENGTH} of a kind")
+        lines += [f"for {loop_var(tree.body)} in range({edit.count}):", f'    {var} = {CTOR}("{edit.value}")',
+                  f"    {var}.pickup_and_place({dest})"]
+    else:
+        lines += [f'{var} = {CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
     tree.body.extend(parse_tree("\n".join(lines)).body)
     return checked_program(tree, True, f"'{edit.text()}' would make an invalid program")
 
