@@ -89,3 +89,11 @@ apple.pickup_and_place(bowl)
     cut = trim_classes(program, {"Knife"}, {"slice"})
     assert cut.program.splitlines() == ['apple = InteractionObject("Apple")', 'bowl = InteractionObject("Bowl")',
                                         "apple.pickup_and_place(bowl)"]
+
+
+def test_a_place_loses_its_moves_and_keeps_what_is_put_in_it() -> None:
+    program = 'bowl = InteractionObject("Bowl")\nbowl.pickup()\nbowl.put_down()\napple = InteractionObject("Apple")\n' \
+              "apple.pickup_and_place(bowl)\n"
+    cut = trim_classes(program, (), (), {"Bowl"})
+    assert cut.removed == ("bowl.pickup()", "bowl.put_down()")
+    assert classes_changed(cut.program) == {"Apple"}

@@ -102,6 +102,23 @@ def test_a_cut_is_asked_for_only_by_a_step_that_cuts() -> None:
     assert "AppleSliced" in (request_scope("put two slices of apple in a bowl", present) or scope).allowed
 
 
+def test_a_place_the_request_only_puts_things_in_is_not_moved() -> None:
+    """cal-056 ("put the apples in a bowl"): the 0.5B picked the bowl up. A washed plate keeps its moves."""
+    present = KITCHEN | {"Apple"}
+    scope = request_scope("put the apples in a bowl", present)
+    assert scope is not None and scope.places == {"Bowl"}
+    moved = compile_program('bowl = InteractionObject("Bowl")\nbowl.pickup()\napple = InteractionObject("Apple")\n'
+                            "apple.pickup_and_place(bowl)\n")
+    assert scope.unmoved(moved.subgoals) == ["Bowl"]
+    cut = trimmed(moved, scope, [], compile_program, (), ["Bowl"])
+    assert cut is not None and "bowl.pickup()" not in cut[0].source and "apple.pickup_and_place(bowl)" in cut[0].source
+    assert cut[1] == "removed unasked moving the Bowl: 1 step(s) (bowl.pickup())"
+    plate = request_scope("slice a tomato and put a slice on a clean plate", present | {"Tomato"})
+    washed = compile_program('plate = InteractionObject("Plate")\nplate.clean()\nplate.put_down()\n')
+    assert plate is not None and plate.places == {"Plate"} and plate.unmoved(washed.subgoals) == []
+    assert (request_scope("wash the plate", present) or scope).places == frozenset()
+
+
 def test_a_word_is_read_as_the_households_class() -> None:
     living = frozenset({"FloorLamp", "Sofa", "RemoteControl"})
     assert outside("turn on the lamp", ['lamp = InteractionObject("FloorLamp")', "lamp.toggle_on()"], living) == []
@@ -144,7 +161,8 @@ def _calibration_checks() -> list[tuple[str, str, list[str] | None]]:
         compiled, _ = in_household(compile_program(program(case, case.household)), present)
         scope = scope_of({"request": case.request}, present)
         out.append((case.id, case.request, [*scope.outside(changed_classes(compiled.subgoals)),
-                                            *scope.unasked_steps(compiled.subgoals)] if scope else None))
+                                            *scope.unasked_steps(compiled.subgoals),
+                                            *scope.unmoved(compiled.subgoals)] if scope else None))
     return out
 
 
@@ -247,6 +265,8 @@ def test_a_class_written_for_the_one_the_request_names_of_the_same_sort_is_the_n
     present = frozenset({"Mug", "Cup", "Bowl", "Knife", "Apple", "SinkBasin", "Faucet"})
     knife = compile_program('knife = InteractionObject("Knife")\nknife.pickup()\n')
     assert named_instead(knife, request_scope("put the apples in a bowl", present), present) == {}  # no sort shared
+    pots = present | {"Pot", "Egg"}  # a Knife and a Pot are both Cookware, but not used alike (cal-058)
+    assert named_instead(knife, request_scope("the eggs should go in the pot", pots), pots) == {}
     lamp = compile_program('lamp = InteractionObject("DeskLamp")\nlamp.toggle_on()\n')
     living = frozenset({"FloorLamp", "Sofa"})
     assert named_instead(lamp, request_scope("turn on the lamp", living), living) == {"DeskLamp": "FloorLamp"}

@@ -41,6 +41,7 @@ from helper_agent.graphs.helper.scoping import (
     scope_of,
     trimmed,
     unasked_steps,
+    unmoved,
 )
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
@@ -252,13 +253,15 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
             compiled = _compiled_here(ctx, with_classes(compiled.source, named))[0]
         except ProgramError:
             named = {}
-    outside, steps = out_of_scope(compiled, scope), unasked_steps(compiled, scope)
+    outside, steps, places = out_of_scope(compiled, scope), unasked_steps(compiled, scope), unmoved(compiled, scope)
     notes = [*_moved_notes(moved), *(f"{old} is the request's {new}" for old, new in named.items()), *compiled.notes]
-    cut = (trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0], steps)
-           if (outside or steps) and scope else None)
+    cut = (trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0], steps, places)
+           if (outside or steps or places) and scope else None)
     if cut is not None:
         compiled, note = cut
         notes.append(note)
+    elif places and not (outside or steps):
+        notes.append(f"moving the {', '.join(places)} kept: without it the program would do nothing")
     elif (outside or steps) and scope is not None:
         reason = scope.reason(outside, steps)
         if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:

@@ -38,7 +38,8 @@ from helper_agent.program.kinds import household_class
 from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["asked_of", "completed", "example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of", "trimmed", "unasked_steps"]
+__all__ = ["asked_of", "completed", "example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
+           "trimmed", "unasked_steps", "unmoved"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -70,16 +71,28 @@ def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     return scope.outside(changed_classes(compiled.subgoals)) if scope else []
 
 
+_USES = ("pickupable", "receptacle", "openable", "toggleable", "sliceable", "can_fill_with_liquid")
+
+
 def _sorts(cls: str) -> set[str]:
     """The TEACh semantic classes of `cls` beyond its own name (a Mug and a Cup are Drinkware)."""
     catalog = load_catalog()
     return set(catalog.get(cls).simbot_classes) - {cls} if cls in catalog else set()
 
 
+def _same_sort(a: str, b: str) -> bool:
+    """Whether `a` and `b` share a TEACh semantic class and are used the same way (the catalog's
+    `_USES`): a Mug and a Cup, a DeskLamp and a FloorLamp; not a Knife and a Pot, which share
+    Cookware (calibration cal-058 wrote the knife of an egg example as the request's pot)."""
+    catalog = load_catalog()
+    return (bool(_sorts(a) & _sorts(b)) and a in catalog and b in catalog
+            and all(getattr(catalog.get(a), u) == getattr(catalog.get(b), u) for u in _USES))
+
+
 def named_instead(compiled: CompiledProgram, scope: Scope | None, present: Collection[str]) -> dict[str, str]:
     """What the program wrote in place of a class the request names: {the class as written: the named
-    class}, for an object the request does not allow whose TEACh semantic class it shares with exactly
-    one class the request names (as the household's kind of it, `household_class`) that the program
+    class}, for an object the request does not allow whose TEACh semantic class and uses it shares with
+    exactly one class the request names (as the household's kind of it, `household_class`) that the program
     makes in no form. "can you wash up the cup?" (calibration cal-036) came back as a washed Mug on
     every attempt, and "turn on the lamp" (cal-059) as a DeskLamp in a room whose lamp is a FloorLamp:
     the planner copied its examples' class for the person's word. Each named class takes one."""
@@ -93,7 +106,7 @@ def named_instead(compiled: CompiledProgram, scope: Scope | None, present: Colle
         cls = ref.object_class
         if cls in scope.allowed or cls != base_class(cls) or (ref.requested_class or cls) in out:
             continue
-        same = [n for n in missing if _sorts(n) & _sorts(cls) and n not in out.values()]
+        same = [n for n in missing if _same_sort(n, cls) and n not in out.values()]
         if len(same) == 1:
             out[ref.requested_class or cls] = same[0]
     return out
@@ -104,26 +117,33 @@ def unasked_steps(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     return scope.unasked_steps(compiled.subgoals) if scope else []
 
 
+def unmoved(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
+    """The places of the request the compiled program moves for nothing (`Scope.unmoved`)."""
+    return scope.unmoved(compiled.subgoals) if scope else []
+
+
 def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
-            recompile: Callable[[str], CompiledProgram], steps: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
+            recompile: Callable[[str], CompiledProgram], steps: Collection[str] = (),
+            places: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
     """`compiled` without its steps on the `outside` classes and its unasked `steps` (`trim_classes`),
     compiled again by `recompile` (the caller's: in the household's classes), with the log's note on
     what was removed; None when what remains changes nothing, still changes or does something `scope`
     does not allow, or does not compile: then the planner is asked again."""
     # the classes as the program's constructors wrote them (a mapped "bread slice" is a BreadSliced)
     written = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in outside}
+    still = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in places}
     try:
-        cut = trim_classes(compiled.source, {*outside, *written}, steps)
+        cut = trim_classes(compiled.source, {*outside, *written}, steps, {*places, *still})
         if not cut.removed or not cut.program.strip():
             return None
         again = recompile(cut.program)
     except (EditError, ProgramError):
         return None
     changed = changed_classes(again.subgoals)
-    if not changed or scope.outside(changed) or scope.unasked_steps(again.subgoals):
+    if not changed or scope.outside(changed) or scope.unasked_steps(again.subgoals) or scope.unmoved(again.subgoals):
         return None
     lines = [line for line in cut.removed if "InteractionObject(" not in line]
-    what = ", ".join([*outside, *(f"{s} steps" for s in steps)])
+    what = ", ".join([*outside, *(f"{s} steps" for s in steps), *(f"moving the {p}" for p in places)])
     return again, (f"removed unasked {what}: {len(lines)} step(s) "
                    f"({'; '.join(lines[:6])}{'; ...' if len(lines) > 6 else ''})")
 

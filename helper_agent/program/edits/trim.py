@@ -40,7 +40,7 @@ from helper_agent.program.edits.tree import (
 )
 from helper_agent.program.subgoals import SubgoalKind
 
-__all__ = ["CHANGING_METHODS", "Trimmed", "trim_classes"]
+__all__ = ["CHANGING_METHODS", "MOVING_METHODS", "Trimmed", "trim_classes"]
 
 _NOT_CHANGING = (SubgoalKind.NAVIGATE, SubgoalKind.OPEN, SubgoalKind.CLOSE)
 CHANGING_METHODS = frozenset(name for name, spec in api.OBJECT_METHODS.items() if spec.kind not in _NOT_CHANGING)
@@ -60,11 +60,16 @@ def _calls(stmts: list[ast.stmt]) -> int:
     return sum(1 for s in stmts for n in ast.walk(s) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute))
 
 
-def trim_classes(program: str, drop: Collection[str], methods: Collection[str] = ()) -> Trimmed:
-    """`program` without the steps that change objects of the classes `drop`, and without every call
-    of `methods` (a cut nobody asked for: `slice`) with the attributes that stand for them, and what
-    only those steps needed (see the module docstring). The classes are the ones the program's
-    constructors write. An `EditError` when the program does not parse."""
+MOVING_METHODS = frozenset({"pickup", "put_down", "place", "pickup_and_place"})
+
+
+def trim_classes(program: str, drop: Collection[str], methods: Collection[str] = (),
+                 unmoved: Collection[str] = ()) -> Trimmed:
+    """`program` without the steps that change objects of the classes `drop`, without every call
+    of `methods` (a cut nobody asked for: `slice`) with the attributes that stand for them, without
+    the moves (`MOVING_METHODS`) of objects of the classes `unmoved` (a place things only go on or
+    in), and without what only those steps needed (see the module docstring). The classes are the
+    ones the program's constructors write. An `EditError` when the program does not parse."""
     tree = parse_tree(program)
     removed: list[str] = []
     dropped_vars: set[str] = set()
@@ -90,7 +95,7 @@ def trim_classes(program: str, drop: Collection[str], methods: Collection[str] =
             arg = call.args[0] if call.args else None
             into = classes.get(arg.id, "") if isinstance(arg, ast.Name) else ""
             if ((classes.get(var) in drop and method in CHANGING_METHODS) or (method == "pour" and into in drop)
-                    or method in methods):
+                    or method in methods or (classes.get(var) in unmoved and method in MOVING_METHODS)):
                 removed.append(ast.unparse(stmt))
                 body.remove(stmt)
 
