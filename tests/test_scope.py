@@ -309,10 +309,12 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
 
 
 @pytest.mark.parametrize(("request_", "placements", "steps"), [
-    ("slice a tomato and put a slice on a clean plate", [("TomatoSliced", "Plate", 1)], []),
-    ("put two slices of apple in a bowl", [("AppleSliced", "Bowl", 2)], []),
-    ("a slice of toast on a plate, please", [("BreadSliced", "Plate", 1)], [("toast", "BreadSliced")]),
-    ("I want a cooked potato slice on a clean plate", [("PotatoSliced", "Plate", 1)], [("cook", "PotatoSliced")]),
+    ("slice a tomato and put a slice on a clean plate", [("TomatoSliced", "Plate", 1)], [("clean", "Plate")]),
+    ("put two slices of apple in a bowl", [("AppleSliced", "Bowl", 2)], [("clean", "Bowl")]),  # food: a clean dish
+    ("a slice of toast on a plate, please", [("BreadSliced", "Plate", 1)], [("toast", "BreadSliced"),
+                                                                             ("clean", "Plate")]),
+    ("I want a cooked potato slice on a clean plate", [("PotatoSliced", "Plate", 1)], [("cook", "PotatoSliced"),
+                                                                                         ("clean", "Plate")]),
     ("put the remote on the sofa", [("RemoteControl", "Sofa", 1)], []),
     ("put the apples in a bowl", [], []),  # how many is the household's
     ("could you make me a coffee?", [], []),
@@ -337,14 +339,15 @@ def test_a_first_plan_gets_the_placement_and_the_toasting_it_left_out() -> None:
     done = completed(carried, asked("a slice of toast on a plate, please", PANTRY))
     assert done is not None and done[0].splitlines()[:2] == ['bread_slice = InteractionObject("BreadSliced")',
                                                              "bread_slice.toast()"]
-    assert done[1] == ["added toast to the BreadSliced, as the request asks"]
+    assert done[1] == ["added toast to the BreadSliced, as the request asks", "added clean to the Plate, as the "
+                       "request asks"]
     whole = compile_program('bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
-                            'plate = InteractionObject("Plate")\nbread_slice.pickup_and_place(plate)\n')
+                            'plate = InteractionObject("Plate")\nplate.clean()\nbread_slice.pickup_and_place(plate)\n')
     assert completed(whole, asked("a slice of toast on a plate, please", PANTRY)) is None
 
 
 def test_the_graph_adds_what_a_first_plan_left_out_but_not_to_a_replan(tmp_path: Path) -> None:
-    world = household("Kitchen", {"Tomato", "Plate", "Knife"})
+    world = household("Kitchen", {"Tomato", "Plate", "Knife", "SinkBasin", "Faucet"})
     lines = ['tomato = InteractionObject("Tomato")', "tomato.slice()"]
     out, _, env = run(tmp_path, "slice a tomato and put a slice on a plate", world, [fence(lines)])
     assert any("added 1 TomatoSliced on/in the Plate" in line for line in out["log"] if line.startswith("validate:"))

@@ -161,14 +161,14 @@ def leaves_nothing(compiled: CompiledProgram, outside: Collection[str], steps: C
         return False
 
 
-_STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK}
+_STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK, "clean": SubgoalKind.CLEAN}
 
 
 def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]] | None:
     """A first plan with what the request's words ask it to end with (`understanding/asked.py`) and
     it left out, added by the edit language: a placement no step makes (`put`: "a slice on a clean
-    plate" -> a TomatoSliced put on the program's plate), then a toasting or cooking of a class the
-    plan makes but never toasts or cooks (`step`). The program text and the log's notes; None when
+    plate" -> a TomatoSliced put on the program's plate), then a toasting, cooking or washing of a class
+    the plan makes but never toasts, cooks or washes (`step`). The program text and the log's notes; None when
     nothing is missing or an edit does not fit. What is there already is never changed."""
     program, notes = compiled.source, []
     places = {(base_class(s.target.object_class), base_class(s.receptacle.object_class))

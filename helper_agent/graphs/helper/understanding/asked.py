@@ -21,7 +21,10 @@ The rules, one for every request:
   how many, else one. Put in the toaster is toasted ("pop a bread slice in the toaster", cal-009,
   whose first plan picked the slice up and put it down): the toaster's step is the placement.
 - **Steps.** Toasting and cooking the words name ("toast", "toasted", "cooked", "fried"): on what
-  the request names or places that can take them, the slice first.
+  the request names or places that can take them, the slice first. And food is served on a clean
+  dish: a slice put on or in a dish that can be dirty asks for the dish washed (every TEACh goal
+  that serves food wants its dish clean, as a person does; on the calibration subset's run "put two
+  slices of apple in a bowl" and "a slice of tomato in a bowl" put the slices in a dirty bowl).
 """
 
 from __future__ import annotations
@@ -126,4 +129,9 @@ def asked(text: str, present: Collection[str]) -> Asked:
         target = next((c for c in things if affords(method, c) and load_catalog().get(c).pickupable), None)
         if target:
             out.append((method, target))
+    for p in found:  # food is served on a clean dish
+        dish = catalog.get(p.where) if p.where in catalog else None
+        if (catalog.base_type(p.placed) != p.placed and dish is not None and dish.pickupable
+                and dish.dirtyable and ("clean", p.where) not in out):
+            out.append(("clean", p.where))
     return Asked(tuple(found), tuple(out))
