@@ -31,18 +31,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import (
-    asked_of,
-    completed,
-    example_note,
-    leaves_nothing,
-    named_instead,
-    out_of_scope,
-    scope_of,
-    trimmed,
-    unasked_steps,
-    unmoved,
-)
+from helper_agent.graphs.helper.scoping import example_note, fit_to_request, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
 from helper_agent.graphs.helper.tracing import SubgoalSpans
@@ -51,7 +40,6 @@ from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decodi
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.extract import parse_code
-from helper_agent.program.kinds import with_classes
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -233,53 +221,21 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     """Parse and compile the program once (a class the household lacks written as the kind of it the
     household has, then compiled again); a rejection is kept as the message for the next attempt.
 
-    A program that changes an object the request neither names nor needs for a step it implies runs
-    without those steps (`scoping.trimmed`), noted in the log; only when nothing asked would remain
-    is it rejected the same way, with that reason, while the planner has attempts left; the last
-    attempt runs, the objects noted in the log, unless it does nothing but the unasked
-    (`scoping.py`). A class written in place of one the request names, of the same sort, is first
-    written as the named one (`scoping.named_instead`: a Mug for "the cup"). A first plan then gets
-    what the request's words ask it to end with and it left out (`scoping.completed`: the slice put
-    on the plate, the toasting of the toast)."""
+    The program is then fitted to the request (`scoping.fit_to_request`): what it changes that the
+    request neither names nor needs for a step it implies is removed, noted in the log, and a first
+    plan gets what the words ask it to end with and it left out; only when nothing asked would
+    remain is it rejected the same way, with that reason."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
-    scope = scope_of(state, _present(ctx))
-    named = named_instead(compiled, scope, _present(ctx))
-    if named:
-        try:
-            compiled = _compiled_here(ctx, with_classes(compiled.source, named))[0]
-        except ProgramError:
-            named = {}
-    outside, steps, places = out_of_scope(compiled, scope), unasked_steps(compiled, scope), unmoved(compiled, scope)
-    notes = [*_moved_notes(moved), *(f"{old} is the request's {new}" for old, new in named.items()), *compiled.notes]
-    cut = (trimmed(compiled, scope, outside, lambda text: _compiled_here(ctx, text)[0], steps, places)
-           if (outside or steps or places) and scope else None)
-    if cut is not None:
-        compiled, note = cut
-        notes.append(note)
-    elif places and not (outside or steps):
-        notes.append(f"moving the {', '.join(places)} kept: without it the program would do nothing")
-    elif (outside or steps) and scope is not None:
-        reason = scope.reason(outside, steps)
-        if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
-            return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
-        if leaves_nothing(compiled, outside, steps):
-            reason = f"{reason} (nothing the request asks for is left in it)"
-            return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
-        notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
-    wanted = asked_of(state, _present(ctx))
-    done = completed(compiled, wanted) if wanted else None
-    if done is not None:
-        try:
-            again = _compiled_here(ctx, done[0])[0]
-            if not out_of_scope(again, scope) and not unasked_steps(again, scope):
-                compiled = again
-                notes += done[1]
-        except ProgramError:
-            pass
+    last = int(state.get("plan_attempts", 0)) >= ctx.config.max_plan_attempts
+    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last)
+    if fitted.compiled is None:
+        return {"plan_error": fitted.reason, "subgoals": [], "log": [f"validate: rejected: {fitted.reason}"]}
+    notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]
+    compiled = fitted.compiled
     detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}

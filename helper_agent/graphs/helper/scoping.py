@@ -1,6 +1,6 @@
 """The HELPER graph's use of a request's scope (`understanding/scope.py`): which text it is read
 from, the note that flags the retrieved examples' objects the request does not ask for, and the
-check `nodes.validate` makes before a program runs.
+fitting of a program to its request that `nodes.validate` makes before it runs (`fit_to_request`).
 
 A program that changes an object the request neither names nor needs for one of its steps loses
 those steps (`trimmed`: the edit language's tree transform `program/edits/trim.py` removes each
@@ -17,13 +17,16 @@ the log: doing the request with something extra beats doing nothing (the request
 
 Before that, a class the program wrote in place of one the request names, of the same sort (a Mug
 for "the cup", a DeskLamp for "the lamp" in a room whose lamp is a FloorLamp), is written as the
-named one (`named_instead`). A recalled routine is never checked: its program is what the person asked for
-by its name.
+named one (`named_instead`). After it, a first plan gets what its request's words ask it to end
+with and it left out (`completed`, from `understanding/asked.py`: the slice put on the plate, the
+toast toasted). A recalled routine is never checked: its program is what the person asked for by
+its name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from helper_agent.graphs.helper.requests import teach_request
@@ -34,11 +37,11 @@ from helper_agent.program.edits.apply import apply_edit
 from helper_agent.program.edits.language import Edit, EditError
 from helper_agent.program.edits.tree import base_class, declarations, parse_tree
 from helper_agent.program.edits.trim import trim_classes
-from helper_agent.program.kinds import household_class
+from helper_agent.program.kinds import household_class, with_classes
 from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["asked_of", "completed", "example_note", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
+__all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
            "trimmed", "unasked_steps", "unmoved"]
 
 
@@ -207,3 +210,58 @@ def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> 
         return ""
     return (f"The examples above are other requests. This one does not ask for {', '.join(others)}: "
             "leave them out; change only what this request names and the tools its steps need.")
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A program fitted to its request: the program to run and the log's notes, or (`compiled` None)
+    the reason it goes back to the planner."""
+
+    compiled: CompiledProgram | None
+    notes: tuple[str, ...] = ()
+    reason: str = ""
+
+
+def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present: Collection[str],
+                   recompile: Callable[[str], CompiledProgram], last: bool) -> Fitted:
+    """`compiled` (the planner's program, in the household's classes) fitted to the state's request,
+    in order: a class written for one the request names is the named one (`named_instead`); the
+    unasked (`out_of_scope`, `unasked_steps`, `unmoved`) is trimmed (`trimmed`); a first plan gets what
+    the words ask and it left out (`completed`). Where the unasked cannot be trimmed, the program goes
+    back with the reason while attempts remain (`last` False); on the last it runs with the unasked
+    noted, unless it does nothing else (`leaves_nothing`). `recompile` compiles a program text the way
+    the caller does (in the household's classes)."""
+    scope = scope_of(state, present)
+    notes: list[str] = []
+    named = named_instead(compiled, scope, present)
+    if named:
+        try:
+            compiled = recompile(with_classes(compiled.source, named))
+            notes += [f"{old} is the request's {new}" for old, new in named.items()]
+        except ProgramError:
+            pass
+    outside, steps, places = out_of_scope(compiled, scope), unasked_steps(compiled, scope), unmoved(compiled, scope)
+    cut = trimmed(compiled, scope, outside, recompile, steps, places) if scope and (outside or steps or places) else None
+    if cut is not None:
+        compiled = cut[0]
+        notes.append(cut[1])
+    elif places and not (outside or steps):
+        notes.append(f"moving the {', '.join(places)} kept: without it the program would do nothing")
+    elif scope is not None and (outside or steps):
+        reason = scope.reason(outside, steps)
+        if not last:
+            return Fitted(None, tuple(notes), reason)
+        if leaves_nothing(compiled, outside, steps):
+            return Fitted(None, tuple(notes), f"{reason} (nothing the request asks for is left in it)")
+        notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
+    wanted = asked_of(state, present)
+    done = completed(compiled, wanted) if wanted else None
+    if done is not None:
+        try:
+            again = recompile(done[0])
+            if not out_of_scope(again, scope) and not unasked_steps(again, scope):
+                compiled = again
+                notes += done[1]
+        except ProgramError:
+            pass
+    return Fitted(compiled, tuple(notes))
