@@ -19,7 +19,9 @@ The rules, one for every request:
   (the catalog's `sliced_type`) when the words say so: "slice(s) of X", "X slice(s)", a cut step
   word, or toasting (bread is toasted a slice at a time). The number before it ("two slices") is
   how many, else one. Put in the toaster is toasted ("pop a bread slice in the toaster", cal-009,
-  whose first plan picked the slice up and put it down): the toaster's step is the placement.
+  whose first plan picked the slice up and put it down): the toaster's step is the placement. A
+  place that is the tool of a step the words name is where that step is done ("wash two plates in
+  the sink"), not a placement.
 - **Steps.** Toasting and cooking the words name ("toast", "toasted", "cooked", "fried"): on what
   the request names or places that can take them, the slice first. And food is served on a clean
   dish: a slice put on or in a dish that can be dirty asks for the dish washed (every TEACh goal
@@ -45,12 +47,17 @@ from helper_agent.graphs.helper.understanding.words import (
 )
 from helper_agent.program.kinds import household_class
 from helper_agent.program.semantics import affords
-from helper_agent.program.steps import STEP_TOOLS
+from helper_agent.program.steps import STEP_TOOLS, tools_for
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Asked", "Placement", "asked"]
 
 _PIECES = ("slice", "piece")
+_INTO = tuple(w for w in LOCATIVE if w != "at")
+_TABLE_STEPS = {"clean": "clean", "cook": "cook", "toast": "toast", "fill_up": "fill"}
+"""The step words' methods as the tool table's steps (`program/steps.py`)."""
+"""The words that put a thing on or in another; "at" says where a step happens ("wash the mug and
+two bowls at the sink" puts nothing in the sink)."""
 _MADE_STEPS = ("toast", "cook")
 """The steps whose end state the person sees on the thing served (a toasted slice, a cooked one);
 cleaning is left to the planner, who writes it for the dish that needs it."""
@@ -104,7 +111,7 @@ def asked(text: str, present: Collection[str]) -> Asked:
     found: list[Placement] = []
     catalog = load_catalog()
     for j, w in enumerate(lower):
-        if w not in LOCATIVE or not j:
+        if w not in _INTO or not j:
             continue
         k = past_article(words, j)
         where = class_from(words, k) or class_from(words, k + 1)  # past one adjective: "a clean plate"
@@ -121,6 +128,8 @@ def asked(text: str, present: Collection[str]) -> Asked:
         if where in STEP_TOOLS["toast"] and affords("toast", _sliced(placed)):
             steps.add("toast")  # "pop a bread slice in the toaster": put in to be toasted (cal-009)
             continue
+        if where in tools_for(_TABLE_STEPS[m] for m in steps if m in _TABLE_STEPS):
+            continue  # "wash two plates in the sink": where the step is done, not where they go
         if not any(p.where == household_class(where, present) for p in found):
             found.append(Placement(household_class(cls, present), household_class(where, present), count))
     things = [p.placed for p in found] + [_sliced(c) if cut else c for c in named]
