@@ -31,7 +31,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of
+from helper_agent.graphs.helper.scoping import example_note, fit_to_request, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
 from helper_agent.graphs.helper.tracing import SubgoalSpans
@@ -221,22 +221,21 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     """Parse and compile the program once (a class the household lacks written as the kind of it the
     household has, then compiled again); a rejection is kept as the message for the next attempt.
 
-    A program that changes an object the request neither names nor needs for a step it implies is
-    rejected the same way, with that reason, while the planner has attempts left; the last attempt
-    runs, the objects noted in the log (`scoping.py`)."""
+    The program is then fitted to the request (`scoping.fit_to_request`): what it changes that the
+    request neither names nor needs for a step it implies is removed, noted in the log, and a first
+    plan gets what the words ask it to end with and it left out; only when nothing asked would
+    remain is it rejected the same way, with that reason."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
-    scope = scope_of(state, _present(ctx))
-    outside = out_of_scope(compiled, scope)
-    notes = [*_moved_notes(moved), *compiled.notes]
-    if outside and scope is not None:
-        reason = scope.reason(outside)
-        if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
-            return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
-        notes.append(f"unasked {', '.join(outside)} kept: the planner's attempts are used up")
+    last = int(state.get("plan_attempts", 0)) >= ctx.config.max_plan_attempts
+    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last)
+    if fitted.compiled is None:
+        return {"plan_error": fitted.reason, "subgoals": [], "log": [f"validate: rejected: {fitted.reason}"]}
+    notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]
+    compiled = fitted.compiled
     detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
