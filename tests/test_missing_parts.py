@@ -77,10 +77,18 @@ def test_the_part_is_written_in_step_order_on_one_object_per_class_and_compiles(
     assert kinds[-1] == "Place(BreadSliced -> Plate)"
 
 
-def test_a_count_is_a_loop_and_the_compound_steps_use_their_tools() -> None:
-    loop = part_program([Missing("place", "Newspaper", place="CoffeeTable", count=2)])
-    keys = [s.target.instance_key for s in compile_program(loop).subgoals if s.kind.value == "Place" and s.target]
-    assert keys == ["newspaper#1", "newspaper#2"]
+def test_a_count_is_that_many_objects_the_first_being_the_one_other_steps_change() -> None:
+    # "you didn't toast the bread slice and you didn't put the bread slices on the plate": the
+    # toasted slice is one of the two placed (a loop would make two new ones after it)
+    part = part_program([Missing("toast", "BreadSliced"), Missing("place", "BreadSliced", place="Plate", count=2)])
+    subgoals = compile_program(part).subgoals
+    toasted = [s.target.instance_key for s in subgoals if s.kind.value == "Toast" and s.target]
+    placed = [s.target.instance_key for s in subgoals if s.kind.value == "Place" and s.target]
+    assert toasted == ["breadsliced#1"] and placed == ["breadsliced#1", "breadsliced#2"]
+    assert "for " not in part
+
+
+def test_the_compound_steps_use_their_tools() -> None:
     coffee = part_program([Missing("coffee", "Mug")])
     assert coffee.splitlines()[-2:] == ["mug.pickup_and_place(coffee_machine)", "coffee_machine.toggle_on()"]
     boil = compile_program(part_program([Missing("boil", "Potato")])).source

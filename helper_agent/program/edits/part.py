@@ -42,8 +42,8 @@ class Missing:
     """One thing left undone: `step` on an object of class `cls`.
 
     `place` is where `place` puts it (a receptacle class), the vessel `water` carries water in, or
-    the pot `boil` boils it in; `count` how many objects of the class it is done to (`count > 1`
-    writes a loop, one new object each time)."""
+    the pot `boil` boils it in; `count` how many objects of the class it is done to (the first
+    `count` of the part's objects of that class)."""
 
     step: str
     cls: str
@@ -68,33 +68,29 @@ class Missing:
 def part_program(missing: Sequence[Missing]) -> str:
     """The program that does `missing`, in step order (`MISSING_STEPS`, stable); "" when empty.
 
-    One object per class (at top level): the same "bread slice" is toasted and then placed. A step
-    with a count writes a loop whose body makes a new object of the class each time; what it uses
-    (the receptacle, the pot) is made once, before the loop."""
+    The k-th object of a class is one object throughout the part: the "bread slice" that is toasted
+    is the one then placed, and "two bread slices on the plate" places it and a second one. Counts
+    are written out, one object each, not as a loop: a loop's objects would be new ones, after the
+    one a single step already changed. What a step uses (the receptacle, the pot) is made once."""
     steps = sorted(dict.fromkeys(missing), key=lambda m: MISSING_STEPS[m.step])
     lines: list[str] = []
-    names: dict[str, str] = {}
+    names: dict[tuple[str, int], str] = {}
     taken: set[str] = set()
 
-    def obj(cls: str, indent: str = "", fresh: bool = False) -> str:
-        if cls in names and not fresh:
-            return names[cls]
-        var = var_for(cls, taken)
-        taken.add(var)
-        lines.append(f'{indent}{var} = InteractionObject("{cls}")')
-        if not fresh:
-            names[cls] = var
-        return var
+    def obj(cls: str, k: int = 1) -> str:
+        if (cls, k) not in names:
+            for earlier in range(1, k):  # the k-th object of a class is made after the ones before it
+                obj(cls, earlier)
+            var = var_for(cls, taken)
+            taken.add(var)
+            lines.append(f'{var} = InteractionObject("{cls}")')
+            names[(cls, k)] = var
+        return names[(cls, k)]
 
     for m in steps:
         tools = _tools(m, obj)
-        if m.count > 1:
-            lines.append(f"for i in range({m.count}):")
-            var = obj(m.cls, "    ", fresh=True)
-            lines += [f"    {line}" for line in _body(m, var, tools)]
-        else:
-            var = obj(m.cls)
-            lines += _body(m, var, tools)
+        for k in range(1, m.count + 1):
+            lines += _body(m, obj(m.cls, k), tools)
     return "\n".join(lines) + "\n" if lines else ""
 
 
