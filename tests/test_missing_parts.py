@@ -56,6 +56,11 @@ def test_counts_come_from_the_request_and_every_from_the_household() -> None:
     assert [m.describe() for m in for_household(every, objects)] == ["clean Pot x3"]
 
 
+def test_what_changes_the_placed_things_is_done_to_each_of_them() -> None:
+    assert steps("no, you didn't cook the potato slice and you didn't put the potato slices on the plate",
+                 "three cooked potato slices on a plate") == ["cook PotatoSliced x3", "place PotatoSliced in Plate x3"]
+
+
 def test_the_household_gives_the_water_vessel_and_a_slice_is_cut_before_it_is_used() -> None:
     water = read_missing("you didn't water the plant")
     assert [m.describe() for m in for_household(water, [{"objectType": "Mug"}, {"objectType": "HousePlant"}])] == [

@@ -25,7 +25,8 @@ The reading, clause by clause (a clause ends at a comma, a full stop, "and", "bu
 - **Things** are the classes the words name (`understanding.words.exact_class`: two-word names
   first, plurals and synonyms); "it"/"them" is the last clause's thing. The thing of a place is the
   class before the locative ("on", "in", ...), the place the class after it; "every"/"all" means
-  every one in the household; a plural thing is as many as the request counts for it (else two).
+  every one in the household; a plural thing is as many as the request counts for it (else two),
+  and what changes it (toast, cook, clean) is done to as many as are placed.
 - **Coffee** is made in the vessel the clause or the request names (a mug or a cup), else a mug.
 
 `MissingReading.unread` keeps the asking clauses that name a thing but no step this reader knows
@@ -195,7 +196,23 @@ def read_missing(feedback: str, request: str = "", previous: str = "") -> Missin
             reading.unread.append(clause.strip())
         if things:
             last_thing = things[0] if not found else last_thing
+    reading.missing = _as_many_as_placed(reading.missing)
     return reading
+
+
+_CHANGES = frozenset({"clean", "cook", "toast", "fill_up", "empty"})
+
+
+def _as_many_as_placed(missing: list[Missing]) -> list[Missing]:
+    """A change to things of a class done to as many of them as the correction places: "you didn't
+    toast the bread slice and you didn't put the bread slices on the plate" serves two toasted
+    slices, not one toasted and one plain."""
+    placed: dict[str, int] = {}
+    for m in missing:
+        if m.step == "place":
+            placed[m.cls] = max(placed.get(m.cls, 1), m.count)
+    return [Missing(m.step, m.cls, m.place, max(m.count, placed.get(m.cls, 1))) if m.step in _CHANGES else m
+            for m in missing]
 
 
 def _clause_steps(tokens: list[_Token], request: str, last_thing: str | None, reading: MissingReading) -> list[Missing]:
