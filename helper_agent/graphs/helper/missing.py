@@ -89,8 +89,13 @@ class MissingReading:
         return bool(self.missing) and not self.unread
 
 
+_NT = frozenset({"didnt", "isnt", "arent", "wasnt", "werent", "dont", "doesnt", "havent", "hasnt", "hadnt", "cant",
+                 "wont", "couldnt", "wouldnt", "shouldnt"})
+"""English's negated auxiliaries written without the apostrophe ("didnt")."""
+
+
 def _n_t(word: str) -> bool:
-    return word.endswith(("n't", "nt")) and word not in ("want", "front", "paint", "plant", "point", "print")
+    return word.endswith(("n't", "n’t")) or word in _NT
 
 
 def _asks(words: Sequence[str]) -> bool:
