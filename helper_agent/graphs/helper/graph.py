@@ -8,7 +8,7 @@
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END
-                 ask_feedback --(more to do)--> replan --(a new program)--> validate
+                 ask_feedback --(more to do)--> replan --(the missing part)--> validate   (replanning.py)
                               |                       '--(it repeats the failed one)--> finish -> END
                               '--(more to do, routine adapted)--> understand -> adapt --(no edit)--> replan
 

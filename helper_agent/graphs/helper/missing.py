@@ -174,11 +174,11 @@ def _piece(step: str | None, word: str) -> str | None:
     return kind.sliced_type if kind is not None and kind.sliced_type else None
 
 
-def read_missing(feedback: str, request: str = "", previous: str = "") -> MissingReading:
+def read_missing(feedback: str, request: str = "") -> MissingReading:
     """The steps `feedback` says are missing (see the module docstring); `request` gives the counts
-    and the coffee vessel it names, `previous` the thing "it" stands for in the first clause."""
+    and the coffee vessel it names."""
     reading = MissingReading()
-    last_thing = exact_class(previous) if previous else None
+    last_thing: str | None = None
     words_all = SPAN_WORD_OR_DIGIT.findall(feedback)
     if not words_all:
         return reading

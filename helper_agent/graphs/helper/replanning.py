@@ -79,7 +79,8 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     """Write a program for what the feedback says is missing; it runs in the household the last
     program left (the bindings kept), so it only has to add the missing part.
 
-    The prompt carries the three things a correction is checked against: what the person says is
+    First from the person's words (`_missing_part`), without a model call. Only when that cannot
+    stand for the correction does the planner write it: its prompt carries the three things a correction is checked against: what the person says is
     missing (their own words), what the household shows about the objects named (`object_states`:
     "Tomato: sliced (7 slices); Plate: clean, empty", then the other household lines) and what the
     last program already did (`achieved`), so "you didn't put a tomato slice on the plate" is read
@@ -91,8 +92,9 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     request ends "repeated_program"). (On held-out train episodes, calibration split, the greedy
     replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)
 
-    The program the feedback was about joins `ran_programs`, so a routine this request teaches is
-    the whole request as done across its rounds (`teaching.whole_program`), not the last replan."""
+    What the round the feedback was about did joins `ran_programs` (`teaching.round_done`), so a
+    routine this request teaches is the whole request as done across its rounds
+    (`teaching.whole_program`), not the last replan."""
     ctx = HelperContext.of(runtime)
     failed = state.get("program", "")
     failed_tree = _syntax_tree(failed)
