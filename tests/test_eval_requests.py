@@ -315,12 +315,13 @@ def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntim
 
 
 def test_what_the_person_says_is_missing_is_done_without_another_program(runtime: ChatRuntime) -> None:
-    # The first program only moves a mug; the person's answer lists the whole plate of toast, and
-    # the replan writes it from their words (graphs/helper/missing.py): the chat model is scripted
-    # with one program, so a replan that asked it would fail the test.
+    # The first program only washes the plate (a program doing only what was not asked is not run
+    # at all, graphs/helper/scoping.py); the person's answer lists the toast, and the replan writes
+    # it from their words (graphs/helper/missing.py): the chat model is scripted with one program,
+    # so a replan that asked it would fail the test.
     toast = case(request="toast a slice of bread and put it on a clean plate", family="plate_of_toast",
                  goal=[{"task": "Plate Of Toast"}], may_change=["Bread", "BreadSliced", "Plate"])
-    chat = Chat(responses=[MOVE_MUG], readings=["not satisfied", "satisfied"])
+    chat = Chat(responses=[WASH_PLATE], readings=["not satisfied", "satisfied"])
     record = run_case(toast, ChatAgent(runtime, chat, chat_config()))
     request = record["requests"][0]
     assert request["rounds"][0]["answer"].startswith("no, you didn't ") and request["rounds"][-1]["answer"] == "yes"
