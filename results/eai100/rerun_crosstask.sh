@@ -28,7 +28,7 @@ for row in "helper open-loop helper-open-k3-cross" \
         --out "$R/$folder" --peers-dir "$PEERS_DIR"
 done
 
-# HELPER with the other local model (run 2026-12-06 07:58-08:55 UTC on main 58a7598's EAI adapter,
+# HELPER with the other local model (run 2026-12-06 08:23-08:52 UTC on main 58a7598's EAI adapter,
 # the path issue-53-seq's equivalence test pins the registry graph to):
 # $HELPER eval eai --agent helper --mode closed-loop --k 3 --limit 100 --llm local:1.5b \
 #     --out "$R/helper-closed-k3-cross-1.5b" --peers-dir "$PEERS_DIR"
