@@ -18,11 +18,31 @@ from typing import Any, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from helper_agent.envs.base import ActionVocabulary, ActsByName
+from helper_agent.graphs.base import RunContext
 from helper_agent.graphs.named_actions import DONE, Step, parse_action
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
 
 T = TypeVar("T")
 NONE = "(none)"  # the action of a step whose answer was refused
+
+
+@dataclass
+class NamedContext(RunContext):
+    """The run context of a step loop that acts by name: the environment it was handed, checked to
+    act by names, and its vocabulary, asked for once per episode (both step-wise methods use it)."""
+
+    _vocabulary: ActionVocabulary | None = None
+
+    def world(self) -> ActsByName:
+        env = self.environment()
+        if not isinstance(env, ActsByName):
+            raise TypeError(f"{type(env).__name__} does not act by names (envs/base.ActsByName)")
+        return env
+
+    def vocabulary(self) -> ActionVocabulary:
+        if self._vocabulary is None:
+            self._vocabulary = self.world().action_vocabulary()
+        return self._vocabulary
 
 
 @dataclass

@@ -33,8 +33,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from helper_agent.envs.base import ActionVocabulary, ActsByName
-from helper_agent.graphs.base import RunContext
+from helper_agent.envs.base import ActionVocabulary
 from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
 from helper_agent.graphs.embodiedrag.prompts import self_query_messages
 from helper_agent.graphs.named_actions import (
@@ -44,7 +43,15 @@ from helper_agent.graphs.named_actions import (
     step_text,
     vocabulary_text,
 )
-from helper_agent.graphs.named_steps import NONE, NamedEpisode, act_on, ask, refused_here, refusing
+from helper_agent.graphs.named_steps import (
+    NONE,
+    NamedContext,
+    NamedEpisode,
+    act_on,
+    ask,
+    refused_here,
+    refusing,
+)
 from helper_agent.graphs.prag.prompts import FUTILE_LINE
 from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
 
@@ -75,7 +82,7 @@ class NamedEmbodiedRAGConfig:
 
 
 @dataclass
-class NamedEmbodiedRAGContext(RunContext):
+class NamedEmbodiedRAGContext(NamedContext):
     graph_name = "EmbodiedRAG"
 
     memory: SceneGraphMemory | None = None  # the subgraph mode's vector store (one graph per episode)
@@ -86,18 +93,6 @@ class NamedEmbodiedRAGContext(RunContext):
     shown: list[int] = field(default_factory=list)  # entities per step's prompt
     prompt_chars: list[int] = field(default_factory=list)
     retrieve_seconds: list[float] = field(default_factory=list)
-    _vocabulary: ActionVocabulary | None = None
-
-    def world(self) -> ActsByName:
-        env = self.environment()
-        if not isinstance(env, ActsByName):
-            raise TypeError(f"{type(env).__name__} does not act by names (envs/base.ActsByName)")
-        return env
-
-    def vocabulary(self) -> ActionVocabulary:
-        if self._vocabulary is None:
-            self._vocabulary = self.world().action_vocabulary()
-        return self._vocabulary
 
     def sync(self) -> None:
         """Make the local graph (and, for the subgraph mode, the vector store) the current state."""

@@ -33,8 +33,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from helper_agent.envs.base import ActionVocabulary, ActsByName
-from helper_agent.graphs.base import RunContext
+from helper_agent.envs.base import ActionVocabulary
 from helper_agent.graphs.named_actions import (
     parse_react_answer,
     parse_step_answer,
@@ -43,7 +42,15 @@ from helper_agent.graphs.named_actions import (
     step_text,
     vocabulary_text,
 )
-from helper_agent.graphs.named_steps import NONE, NamedEpisode, act_on, ask, refused_here, refusing
+from helper_agent.graphs.named_steps import (
+    NONE,
+    NamedContext,
+    NamedEpisode,
+    act_on,
+    ask,
+    refused_here,
+    refusing,
+)
 from helper_agent.graphs.prag.configuration import Retrieval
 from helper_agent.graphs.prag.prompts import FUTILE_LINE, render_experience
 from helper_agent.memory.experience import ExperienceMemory
@@ -79,25 +86,13 @@ class NamedPRAGConfig:
 
 
 @dataclass
-class NamedPRAGContext(RunContext):
+class NamedPRAGContext(NamedContext):
     graph_name = "P-RAG"
 
     database: ExperienceMemory | None = None
     config: NamedPRAGConfig = field(default_factory=NamedPRAGConfig)
     episode: NamedEpisode = field(default_factory=NamedEpisode)
     retrieve_seconds: list[float] = field(default_factory=list)
-    _vocabulary: ActionVocabulary | None = None
-
-    def world(self) -> ActsByName:
-        env = self.environment()
-        if not isinstance(env, ActsByName):
-            raise TypeError(f"{type(env).__name__} does not act by names (envs/base.ActsByName)")
-        return env
-
-    def vocabulary(self) -> ActionVocabulary:
-        if self._vocabulary is None:
-            self._vocabulary = self.world().action_vocabulary()
-        return self._vocabulary
 
 
 class NamedPRAGState(TypedDict, total=False):
