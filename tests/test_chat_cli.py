@@ -103,8 +103,10 @@ MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'
 
 
 def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tmp_path: Path) -> None:
-    """Execution fails (the program's object is not in the household); the person still says "yes"."""
-    stdin = "Perform the Mary cleaning: wash two plates in the sink\nyes\n/routines\n/quit\n"
+    """Execution fails (the program's object is not in the household); the person still says "yes".
+    (The request names the television the program switches on: a program that changes only what the
+    request does not name is not run at all, `scoping.fit_to_request`.)"""
+    stdin = "Perform the Mary cleaning: switch on the television over the sink\nyes\n/routines\n/quit\n"
     result = chat(tmp_path, [fenced(MISSING_TV)], stdin)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout

@@ -10,7 +10,7 @@ reported suite's 46 requests with the 0.5B). The rule, one for every request:
   Tomato and its TomatoSliced, an Egg and its EggCracked).
 - **Steps.** The steps the words name (`words.named_steps`: wash, slice, toast, cook, fill ...)
   and the steps a dish word stands for (`DISH_STEPS`: "coffee" is made in the coffee machine, a
-  "sandwich" is toasted and sliced bread served on a plate, "omelette" is a cracked egg cooked).
+  "sandwich" is toasted bread and sliced fillings served on a plate, "omelette" is a cracked egg cooked).
 - **Needed by a step.** Each step's tools, from the table the requests benchmark scores with
   (`program/steps.py`: the knife to slice, the sink to wash, the toaster to toast, the coffee
   machine for coffee), and what a step makes or carries when the request need not name it
@@ -41,8 +41,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.words import SPAN_WORD, named_classes, named_steps, stems
-from helper_agent.program.kinds import kinds_of
+from helper_agent.graphs.helper.understanding.words import (
+    LOCATIVE,
+    SPAN_WORD,
+    class_from,
+    exact_class,
+    named_classes,
+    named_steps,
+    stems,
+)
+from helper_agent.program.kinds import household_class, kinds_of
 from helper_agent.program.steps import KNIVES, tools_for, vessels
 from helper_agent.program.subgoals import Subgoal, SubgoalKind
 from helper_agent.world.catalog import load_catalog
@@ -56,7 +64,7 @@ DISH_STEPS: dict[str, tuple[str, ...]] = {
     "coffee": ("coffee",), "espresso": ("coffee",), "brew": ("coffee",),
     "toast": ("toast",), "boil": ("boil",), "omelette": ("crack", "cook"), "omelet": ("crack", "cook"),
     "crack": ("crack",), "microwave": ("cook",), "water": ("water",), "drink": ("water",),
-    "sandwich": ("toast", "serve"), "salad": ("slice", "serve"),
+    "sandwich": ("toast", "slice", "serve"), "salad": ("slice", "serve"),
     "serve": ("serve",), "put": ("serve",),
 }
 """Words for a dish or a way of making one, and the steps it is made by: the household's dishes
@@ -94,6 +102,15 @@ CHANGING = frozenset({SubgoalKind.PICKUP, SubgoalKind.PLACE, SubgoalKind.PUT_DOW
 """The subgoals that change their target (navigating, opening and closing do not)."""
 
 _FORMS = ("Sliced", "Cracked")
+_CUTS = _FORMS
+SLICING = ("slice", "crack", "toast")
+"""The steps that cut an object (`slice()` cracks an egg too; bread is toasted a slice at a time). A request none of whose steps cuts
+does not ask for a cut form of what it names, nor for a cut: "put the apples in a bowl" (calibration
+cal-056) was sliced with a knife by the 0.5B, copying a slicing example."""
+
+
+def _cuts(steps: Iterable[str]) -> bool:
+    return any(s in SLICING for s in steps)
 
 
 def _forms(cls: str) -> set[str]:
@@ -106,20 +123,48 @@ def _forms(cls: str) -> set[str]:
     return {c for c in (cls, base, *(base + s for s in _FORMS)) if c in names}
 
 
+_MOVES = frozenset({SubgoalKind.PICKUP, SubgoalKind.PLACE, SubgoalKind.PUT_DOWN})
+
+
 @dataclass(frozen=True)
 class Scope:
-    """What a request may change: the classes it names, the steps it implies, and all allowed classes."""
+    """What a request may change: the classes it names, the steps it implies, and all allowed classes;
+    `places`: the named classes the words only put things on or in (`_places`)."""
 
     named: tuple[str, ...]
     steps: tuple[str, ...]
     allowed: frozenset[str]
+    places: frozenset[str] = frozenset()
+
+    def unmoved(self, subgoals: Sequence[Subgoal]) -> list[str]:
+        """The `places` the subgoals move (pick up, put down, place) and change in no other way: "put
+        the apples in a bowl" asks nothing of the bowl but to hold them (calibration cal-056 picked
+        the bowl up; the benchmark counts a moved bowl as unasked). A place the program also washes
+        or fills keeps its moves (the plate of a plate of toast is washed and set down)."""
+        other = {s.target.object_class for s in subgoals if s.target and s.kind in CHANGING and s.kind not in _MOVES}
+        moved = [s.target.object_class for s in subgoals if s.kind in _MOVES and s.target]
+        return list(dict.fromkeys(c for c in moved if c in self.places and c not in other))
 
     def outside(self, classes: Iterable[str]) -> list[str]:
         """The classes of `classes` the request may not change, in order, once each."""
         return list(dict.fromkeys(c for c in classes if c not in self.allowed))
 
-    def reason(self, outside: Sequence[str]) -> str:
-        """The planner's retry message for a program that changes `outside`."""
+    def unasked_steps(self, subgoals: Iterable[Subgoal]) -> list[str]:
+        """The steps (methods) of `subgoals` no step of the request asks for: a cut (`slice`) when
+        none of its steps cuts (`SLICING`); the other steps are how named things are made ready
+        (the mug of a coffee is washed first), so they are not judged."""
+        cuts = any(sub.kind == SubgoalKind.SLICE for sub in subgoals)
+        return ["slice"] if cuts and not _cuts(self.steps) else []
+
+    def reason(self, outside: Sequence[str], steps: Sequence[str] = (), unmoved: Sequence[str] = ()) -> str:
+        """The planner's retry message for a program that changes `outside` (or does `steps`, or moves
+        the places of `unmoved`)."""
+        if not outside and not steps and unmoved:
+            return (f"the request only puts things on or in the {' or '.join(unmoved)}; leave it where it is and "
+                    "change only what the request asks for")
+        if not outside:
+            return (f"the request does not ask to {' or '.join(steps)} anything; leave that out and change only "
+                    "what the request asks for")
         them = " or ".join(outside)
         it = "it" if len(outside) == 1 else "them"
         return (f"the request does not mention {them}, and no step it asks for needs {it}; leave {it} out and "
@@ -152,12 +197,33 @@ def request_scope(text: str, present: Collection[str]) -> Scope | None:
         steps.append("slice")
     steps = list(dict.fromkeys(steps))
     allowed: set[str] = set()
+    cuts = _CUTS if _cuts(steps) else ()
     for cls in named:
         for form in {f for c in (cls, *ALSO_MEANS.get(cls, ())) for f in _forms(c)}:
-            allowed |= {form, *kinds_of(form, present)}
+            if form == cls or not form.endswith(_FORMS) or form.endswith(cuts):
+                allowed |= {form, *kinds_of(form, present)}
     allowed |= tools_for(s for s in steps if s != "serve")
     allowed |= {c for s in steps for c in STEP_OBJECTS.get(s, ())}
-    return Scope(tuple(named), tuple(steps), frozenset(allowed))
+    return Scope(tuple(named), tuple(steps), frozenset(allowed), _places(text, present))
+
+
+def _places(text: str, present: Collection[str]) -> frozenset[str]:
+    """The classes (as the household's kinds) that every mention of comes right after "on"/"in"/...
+    (past an article and one adjective: "in a clean bowl"): what the words only put things on or in."""
+    words = SPAN_WORD.findall(text)
+    after: set[str] = set()
+    elsewhere: set[str] = set()
+    i = 0
+    while i < len(words):
+        found = class_from(words, i)
+        if not found:
+            i += 1
+            continue
+        lead = [w.lower() for w in words[max(0, i - 3):i]]
+        located = any(w in LOCATIVE for w in lead[-3:]) and not any(w in ("and", "then") for w in lead)
+        (after if located else elsewhere).add(found)
+        i += 2 if exact_class(" ".join(words[i:i + 2])) == found and i + 1 < len(words) else 1
+    return frozenset(household_class(c, present) for c in after - elsewhere)
 
 
 def changed_classes(subgoals: Iterable[Subgoal]) -> list[str]:
