@@ -8,7 +8,10 @@ reported suite's 46 requests with the 0.5B). The rule, one for every request:
 - **Named.** The classes the request's words name (`words.named_classes`), each with the
   household's kinds of it ("lamp" -> the FloorLamp there: `program/kinds.py`) and its forms (a
   Tomato and its TomatoSliced, an Egg and its EggCracked).
-- **Steps.** The steps the words name (`words.named_steps`: wash, slice, toast, cook, fill ...)
+- **Steps.** The steps the words name (`words.named_steps`: wash, slice, toast, cook, fill ...),
+  a slice when a noun for a piece goes with a sliceable thing named ("a hot piece of potato":
+  `PIECE_WORDS`), and a crack when what is cooked is a food the catalog cuts into one piece ("a
+  cooked egg" is cracked and cooked, as TEACh's cooked egg is; `_one_piece`),
   and the steps a dish word stands for (`DISH_STEPS`: "coffee" is made in the coffee machine, a
   "sandwich" is toasted bread and sliced fillings served on a plate, "omelette" is a cracked egg cooked).
 - **Needed by a step.** Each step's tools, from the table the requests benchmark scores with
@@ -27,6 +30,9 @@ put on or in is not changed, and opening is how the agent searches (as in the be
 - the request uses a word for a whole meal or chore (`GENERIC_WORDS`: breakfast, lunch, tidy, "set
   the table" ...): what such a meal or chore holds is not in its words (a taught routine's *name*,
   "the Mo snack", is not part of what it asks: the caller passes the taught request's body);
+- the request asks for a dish of ingredients (a dish word that serves: "sandwich", "salad") and
+  names no food: what goes in it is the household's, not the words' ("make a sandwich" in the
+  built-in benchmark's dialogues; its gold program's lettuce slice was trimmed as unasked);
 - a named word has no class in the household nor a kind of it there ("put the light on" names a
   LightSwitch; a room without one means a lamp): the word says something the classes do not;
 - a recalled routine (the caller's choice, `nodes.validate`): a routine's program is what the person
@@ -43,6 +49,7 @@ from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.words import (
     LOCATIVE,
+    PIECE_WORDS,
     SPAN_WORD,
     class_from,
     exact_class,
@@ -176,6 +183,25 @@ def _there(cls: str, present: Collection[str]) -> bool:
     return any(f in present or kinds_of(f, present) for c in (cls, *ALSO_MEANS.get(cls, ())) for f in _forms(c))
 
 
+def _sliceable(cls: str) -> bool:
+    catalog = load_catalog()
+    return cls in catalog and catalog.get(cls).sliceable
+
+
+def _food(cls: str) -> bool:
+    """Whether the catalog counts `cls` (or the whole it is cut from) as food."""
+    catalog = load_catalog()
+    return cls in catalog and "Food" in catalog.get(catalog.base_type(cls)).simbot_classes
+
+
+def _one_piece(cls: str) -> bool:
+    """Whether the catalog cuts `cls` into exactly one piece (an Egg into its EggCracked: cracking):
+    such a food is cooked as that piece, so a request to cook it asks for the cut (cooking a potato
+    does not: it cuts into eight slices, and a whole potato cooks)."""
+    catalog = load_catalog()
+    return cls in catalog and catalog.get(cls).sliceable and catalog.get(cls).slice_count == 1
+
+
 def _words(text: str) -> set[str]:
     return {s for w in SPAN_WORD.findall(text) for s in stems(w)}
 
@@ -189,12 +215,17 @@ def request_scope(text: str, present: Collection[str]) -> Scope | None:
     named = named_classes(text)
     if any(not _there(c, present) for c in named):
         return None
+    served = [w for w, dish in DISH_STEPS.items() if "serve" in dish and w not in ("serve", "put") and w in words]
+    if served and not any(_food(c) for c in named):
+        return None  # "make a sandwich": what goes in it is not in the words
     steps = [_METHOD_STEPS[m] for m in named_steps(text) if m in _METHOD_STEPS]
     steps += [s for w, dish in DISH_STEPS.items() if w in words for s in dish]
     if not named and not any(w in words for w in DISH_STEPS if w not in ("serve", "put", "drink")):
         return None
-    if any(c.endswith("Sliced") for c in named):
-        steps.append("slice")
+    if any(c.endswith("Sliced") for c in named) or (words & set(PIECE_WORDS) and any(_sliceable(c) for c in named)):
+        steps.append("slice")  # "a hot piece of potato" is a PotatoSliced, as "a potato slice" is
+    if "cook" in steps and any(_one_piece(c) for c in named):
+        steps.append("crack")  # "a cooked egg" is an egg cracked and cooked (TEACh's Omelette)
     steps = list(dict.fromkeys(steps))
     allowed: set[str] = set()
     cuts = _CUTS if _cuts(steps) else ()
@@ -204,7 +235,9 @@ def request_scope(text: str, present: Collection[str]) -> Scope | None:
                 allowed |= {form, *kinds_of(form, present)}
     allowed |= tools_for(s for s in steps if s != "serve")
     allowed |= {c for s in steps for c in STEP_OBJECTS.get(s, ())}
-    return Scope(tuple(named), tuple(steps), frozenset(allowed), _places(text, present))
+    # a vessel a step carries ("make a coffee in the mug": the mug goes to the coffee machine) is no mere place
+    carried = {c for s in steps if s != "serve" for c in STEP_OBJECTS.get(s, ())}
+    return Scope(tuple(named), tuple(steps), frozenset(allowed), _places(text, present) - carried)
 
 
 def _places(text: str, present: Collection[str]) -> frozenset[str]:
