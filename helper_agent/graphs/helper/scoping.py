@@ -33,11 +33,12 @@ from helper_agent.graphs.helper.requests import teach_request
 from helper_agent.graphs.helper.understanding.asked import Asked, asked
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
-from helper_agent.program.edits.apply import apply_edit
+from helper_agent.program.edits.apply import apply_edit, put_made
 from helper_agent.program.edits.language import Edit, EditError
 from helper_agent.program.edits.tree import base_class, declarations, parse_tree
 from helper_agent.program.edits.trim import trim_classes
 from helper_agent.program.kinds import household_class, with_classes
+from helper_agent.program.steps import STEP_TOOLS
 from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
@@ -169,9 +170,10 @@ _STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK, "clean": Su
 
 def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]] | None:
     """A first plan with what the request's words ask it to end with (`understanding/asked.py`) and
-    it left out, added by the edit language: a placement no step makes (`put`: "a slice on a clean
-    plate" -> a TomatoSliced put on the program's plate), then a toasting, cooking or washing of a class
-    the plan makes but never toasts, cooks or washes (`step`). The program text and the log's notes; None when
+    it left out, added by the edit language: a placement no step makes (the program's own object of
+    that class when it makes one, `put_made`: the toasted slice, not a second one; else `put`: "a
+    slice on a clean plate" -> a TomatoSliced put on the program's plate), then a toasting or cooking where the plan
+    toasts or cooks nothing, and a washing of a dish it serves on and never washes (`step`). The program text and the log's notes; None when
     nothing is missing or an edit does not fit. What is there already is never changed."""
     program, notes = compiled.source, []
     places = {(base_class(s.target.object_class), base_class(s.receptacle.object_class))
@@ -179,11 +181,19 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
     try:
         for want in wanted.placements:
             if (base_class(want.placed), base_class(want.where)) not in places:
-                program = apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
+                own = put_made(program, want.placed, want.where) if want.count == 1 else None
+                program = own or apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
                 notes.append(f"added {want.count} {want.placed} on/in the {want.where}, as the request asks")
         made = {d.cls for d in declarations(parse_tree(program))}
         for method, cls in wanted.steps:
-            done = any(s.kind == _STEP_KINDS[method] and s.target and base_class(s.target.object_class) == base_class(cls)
+            # a toasting or cooking is missing only from a plan that toasts (cooks) nothing: which thing
+            # the words' "cooked" goes with is the planner's reading ("lettuce and a cooked potato slice");
+            # a dish to serve on is washed where the plan leaves that dish unwashed
+            # (a slice put in the toaster and the toaster switched on is toasted: its tool is the step)
+            done = any((s.kind == _STEP_KINDS[method] and s.target
+                        and (method != "clean" or base_class(s.target.object_class) == base_class(cls)))
+                       or (method != "clean" and s.kind == SubgoalKind.PLACE and s.receptacle
+                           and s.receptacle.object_class in STEP_TOOLS[method])
                        for s in compiled.subgoals)
             if not done and cls in made:
                 program = apply_edit(program, Edit("step", cls, method))

@@ -41,7 +41,7 @@ from helper_agent.program.edits.tree import (
 from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "replaced_steps"]
+__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "put_made", "replaced_steps"]
 
 
 def in_form(edit: Edit) -> Edit:
@@ -424,6 +424,31 @@ def _put(program: str, edit: Edit) -> str:
         lines += [f'{var} = {CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
     tree.body.extend(parse_tree("\n".join(lines)).body)
     return checked_program(tree, True, f"'{edit.text()}' would make an invalid program")
+
+
+def put_made(program: str, value: str, target: str) -> str | None:
+    """The program's one object of class `value` made at top level, placed on or in an object of
+    class `target` (the program's own made at top level, else a new one) after its steps; None when
+    the program makes no such object, or several, or it does not compile. Unlike `put` (one *new*
+    object), this finishes what the program made: a toasted slice left in the toaster goes onto the
+    plate, rather than a second, untoasted slice (a first plan completed by `scoping.completed`)."""
+    known_class(value)
+    known_class(target)
+    tree = parse_tree(program)
+    made = [d for d in declarations(tree) if d.cls == value]
+    if len(made) != 1 or made[0].loop is not None:
+        return None
+    dest = next((d.var for d in declarations(tree) if d.cls == target and d.loop is None), None)
+    lines = []
+    if dest is None:
+        dest = var_for(target, names_in(tree))
+        lines.append(f'{dest} = {CTOR}("{target}")')
+    lines.append(f"{made[0].var}.pickup_and_place({dest})")
+    tree.body.extend(parse_tree("\n".join(lines)).body)
+    try:
+        return checked_program(tree, True, f"putting the {value} on the {target} would make an invalid program")
+    except EditError:
+        return None
 
 
 _APPLY = {"replace": _replace, "count": _count, "remove": _remove, "move": _move, "add_like": _add_like,

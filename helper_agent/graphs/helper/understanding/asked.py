@@ -14,7 +14,14 @@ The rules, one for every request:
 
 - **Placed.** A class right before "on"/"in"/... and a receptacle right after it (past an article
   and one adjective: "on a clean plate"), as `phrases.placements` reads them; "a slice" or "a
-  piece" there stands for a slice of the sliceable class the request names. A plural with no
+  piece" there stands for a slice of the sliceable class the request names. It is a placement
+  only when a verb of placing comes before it in its sentence ("put", "set", "serve": `PLACING_VERBS`)
+  or it is a piece wanted new ("a slice of toast on a plate", "two slices of apple in a bowl":
+  an indefinite article or a number, `_new_thing`); otherwise the words say where a thing *is*:
+  "the mug on the counter needs a wash first" (TEACh's sample coffee dialogue, whose gold program
+  then got a second mug to put on the counter and failed) or a TEACh commander's "I saw a plate in
+  a cabinet" (the built-in benchmark's gold programs got that plate added 13 times in 521). A
+  sentence ends at ".", "!", "?", ";" or a speaker's turn. A plural with no
   number ("put the apples in a bowl") is left alone: how many is the household's, not the words'. What is placed is a slice
   (the catalog's `sliced_type`) when the words say so: "slice(s) of X", "X slice(s)", a cut step
   word, or toasting (bread is toasted a slice at a time). The number before it ("two slices") is
@@ -23,7 +30,10 @@ The rules, one for every request:
   place that is the tool of a step the words name is where that step is done ("wash two plates in
   the sink"), not a placement.
 - **Steps.** Toasting and cooking the words name ("toast", "toasted", "cooked", "fried"): on what
-  the request names or places that can take them, the slice first. And food is served on a clean
+  the request names or places that can take them, the slice first; added only to a plan that
+  toasts (cooks) nothing (`scoping.completed`): which thing the plan cooks is the planner's reading
+  ("a salad of lettuce and a cooked potato slice" cooks the potato, not the first thing named).
+  Cooking "in boiling water" is the boiling a plan does in its pot on the stove, not a cook step. And food is served on a clean
   dish: a slice put on or in a dish that can be dirty asks for the dish washed (every TEACh goal
   that serves food wants its dish clean, as a person does; on the calibration subset's run "put two
   slices of apple in a bowl" and "a slice of tomato in a bowl" put the slices in a dirty bowl).
@@ -31,12 +41,17 @@ The rules, one for every request:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.words import (
+    ARTICLES,
+    INDEFINITE,
     LOCATIVE,
     NUMBER_WORDS,
+    PIECE_WORDS,
+    PLACING_VERBS,
     SPAN_WORD,
     class_before,
     class_from,
@@ -52,7 +67,7 @@ from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Asked", "Placement", "asked"]
 
-_PIECES = ("slice", "piece")
+_PIECES = PIECE_WORDS
 _INTO = tuple(w for w in LOCATIVE if w != "at")
 _TABLE_STEPS = {"clean": "clean", "cook": "cook", "toast": "toast", "fill_up": "fill"}
 """The step words' methods as the tool table's steps (`program/steps.py`)."""
@@ -98,10 +113,39 @@ def _plural(word: str, cls: str) -> bool:
     return word.lower().endswith("s") and not cls.lower().endswith(word.lower())
 
 
+_BOUNDARY = re.compile(rf"{SPAN_WORD.pattern}|[.!?;<]")
+
+
+def _sentence_starts(text: str) -> list[int]:
+    """For each word of `text` (as `SPAN_WORD` finds them), the index of the first word of its
+    sentence: a sentence ends at ".", "!", "?", ";" or a speaker's turn ("<Commander> ...")."""
+    out: list[int] = []
+    start = 0
+    for token in _BOUNDARY.findall(text):
+        if token in ".!?;<":
+            start = len(out)
+        else:
+            out.append(start)
+    return out
+
+
+def _new_thing(lower: list[str], start: int, j: int) -> bool:
+    """Whether the thing right before index `j` is wanted new: its nearest article or number (within
+    its sentence, from `start`) is indefinite or a number ("a slice of toast on a plate", "two slices
+    of apple in a bowl"), not "the" ("the bread slice in the fridge" is one that is there)."""
+    for k in range(j - 1, max(start, j - 6) - 1, -1):
+        if lower[k] in INDEFINITE or lower[k] in NUMBER_WORDS or lower[k] == "some":
+            return True
+        if lower[k] in ARTICLES or lower[k] in ("this", "that", "my", "your"):
+            return False
+    return False
+
+
 def asked(text: str, present: Collection[str]) -> Asked:
     """What `text` asks a program to end with, in a household holding `present` classes (a named
     class is the household's kind of it: `household_class`)."""
     words = SPAN_WORD.findall(text)
+    sentence = _sentence_starts(text)
     lower = [w.lower() for w in words]
     stemmed = [set(stems(w)) for w in lower]
     steps = set(named_steps(text)) | ({"toast"} if any("toast" in s for s in stemmed) else set())
@@ -119,6 +163,9 @@ def asked(text: str, present: Collection[str]) -> Asked:
             continue
         placed = class_before(words, j)
         piece = any(x & set(_PIECES) for x in stemmed[max(0, j - 4): j])
+        start = sentence[j]
+        if not (any(x & set(PLACING_VERBS) for x in stemmed[start:j]) or (piece and _new_thing(lower, start, j))):
+            continue  # "the mug on the counter needs a wash": where a thing is, not where it goes
         count = _count_before(lower, j - 1)
         if placed is None and piece and sliceable:  # "put a slice on the plate": of the sliceable class named
             placed = sliceable[0]
@@ -134,6 +181,8 @@ def asked(text: str, present: Collection[str]) -> Asked:
             found.append(Placement(household_class(cls, present), household_class(where, present), count))
     things = [p.placed for p in found] + [_sliced(c) if cut else c for c in named]
     out: list[tuple[str, str]] = []
+    if any("boil" in x for x in stemmed):
+        steps.discard("cook")  # "cook the potato in boiling water": the pot's boiling cooks it, not a cook step
     for method in (m for m in _MADE_STEPS if m in steps):
         target = next((c for c in things if affords(method, c) and load_catalog().get(c).pickupable), None)
         if target:
