@@ -232,8 +232,11 @@ def teach_breakfast(memories: dict, confirm: str) -> tuple[dict, RecordingChat, 
 
 def test_a_routine_taught_over_three_rounds_stores_both_parts(memories: dict) -> None:
     out, _, env = teach_breakfast(memories, "yes")
+    # The first plan is completed with what the words ask and it left out (issue 54,
+    # `scoping.completed`): the toasted slice it made goes onto the plate, which is washed first (food
+    # is served on a clean dish); the routine is the whole request as done, the coffee included.
     assert out["asked"]["question"] == ("I'll remember the kim breakfast as: coffee in the mug; the bread sliced; "
-                                        "a toasted bread slice on the plate. Store it?")
+                                        "a toasted bread slice on the plate; the plate clean. Store it?")
     assert on(env, "BreadSliced", "Plate")
     assert out["outcome"] == "success" and out["stored"]["version"] == 1
     [routine] = memories["routines"].routines(user="kim")

@@ -52,12 +52,31 @@ def _on_plates(env: SymbolicEnv) -> list[object]:
             and env.state.objects[o.parent_id].object_type == "Plate"]
 
 
+def test_a_first_plan_gets_the_placement_its_words_ask_for(tmp_path: Path) -> None:
+    """The issue's first plan sliced and stopped; the placement the words ask for is added to it
+    (`scoping.completed`), on a washed plate, with no second model call and no correction."""
+    env = SymbolicEnv()
+    env.reset(0, room_type="Kitchen")
+    context = _context(tmp_path, env, [SLICE_ONLY], ["", ""])
+    out = build_graph().invoke({"request": "slice a tomato and put a slice on a clean plate"},
+                               {"configurable": {"thread_id": "t"}}, context=context)
+    log = "\n".join(out["log"])
+    assert out["outcome"] == "success", log
+    assert "added 1 TomatoSliced on/in the Plate, as the request asks" in log
+    assert "added clean to the Plate, as the request asks" in log
+    ran = out["program"]
+    assert ran.startswith(SLICE_ONLY) and "plate.clean()" in ran and "pickup_and_place(plate)" in ran
+    assert _on_plates(env) and "locate:" not in log
+
+
 def test_the_missing_placement_is_written_from_the_persons_words_without_a_model(tmp_path: Path) -> None:
     env = SymbolicEnv()
     env.reset(0, room_type="Kitchen")
-    # One scripted program: a replan that asked the model would fail the test (ScriptedChat).
+    # One scripted program: a replan that asked the model would fail the test (ScriptedChat). The
+    # request is only the slicing: a first plan of "... and put a slice on a clean plate" would get the
+    # placement already (the test above), and the correction is what this test hears.
     context = _context(tmp_path, env, [SLICE_ONLY], ["no, you didn't put the tomato slice on the plate", ""])
-    out = build_graph().invoke({"request": "slice a tomato and put a slice on a clean plate"},
+    out = build_graph().invoke({"request": "slice a tomato"},
                                {"configurable": {"thread_id": "t"}}, context=context)
     log = "\n".join(out["log"])
     assert out["outcome"] == "success", log
