@@ -314,6 +314,22 @@ def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntim
     assert record["unasked_changes"] is True and {c["object_type"] for c in request["unasked"]} == {"Mug"}
 
 
+def test_what_the_person_says_is_missing_is_done_without_another_program(runtime: ChatRuntime) -> None:
+    # The first program only washes the plate (a program doing only what was not asked is not run
+    # at all, graphs/helper/scoping.py); the person's answer lists the toast, and the replan writes
+    # it from their words (graphs/helper/missing.py): the chat model is scripted with one program,
+    # so a replan that asked it would fail the test.
+    toast = case(request="toast a slice of bread and put it on a clean plate", family="plate_of_toast",
+                 goal=[{"task": "Plate Of Toast"}], may_change=["Bread", "BreadSliced", "Plate"])
+    chat = Chat(responses=[WASH_PLATE], readings=["not satisfied", "satisfied"])
+    record = run_case(toast, ChatAgent(runtime, chat, chat_config()))
+    request = record["requests"][0]
+    assert request["rounds"][0]["answer"].startswith("no, you didn't ") and request["rounds"][-1]["answer"] == "yes"
+    assert record["first_try_success"] is False and record["corrected_success"] is True
+    assert any(line.startswith("replan: the missing part, read from the feedback: ") for line in request["log"])
+    assert request["claim"] == "done" and record["false_claims"] is False
+
+
 def test_a_reply_that_says_done_when_the_checker_disagrees_is_a_false_claim(runtime: ChatRuntime) -> None:
     # The reader mistakes the person's "no, ..." for satisfied: the agent says success, the plate is dirty.
     chat = Chat(responses=[WASH_MUG], readings=["satisfied"])

@@ -95,7 +95,11 @@ def test_no_means_not_satisfied_and_the_replan_hears_the_words_and_sees_the_hous
     chat = RecordingChat(responses=[fence(partial), f"not satisfied: {correction}", fence(COFFEE), "satisfied"], prompts=[])
     env = SymbolicEnv()
     env.reset(kitchen())
-    context = HelperContext(env=env, chat_model=chat, keep_snapshots=True, config=HelperConfig(feedback_rounds=2), **memories)
+    # The planner writes the replan here (`missing_parts=False`): by default this correction is read
+    # into its missing part without a model call (issue 54, `graphs/helper/missing.py`), and the
+    # planner's replan prompt, what this test reads, is for a correction the reader cannot read.
+    context = HelperContext(env=env, chat_model=chat, keep_snapshots=True,
+                            config=HelperConfig(feedback_rounds=2, missing_parts=False), **memories)
     graph, config = build_graph(InMemorySaver()), {"configurable": {"thread_id": "t"}}
     first = graph.invoke({"request": "make me a coffee", "user": "mary"}, config, context=context)
     assert "__interrupt__" in first

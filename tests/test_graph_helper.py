@@ -152,10 +152,12 @@ def test_failure_is_diagnosed_and_corrected(memories: dict) -> None:
     assert out["outcome"] == "done"
 
 
+# The planner's replan (`missing_parts` off): a correction read into its missing part is
+# tests/test_missing_parts.py's and tests/test_eval_requests.py's.
 def test_feedback_leads_to_replan_and_success(memories: dict) -> None:
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial), fence(COFFEE)])
-    context = eval_context(chat, memories, feedback_rounds=1)
+    context = eval_context(chat, memories, feedback_rounds=1, missing_parts=False)
     out = run(build_graph(), kitchen(), "make me a coffee", context)
     labels = [line.split(":")[0] for line in out["log"]]
     assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "validate", "execute", "feedback", "memorize"]
@@ -168,7 +170,7 @@ def test_a_replan_that_repeats_the_failed_program_is_sent_back_and_sampled_again
     # The greedy replan repeats the failed program (with a comment and other layout): it does not run.
     same = '# pick up the mug\nmug = InteractionObject( "Mug" )\n\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial), fence(same), fence(COFFEE)])
-    context = eval_context(chat, memories, feedback_rounds=1)
+    context = eval_context(chat, memories, feedback_rounds=1, missing_parts=False)
     out = run(build_graph(), kitchen(), "make me a coffee", context)
     labels = [line.split(":")[0] for line in out["log"]]
     assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "replan", "validate", "execute",
@@ -180,7 +182,7 @@ def test_a_replan_that_repeats_the_failed_program_is_sent_back_and_sampled_again
 def test_replans_stop_repeating_within_the_attempt_budget(memories: dict) -> None:
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial)] * 4)  # the plan, then three identical replans
-    context = eval_context(chat, memories, feedback_rounds=1)
+    context = eval_context(chat, memories, feedback_rounds=1, missing_parts=False)
     out = run(build_graph(), kitchen(), "make me a coffee", context)
     repeated = [line for line in out["log"] if "attempt" in line and line.endswith("repeated the failed program")]
     assert len(repeated) == 3 and out["outcome"] == "repeated_program"
@@ -194,7 +196,7 @@ def test_a_repeated_replan_asks_again_while_rounds_remain(memories: dict) -> Non
     again, and the replan from the next answer runs."""
     partial = 'mug = InteractionObject("Mug")\nmug.pickup()'
     chat = ScriptedChat(responses=[fence(partial)] * 4 + [fence(COFFEE)])  # plan, three repeats, then a new program
-    context = eval_context(chat, memories, feedback_rounds=2)
+    context = eval_context(chat, memories, feedback_rounds=2, missing_parts=False)
     out = run(build_graph(), kitchen(), "make me a coffee", context)
     labels = [line.split(":")[0] for line in out["log"]]
     assert labels == ["retrieve", "plan", "validate", "execute", "feedback", "replan", "replan", "replan", "replan",

@@ -21,9 +21,9 @@ from langgraph.types import Command
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.household import object_states
-from helper_agent.graphs.helper.nodes import _untitled, achieved
+from helper_agent.graphs.helper.replanning import achieved, untitled
 from helper_agent.graphs.helper.state import subgoals_to_data
-from helper_agent.graphs.helper.teaching import describe_routine, is_yes, whole_program
+from helper_agent.graphs.helper.teaching import as_done, describe_routine, is_yes, portable, whole_program
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -123,7 +123,9 @@ def test_the_replan_hears_what_is_missing_what_the_household_shows_and_what_was_
     part = f"# {missing}\n" + 'tomato_slice = InteractionObject("TomatoSliced")\nplate = InteractionObject("Plate")\ntomato_slice.pickup_and_place(plate)'
     model = chat([fence(sliced), fence(part)])
     answers = iter([missing, ""])
-    context = HelperContext(chat_model=model, config=HelperConfig(feedback_rounds=1), feedback=lambda: next(answers), **memories)
+    # The planner writes the replan here (`missing_parts` off): this test is about its prompt.
+    context = HelperContext(chat_model=model, config=HelperConfig(feedback_rounds=1, missing_parts=False),
+                            feedback=lambda: next(answers), **memories)
     env = SymbolicEnv()
     env.reset(kitchen())
     context.env = env
@@ -143,9 +145,9 @@ def test_the_replan_hears_what_is_missing_what_the_household_shows_and_what_was_
 
 def test_a_title_that_repeats_the_correction_is_dropped_and_a_real_one_kept() -> None:
     said = "no, there's still no coffee"
-    assert _untitled("# no coffee\nmug = InteractionObject(\"Mug\")", said) == '\nmug = InteractionObject("Mug")'
+    assert untitled("# no coffee\nmug = InteractionObject(\"Mug\")", said) == '\nmug = InteractionObject("Mug")'
     kept = "# brew coffee in the mug\nmug = InteractionObject(\"Mug\")"
-    assert _untitled(kept, said) == kept
+    assert untitled(kept, said) == kept
 
 
 def test_achieved_lists_the_finished_steps_of_the_last_program_only() -> None:
@@ -181,6 +183,27 @@ def test_the_whole_program_continues_with_the_same_objects() -> None:
     assert whole_program([COFFEE, f"{COFFEE}\n{TOAST}"]) == f"{COFFEE}\n{TOAST}"
 
 
+def test_a_round_that_stopped_early_is_kept_as_the_steps_that_ran() -> None:
+    # A loop that cuts a whole apple again each time stopped when no whole apple was left: the
+    # routine keeps the cut and the first slice picked up, not the loop that would search again.
+    looped = ('apple = InteractionObject("Apple")\napple.slice()\nfor i in range(3):\n'
+              '    apple_slice = InteractionObject("AppleSliced")\n    apple_slice.pickup()\n'
+              '    apple_2 = InteractionObject("Apple")\n    apple_2.slice()\n')
+    subgoals = compile_program(looped).subgoals
+    done = as_done(looped, subgoals, finished=False, completed=4)  # Navigate, Slice, Navigate, Pickup
+    assert done == 'apple_1 = InteractionObject("Apple")\napplesliced_1 = InteractionObject("AppleSliced")\n' \
+                   "apple_1.slice()\napplesliced_1.pickup()\n"
+    assert "for" not in done and as_done(looped, subgoals, finished=True, completed=0) == looped
+    assert as_done(looped, subgoals, finished=False, completed=0) == ""
+
+
+def test_a_routine_keeps_only_the_landmarks_its_request_names() -> None:
+    program = ('remote_control = InteractionObject("RemoteControl", landmark="TVStand")\n'
+               'sofa = InteractionObject("Sofa")\nremote_control.pickup_and_place(sofa)\n')
+    assert portable(program, "put the remote on the sofa") == program.replace(', landmark="TVStand"', "")
+    assert portable(program, "put the remote from the TV stand on the sofa") == program
+
+
 def test_only_a_clear_yes_confirms() -> None:
     assert all(is_yes(a) for a in ("yes", "Yes, store it", "sure", "ok thanks"))
     assert not any(is_yes(a) for a in ("no", "", "yes but not the toast", "what?", "don't"))
@@ -189,12 +212,12 @@ def test_only_a_clear_yes_confirms() -> None:
 # ---------------------------------------------------------------------------------- teaching through the graph
 def teach_breakfast(memories: dict, confirm: str) -> tuple[dict, RecordingChat, SymbolicEnv]:
     """Teach the Kim breakfast in three rounds: the toast is left beside the plate, the person says
-    so, the replan puts it on; then the person is satisfied and answers the confirmation."""
+    so, the replan puts it on (the part read from their words, no model call); then the person is
+    satisfied and answers the confirmation."""
     graph = build_graph(InMemorySaver())
     env = SymbolicEnv()
     env.reset(kitchen())
-    model = chat([fence(f"{COFFEE}\n{TOAST}"), "not satisfied: the toast is not on the plate", fence(TOAST_ON_PLATE),
-                  "satisfied"])
+    model = chat([fence(f"{COFFEE}\n{TOAST}"), "not satisfied: the toast is not on the plate", "satisfied"])
     context = person_context(env, model, memories)
     config = {"configurable": {"thread_id": "kim-1"}}
     request = "Perform the Kim breakfast: make a coffee in the mug and put a slice of toast on a plate"
@@ -209,8 +232,11 @@ def teach_breakfast(memories: dict, confirm: str) -> tuple[dict, RecordingChat, 
 
 def test_a_routine_taught_over_three_rounds_stores_both_parts(memories: dict) -> None:
     out, _, env = teach_breakfast(memories, "yes")
+    # The first plan is completed with what the words ask and it left out (issue 54,
+    # `scoping.completed`): the toasted slice it made goes onto the plate, which is washed first (food
+    # is served on a clean dish); the routine is the whole request as done, the coffee included.
     assert out["asked"]["question"] == ("I'll remember the kim breakfast as: coffee in the mug; the bread sliced; "
-                                        "a toasted bread slice on the plate. Store it?")
+                                        "a toasted bread slice on the plate; the plate clean. Store it?")
     assert on(env, "BreadSliced", "Plate")
     assert out["outcome"] == "success" and out["stored"]["version"] == 1
     [routine] = memories["routines"].routines(user="kim")
@@ -233,12 +259,9 @@ def test_a_correction_after_a_recall_stores_a_new_version_once_confirmed(memorie
     env = SymbolicEnv()
     env.reset(kitchen())
     memories["routines"].teach("the kim breakfast", COFFEE, "Perform the Kim breakfast: a coffee in the mug", user="kim")
-    # recalled unchanged (no LLM); the correction yields no edit of the routine, so it is replanned
-    model = chat(["not satisfied: no toast on the plate", "none", fence(TOAST_ON_PLATE.replace("toast =", "toast =")),
-                  "satisfied"])
-    part = 'knife = InteractionObject("Knife")\nknife.pickup()\nbread = InteractionObject("Bread")\nbread.slice()\nknife.put_down()\n' \
-           'toast = InteractionObject("BreadSliced")\nplate = InteractionObject("Plate")\ntoast.pickup_and_place(plate)'
-    model.responses[2] = fence(part)
+    # recalled unchanged (no LLM); the correction yields no edit of the routine, so it is replanned:
+    # the part is read from the person's words (a slice of bread on the plate; the loaf is cut first)
+    model = chat(["not satisfied: no toast on the plate", "none", "satisfied"])
     context = person_context(env, model, memories)
     config = {"configurable": {"thread_id": "kim-2"}}
     first = graph.invoke({"request": "Do the Kim breakfast", "user": "kim"}, config, context=context)
@@ -253,4 +276,5 @@ def test_a_correction_after_a_recall_stores_a_new_version_once_confirmed(memorie
     out = graph.invoke(Command(resume="yes please"), config, context=context)
     assert out["stored"] == {"name": "the kim breakfast", "version": 2, "user": "kim"}
     latest = memories["routines"].latest("the kim breakfast", user="kim")
-    assert latest.version == 2 and "coffee_machine" in latest.program and "toast.pickup_and_place(plate)" in latest.program
+    assert latest.version == 2 and "coffee_machine" in latest.program and "bread.slice()" in latest.program
+    assert latest.program.rstrip().endswith("bread_slice.pickup_and_place(plate)")

@@ -566,11 +566,13 @@ class Executor:
         oid = self.grounding.bound(ref, for_placing)
         if oid is not None:
             return oid
-        if (
-            self.config.prechecks.slice_before_sliced
-            and is_sliced_class(ref.object_class)
-            and not self.tracker.of_type(ref.object_class)
-        ):
+        pre_slice = self.config.prechecks.slice_before_sliced and is_sliced_class(ref.object_class)
+        if pre_slice and not self.tracker.of_type(ref.object_class):
+            # Look around before deciding there are none: a later round's executor starts with
+            # nothing seen, and pieces the round before cut stood out of view (a correction's
+            # "put the tomato slice on the plate" went looking for a whole tomato to cut).
+            self._initial_scan()
+        if pre_slice and not self.tracker.of_type(ref.object_class):
             self.note(f"pre-check: no {ref.object_class} seen yet: slicing a whole one first")
             self.slice(whole_version(ref), step=False)
         found = self.find(ref, for_placing=for_placing)

@@ -43,6 +43,9 @@ class HelperConfig:
     # Refuse, before planning, a request whose named things are all absent from the household
     # ("mow the lawn" in a flat), with the reason (`absent.py`); off: every request is planned.
     refuse_absent: bool = True
+    # Write a correction's missing part from the person's words (`missing.py`, `program/edits/part.py`)
+    # when every clause that asks for something is read; off: the planner writes every replan.
+    missing_parts: bool = True
     seed: int = 0
 
     @classmethod

@@ -8,7 +8,7 @@
                                             |--(unseen object)--> locate -> execute
                                             |--(failure)--> correct -> execute
                                             '--(limits)--> finish -> END
-                 ask_feedback --(more to do)--> replan --(a new program)--> validate
+                 ask_feedback --(more to do)--> replan --(the missing part)--> validate   (replanning.py)
                               |                       '--(it repeats the failed one)--> finish -> END
                               '--(more to do, routine adapted)--> understand -> adapt --(no edit)--> replan
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from helper_agent.graphs.helper import adapt, nodes
+from helper_agent.graphs.helper import adapt, nodes, replanning
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.nodes import FEEDBACK_QUESTION
 from helper_agent.graphs.helper.state import HelperInput, HelperState
@@ -42,7 +42,7 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("locate", nodes.counting_usage(nodes.locate))
     builder.add_node("correct", nodes.counting_usage(nodes.correct))
     builder.add_node("ask_feedback", nodes.counting_usage(nodes.ask_feedback))
-    builder.add_node("replan", nodes.counting_usage(nodes.replan))
+    builder.add_node("replan", nodes.counting_usage(replanning.replan))
     builder.add_node("memorize", nodes.memorize)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "retrieve")

@@ -7,9 +7,7 @@ in `validate` (and a corrective program once in `correct`) and the subgoals trav
 
 from __future__ import annotations
 
-import ast
 import inspect
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,24 +20,28 @@ from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
-from helper_agent.graphs.helper.household import household_lines, object_states
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
     planner_messages,
-    replanner_messages,
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import example_note, out_of_scope, scope_of
+from helper_agent.graphs.helper.scoping import example_note, fit_to_request, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
-from helper_agent.graphs.helper.teaching import confirmation_question, describe_routine, is_yes, whole_program
+from helper_agent.graphs.helper.teaching import (
+    confirmation_question,
+    describe_routine,
+    is_yes,
+    portable,
+    round_done,
+    whole_program,
+)
 from helper_agent.graphs.helper.tracing import SubgoalSpans
 from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
-from helper_agent.program.extract import parse_code
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -221,22 +223,21 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     """Parse and compile the program once (a class the household lacks written as the kind of it the
     household has, then compiled again); a rejection is kept as the message for the next attempt.
 
-    A program that changes an object the request neither names nor needs for a step it implies is
-    rejected the same way, with that reason, while the planner has attempts left; the last attempt
-    runs, the objects noted in the log (`scoping.py`)."""
+    The program is then fitted to the request (`scoping.fit_to_request`): what it changes that the
+    request neither names nor needs for a step it implies is removed, noted in the log, and a first
+    plan gets what the words ask it to end with and it left out; only when nothing asked would
+    remain is it rejected the same way, with that reason."""
     ctx = HelperContext.of(runtime)
     try:
         compiled, moved = _compiled_here(ctx, state.get("program", ""))
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
-    scope = scope_of(state, _present(ctx))
-    outside = out_of_scope(compiled, scope)
-    notes = [*_moved_notes(moved), *compiled.notes]
-    if outside and scope is not None:
-        reason = scope.reason(outside)
-        if int(state.get("plan_attempts", 0)) < ctx.config.max_plan_attempts:
-            return {"plan_error": reason, "subgoals": [], "log": [f"validate: rejected: {reason}"]}
-        notes.append(f"unasked {', '.join(outside)} kept: the planner's attempts are used up")
+    last = int(state.get("plan_attempts", 0)) >= ctx.config.max_plan_attempts
+    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last)
+    if fitted.compiled is None:
+        return {"plan_error": fitted.reason, "subgoals": [], "log": [f"validate: rejected: {fitted.reason}"]}
+    notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]
+    compiled = fitted.compiled
     detail = f" ({'; '.join(notes)})" if notes else ""
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
             "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
@@ -381,90 +382,6 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     return {"feedback": feedback, "feedback_rounds": rounds + 1, "log": [log]}
 
 
-def _syntax_tree(program: str) -> str | None:
-    """What a program would do, without its comments, layout, fence or prose: its syntax tree from
-    `parse_code` (only parsed, never run); None when it does not parse."""
-    try:
-        return ast.dump(parse_code(program)[0])
-    except ProgramError:
-        return None
-
-
-def achieved(state: HelperState) -> list[str]:
-    """What the last program already did: its subgoals that ran to their end (the moves between
-    them left out), each once, in order. The replan is told to keep them and not do them again: a
-    replan once wrote `tomato.slice()` again after the tomato was sliced and searched 650 steps for a
-    whole tomato."""
-    subgoals = subgoals_from_data(state.get("subgoals") or [])
-    execution = state.get("execution") or {}
-    done = len(subgoals) if execution.get("status") == "done" else int(execution.get("completed") or 0)
-    steps = [s.describe() for s in subgoals[:done] if s.kind.value != "Navigate"]
-    return list(dict.fromkeys(steps))
-
-
-def _untitled(program: str, feedback: str) -> str:
-    """`program` without leading comment lines that only repeat the person's words: a replan once
-    came back titled `# no coffee` (the correction, not what the program does)."""
-    said = set(re.findall(r"[a-z']+", feedback.lower()))
-    lines = program.splitlines()
-    start = 0
-    while start < len(lines) and (not lines[start].strip() or lines[start].lstrip().startswith(("#", "```"))):
-        line = lines[start].strip()
-        if line.startswith("#") and set(re.findall(r"[a-z']+", line.lower())) <= said:
-            lines[start] = ""
-        start += 1
-    return "\n".join(lines) if start else program
-
-
-def replan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
-    """Write a program for what the feedback says is missing; it runs in the household the last
-    program left (the bindings kept), so it only has to add the missing part.
-
-    The prompt carries the three things a correction is checked against: what the person says is
-    missing (their own words), what the household shows about the objects named (`object_states`:
-    "Tomato: sliced (7 slices); Plate: clean, empty", then the other household lines) and what the
-    last program already did (`achieved`), so "you didn't put a tomato slice on the plate" is read
-    against a sliced tomato and the slicing is kept, not redone.
-
-    A replan that repeats the program the feedback was about, statement for statement, would only
-    fail the same way: it is sent back with that reason and sampled again (a new seed), within the
-    planner's attempt budget; if every attempt repeats it, it is not run again (`repeated`; the
-    request ends "repeated_program"). (On held-out train episodes, calibration split, the greedy
-    replan of the 0.5B model often came back unchanged; a chat once ran it and spent 780 steps.)
-
-    The program the feedback was about joins `ran_programs`, so a routine this request teaches is
-    the whole request as done across its rounds (`teaching.whole_program`), not the last replan."""
-    ctx = HelperContext.of(runtime)
-    failed = state.get("program", "")
-    failed_tree = _syntax_tree(failed)
-    feedback = state["feedback"]
-    objects = ctx.environment().objects_metadata()
-    household = household_lines(objects, mentioned=f"{failed} {feedback}", limit=12)
-    states = object_states(objects, mentioned=f"{feedback} {state['request']} {failed}")
-    done = achieved(state)
-    error, text, log = "", "", [f"replan: from feedback: {feedback}"]
-    repeated = False
-    for attempt in range(1, max(1, ctx.config.max_plan_attempts) + 1):
-        messages = replanner_messages(state["request"], failed, feedback, state.get("examples") or [],
-                                      error=error, previous=text, household=household, states=states, achieved=done)
-        text = _untitled(_ask(ctx, config, messages, "replan", _program_decoding(ctx, attempt, "plan")), feedback)
-        repeated = failed_tree is not None and _syntax_tree(text) == failed_tree
-        if not repeated:
-            break
-        error = ("it is the program that did not finish the task, unchanged; keep what it did and write only "
-                 f"what the person says is missing: {feedback}")
-        log.append(f"replan: attempt {attempt} repeated the failed program")
-    if repeated:
-        again = int(state.get("feedback_rounds", 0)) < ctx.config.feedback_rounds
-        log.append("replan: every attempt repeated the failed program; it is not run again"
-                   + ("; asking what is missing" if again else ""))
-        return {"program": failed, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
-                "locate_attempts": 0, "repeated": True, "log": log}
-    ran = [*(state.get("ran_programs") or []), failed] if failed.strip() else list(state.get("ran_programs") or [])
-    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
-            "locate_attempts": 0, "repeated": False, "ran_programs": ran, "log": log}
-
-
 def _routine_to_store(state: HelperState) -> tuple[str, bool] | None:
     """The routine this request may store, and whether it is an update: the routine it teaches
     ("Perform the Kim breakfast: ..."), or the recalled routine once a correction changed what it
@@ -480,23 +397,32 @@ def _routine_to_store(state: HelperState) -> tuple[str, bool] | None:
 def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
     """The person is satisfied. It is a success only if the execution also finished by the agent's
     own account; only then is a routine stored for the user: the one the request taught, or the
-    recalled one a correction changed (a new version).
+    recalled one a correction changed (a new version). A request that teaches a routine is the one
+    exception: the person's yes to what it did is the teaching, so the steps that ran are stored
+    even when a later step found nothing (calibration suite: "put the remote on the sofa" looped
+    for a second remote the room did not have, the person was satisfied, and nothing was stored).
 
-    What is stored is the whole request as done across its rounds (`teaching.whole_program`). A
+    What is stored is the whole request as done across its rounds (`teaching.whole_program` over
+    `teaching.round_done`), without the teaching household's landmarks (`teaching.portable`). A
     person reads it first, in words (`teaching.describe_routine`), through `interrupt` ("I'll
     remember the Kim breakfast as: coffee in the mug; a toasted bread slice on the plate. Store
     it?"), and only a clear yes stores it. An evaluation's feedback source cannot be asked: there
     the routine a request taught is stored as confirmed by the satisfied answer, as before, and a
     recalled routine is not changed."""
     ctx = HelperContext.of(runtime)
-    if (state.get("execution") or {}).get("status") != "done":
-        return {"outcome": "incomplete", "log": ["memorize: the execution did not finish; nothing stored"]}
     target = _routine_to_store(state)
     user = state.get("user")
+    finished = (state.get("execution") or {}).get("status") == "done"
+    if not finished and not (target and not target[1] and user):
+        return {"outcome": "incomplete", "log": ["memorize: the execution did not finish; nothing stored"]}
     if target is None or not user or (target[1] and ctx.feedback is not None):
         return {"outcome": "success", "log": ["memorize: nothing to store"]}
     name, update = target
-    program = whole_program([*(state.get("ran_programs") or []), state.get("program", "")])
+    request = ((state.get("routine") or {}).get("request") or state["request"]) if update else state["request"]
+    program = portable(whole_program([*(state.get("ran_programs") or []), round_done(state)]), request)
+    if not program.strip():
+        return {"outcome": "incomplete" if not finished else "success",
+                "log": ["memorize: no step ran to its end; nothing stored"]}
     if ctx.feedback is None:
         description = describe_routine(program)
         answer = interrupt({"kind": CONFIRM_KIND, "question": confirmation_question(name, description, update),
@@ -508,7 +434,6 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                     "log": [*heard, f"memorize: routine '{name}' not stored (the person said: {said or 'nothing'})"]}
     else:
         heard = []
-    request = ((state.get("routine") or {}).get("request") or state["request"]) if update else state["request"]
     routine = ctx.routine_memory().teach(name, program, request, user=user, source="confirmed_success")
     version = getattr(routine, "version", None)
     stored = {"name": routine.name, "version": version, "user": user}

@@ -10,6 +10,17 @@ a class is the earlier rounds' k-th object of that class, as it was when it ran 
 bindings are kept across rounds by instance key, `<class>#<k>`): the toast the replan put on the
 plate is the slice the first program toasted, not another one.
 
+What a round "did" is the program when it ran to its end; when it stopped early (a step found
+nothing, the person was asked anyway), it is the steps that ran to their end, written back as a
+program (`as_done`), not the program: on the calibration suite a first program that re-sliced a
+whole apple in a loop stopped after its first slice, the person's correction placed two slices,
+and the routine that joined the whole first program would have searched a fresh household for a
+second whole apple. A routine is replayed in other households, so where the teaching household's
+things stood (`landmark="Microwave"`) is not kept unless the request says it (`portable`): a
+"evening tidy" of the calibration suite searched 300 steps for a remote "near the TV stand" (the
+planner's guess, in the household it was taught in), and every recall of a routine stored so would
+look there first.
+
 Before it is stored the person reads what will be remembered, in words read off the program
 (`describe_routine`: "coffee in the mug; a toasted bread slice on the plate"), and says yes or no.
 Only a clear yes stores it (`is_yes`): anything else stores nothing, since a wrong routine replays
@@ -18,11 +29,14 @@ wrong every time it is recalled, while a routine not stored is taught again in o
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from helper_agent.program import ProgramError, compile_program
+from helper_agent.graphs.helper.state import HelperState, subgoals_from_data
+from helper_agent.graphs.helper.understanding.words import named_classes
+from helper_agent.program import ProgramError, compile_program, render_program
 from helper_agent.program.edits.language import EditError, class_words
 from helper_agent.program.edits.tree import (
     declarations,
@@ -34,7 +48,8 @@ from helper_agent.program.edits.tree import (
 )
 from helper_agent.program.subgoals import Subgoal, SubgoalKind
 
-__all__ = ["confirmation_question", "continued", "describe_routine", "is_yes", "whole_program"]
+__all__ = ["as_done", "confirmation_question", "continued", "describe_routine", "is_yes", "portable", "round_done",
+           "whole_program"]
 
 _IN = frozenset({"Bowl", "Pot", "Pan", "Box", "Mug", "Cup", "Fridge", "Cabinet", "Drawer", "Microwave", "SinkBasin",
                  "Sink", "GarbageCan", "Bathtub", "BathtubBasin", "Safe", "LaundryHamper", "Toaster", "CoffeeMachine"})
@@ -66,6 +81,51 @@ def whole_program(programs: Sequence[str]) -> str:
         except (ProgramError, EditError):
             whole = f"{whole.rstrip()}\n{part.strip()}\n"
     return whole
+
+
+_MOVES = frozenset({SubgoalKind.NAVIGATE, SubgoalKind.MOVE_BACK, SubgoalKind.MOVE_CLOSER,
+                    SubgoalKind.MOVE_ALTERNATE_VIEWPOINT, SubgoalKind.DO_NOTHING})
+
+
+def as_done(program: str, subgoals: Sequence[Subgoal], finished: bool, completed: int) -> str:
+    """What one round did: `program` when it ran to its end (`finished`), else its first
+    `completed` subgoals written back as a program (moves left out: each step finds its object
+    again), "" when none ran."""
+    if finished:
+        return program
+    steps = [s for s in list(subgoals)[:max(0, completed)] if s.kind not in _MOVES]
+    if not steps:
+        return ""
+    try:
+        return render_tree(parse_tree(render_program(steps)))
+    except EditError:
+        return ""
+
+
+def round_done(state: HelperState) -> str:
+    """What the state's last round did, as a routine keeps it (`as_done`)."""
+    execution = state.get("execution") or {}
+    return as_done(state.get("program", ""), subgoals_from_data(state.get("subgoals") or []),
+                   execution.get("status") == "done", int(execution.get("completed") or 0))
+
+
+def portable(program: str, request: str) -> str:
+    """`program` without the landmarks (`landmark="TVStand"`) whose class `request` does not name:
+    where things stood in the household a routine was taught in says nothing about the next one.
+    The program as it was when it does not parse."""
+    try:
+        tree = parse_tree(program)
+    except EditError:
+        return program
+    named = set(named_classes(request))
+    changed = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "InteractionObject":
+            kept = [kw for kw in node.keywords if not (kw.arg == "landmark" and isinstance(kw.value, ast.Constant)
+                                                        and str(kw.value.value) not in named)]
+            changed |= len(kept) != len(node.keywords)
+            node.keywords = kept
+    return render_tree(tree) if changed else program
 
 
 def continued(program: str, part: str) -> str:

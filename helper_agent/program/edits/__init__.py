@@ -15,7 +15,10 @@ One job a module:
 - `grammar`: the GBNF of one edit over a program (`edit_grammar`), narrowed by an `EditScope`;
 - `tree`: what a program's syntax tree holds (its objects, their steps and roles) and writing it back;
 - `apply`: an edit applied to the tree (`apply_edit`);
-- `append`: a new part the planner wrote, joined to the routine (`append_program`).
+- `append`: a new part the planner wrote, joined to the routine (`append_program`);
+- `trim`: a program without the steps that change objects of given classes (`trim_classes`), for
+  the graph's scope check: a plan that does what was asked and more keeps the asked part.
+- `part`: what a correction says is missing (`Missing` steps), written as a program (`part_program`).
 
 Reading a person's words (which classes a change names, what it puts in place of what) is not
 here: it is the HELPER graph's understanding of requests (`graphs/helper/understanding/`), which

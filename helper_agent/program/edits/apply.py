@@ -41,7 +41,7 @@ from helper_agent.program.edits.tree import (
 from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["apply_edit", "in_form", "replaced_steps"]
+__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "put_made", "replaced_steps"]
 
 
 def in_form(edit: Edit) -> Edit:
@@ -219,7 +219,7 @@ def _remove(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
     drop_empty_loops(tree.body)
     # a place the removed thing was put in, now unused, goes with the steps that only switched it on
     # or off for what it held: the coffee machine once the mug is gone (a cleaned plate stays)
-    _drop_unused_fixtures(tree, among=places, idle_steps=_SWITCHES)
+    drop_unused_fixtures(tree, among=places, idle_steps=_SWITCHES)
     if not tree.body:
         raise EditError(f"without the {edit.target} the routine does nothing")
     return True
@@ -261,7 +261,7 @@ def _move(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
         else:
             call.args = [ast.Name(dest, ast.Load())]
             call.keywords = []
-    _drop_unused_fixtures(tree)
+    drop_unused_fixtures(tree)
     return True
 
 
@@ -290,7 +290,7 @@ def _move_all(program: str, edit: Edit) -> str:
         carry = ast.Expr(ast.Call(ast.Attribute(ast.Name(d.var, ast.Load()), "pickup_and_place", ast.Load()),
                                   [ast.Name(dest, ast.Load())], []))
         (d.body if d.loop is not None else tree.body).append(carry)
-    _drop_unused_fixtures(tree)
+    drop_unused_fixtures(tree)
     return checked_program(tree, True, f"'{edit.text()}' would make an invalid program")
 
 
@@ -318,7 +318,7 @@ def _move_into_dish(tree: ast.Module, all_decls: list[Decl], sites: list[tuple[D
     return True
 
 
-def _drop_unused_fixtures(tree: ast.Module, among: Collection[str] | None = None,
+def drop_unused_fixtures(tree: ast.Module, among: Collection[str] | None = None,
                           idle_steps: Collection[str] = ()) -> None:
     """Remove top-level objects that nothing uses any more (the armchair once the pillow goes on the
     sofa), with their own steps when all of them are `idle_steps` (none allowed by default: a lamp
@@ -400,7 +400,8 @@ def _skip(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
 
 def _put(program: str, edit: Edit) -> str:
     """One new object placed on or in a receptacle: the routine's own, made at top level, if it has
-    one (the keys' box takes the watch too), else a new one; appended after the routine's steps."""
+    one (the keys' box takes the watch too), else a new one; appended after the routine's steps.
+    With a `count` above one, that many, in a loop ("two apple slices in the bowl")."""
     known_class(edit.value)
     known_class(edit.target)
     if not pickupable(edit.value):
@@ -414,9 +415,40 @@ def _put(program: str, edit: Edit) -> str:
         taken.add(dest)
         lines.append(f'{dest} = {CTOR}("{edit.target}")')
     var = var_for(edit.value, taken)
-    lines += [f'{var} = {CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
+    if edit.count > 1:
+        if edit.count > api.MAX_LOOP_LENGTH:
+            raise EditError(f"at most {api.MAX_LOOP_LENGTH} of a kind")
+        lines += [f"for {loop_var(tree.body)} in range({edit.count}):", f'    {var} = {CTOR}("{edit.value}")',
+                  f"    {var}.pickup_and_place({dest})"]
+    else:
+        lines += [f'{var} = {CTOR}("{edit.value}")', f"{var}.pickup_and_place({dest})"]
     tree.body.extend(parse_tree("\n".join(lines)).body)
     return checked_program(tree, True, f"'{edit.text()}' would make an invalid program")
+
+
+def put_made(program: str, value: str, target: str) -> str | None:
+    """The program's one object of class `value` made at top level, placed on or in an object of
+    class `target` (the program's own made at top level, else a new one) after its steps; None when
+    the program makes no such object, or several, or it does not compile. Unlike `put` (one *new*
+    object), this finishes what the program made: a toasted slice left in the toaster goes onto the
+    plate, rather than a second, untoasted slice (a first plan completed by `scoping.completed`)."""
+    known_class(value)
+    known_class(target)
+    tree = parse_tree(program)
+    made = [d for d in declarations(tree) if d.cls == value]
+    if len(made) != 1 or made[0].loop is not None:
+        return None
+    dest = next((d.var for d in declarations(tree) if d.cls == target and d.loop is None), None)
+    lines = []
+    if dest is None:
+        dest = var_for(target, names_in(tree))
+        lines.append(f'{dest} = {CTOR}("{target}")')
+    lines.append(f"{made[0].var}.pickup_and_place({dest})")
+    tree.body.extend(parse_tree("\n".join(lines)).body)
+    try:
+        return checked_program(tree, True, f"putting the {value} on the {target} would make an invalid program")
+    except EditError:
+        return None
 
 
 _APPLY = {"replace": _replace, "count": _count, "remove": _remove, "move": _move, "add_like": _add_like,

@@ -12,5 +12,7 @@ no English) what they found. One job a module:
 - `grounding`: a change read against the program it edits (`Grounding`, the grammar's `EditScope`);
 - `part_check`: what a new part the planner wrote lacks of what its words ask for (`part_lacks`).
 - `scope`: what a request may change, the objects it names and the tools its steps need
-  (`request_scope`; the step-tool table is `program/steps.py`'s, shared with `helper eval requests`).
+  (`request_scope`; the step-tool table is `program/steps.py`'s, shared with `helper eval requests`);
+- `asked`: what a request's words ask a program to end with, its placements and its toasting,
+  cooking and washing (`asked`), which the scope check adds to a first plan that left them out.
 """

@@ -15,7 +15,7 @@ from helper_agent.program.classes import LexicalClassMapper, normalise
 from helper_agent.world.catalog import load_catalog
 
 __all__ = [
-    "ARTICLES", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "SPAN_WORD",
+    "ARTICLES", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "PIECE_WORDS", "PLACING_VERBS", "SPAN_WORD",
     "SPAN_WORD_OR_DIGIT", "STEP_WORDS", "WHOLE_WORDS", "class_before", "class_from", "exact_class",
     "named_classes", "named_steps", "past_article", "stems",
 ]
@@ -98,6 +98,14 @@ def named_steps(text: str) -> list[str]:
 
 
 LOCATIVE = ("on", "in", "onto", "into", "at", "inside")
+
+# Nouns for a cut piece of a food ("a piece of potato" is a PotatoSliced; "slice" is a step word too).
+PIECE_WORDS = ("slice", "piece")
+
+# Verbs that put a thing on or in another: "put the remote on the sofa" asks for a placement, while
+# "the mug on the counter needs a wash" or "I saw a plate in a cabinet" says where a thing is.
+PLACING_VERBS = ("put", "place", "set", "move", "bring", "leave", "lay", "pop", "drop", "stick", "serve",
+                 "arrange", "carry")
 
 
 ARTICLES = ("a", "an", "the", "another")

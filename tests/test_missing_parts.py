@@ -1,0 +1,102 @@
+"""A correction's missing part: the person's words read as steps (`graphs/helper/missing.py`) and
+the steps written in the action API (`program/edits/part.py`), checked by compiling the program."""
+
+from __future__ import annotations
+
+import pytest
+
+from helper_agent.graphs.helper.missing import for_household, read_missing
+from helper_agent.program import compile_program
+from helper_agent.program.edits.part import Missing, part_program
+
+
+def steps(feedback: str, request: str = "") -> list[str]:
+    return [m.describe() for m in read_missing(feedback, request).missing]
+
+
+@pytest.mark.parametrize(("feedback", "expected"), [
+    ("no, you didn't toast the bread slice", ["toast BreadSliced"]),
+    ("no, you didn't toast the bread slice and you didn't put the bread slice on the plate",
+     ["toast BreadSliced", "place BreadSliced in Plate"]),
+    ("no, you didn't toast the bread slice, the plate isn't clean and you didn't put the bread slice on the plate",
+     ["toast BreadSliced", "clean Plate", "place BreadSliced in Plate"]),
+    ("no, you didn't slice the potato and you didn't cook the potato slice", ["slice Potato", "cook PotatoSliced"]),
+    ("no, you didn't crack the egg and you didn't cook the cracked egg", ["slice Egg", "cook EggCracked"]),
+    ("no, there's no coffee in the mug", ["coffee Mug"]),
+    ("no, there's still no coffee", ["coffee Mug"]),
+    ("no, you didn't water the plant", ["water HousePlant in Cup"]),
+    ("no, you didn't fill the pot with water", ["fill_up Pot"]),
+    ("no, you didn't boil the potato", ["boil Potato"]),
+    ("no, you didn't turn on the desk lamp", ["toggle_on DeskLamp"]),
+    ("the lamp isn't on", ["toggle_on Lamp"]),
+    ("no, the toast isn't on the plate", ["place BreadSliced in Plate"]),  # "the toast": a noun, not a step
+    ("you didn't put every newspaper on the coffee table", ["place Newspaper in CoffeeTable"]),  # not coffee
+])
+def test_what_the_person_says_is_missing_is_read_as_steps(feedback: str, expected: list[str]) -> None:
+    assert steps(feedback) == expected
+
+
+def test_only_the_clauses_that_ask_for_something_are_read() -> None:
+    # The issue's chat: the first clause says what is right, the second what is missing.
+    assert steps("the toast in the bowl is right, but you didn't make the coffee", "coffee in a cup and toast") == ["coffee Cup"]
+    assert read_missing("yes, thanks").missing == [] and read_missing("no").complete is False
+
+
+def test_a_clause_that_asks_for_something_unread_leaves_the_correction_to_the_planner() -> None:
+    reading = read_missing("no, there's no bread slice and you didn't put the bread slice on the plate")
+    assert reading.unread == ["there's no bread slice"] and not reading.complete
+
+
+def test_counts_come_from_the_request_and_every_from_the_household() -> None:
+    reading = read_missing("no, the bowl isn't clean and you didn't put the apple slices in the bowl",
+                           "put two slices of apple in a bowl")
+    assert [m.describe() for m in reading.missing] == ["clean Bowl", "place AppleSliced in Bowl x2"]
+    every = read_missing("no, not every pot is clean")
+    objects = [{"objectType": "Pot"}, {"objectType": "Pot"}, {"objectType": "Pot"}, {"objectType": "Bowl"}]
+    assert [m.describe() for m in for_household(every, objects)] == ["clean Pot x3"]
+
+
+def test_what_changes_the_placed_things_is_done_to_each_of_them() -> None:
+    assert steps("no, you didn't cook the potato slice and you didn't put the potato slices on the plate",
+                 "three cooked potato slices on a plate") == ["cook PotatoSliced x3", "place PotatoSliced in Plate x3"]
+
+
+def test_the_household_gives_the_water_vessel_and_a_slice_is_cut_before_it_is_used() -> None:
+    water = read_missing("you didn't water the plant")
+    assert [m.describe() for m in for_household(water, [{"objectType": "Mug"}, {"objectType": "HousePlant"}])] == [
+        "water HousePlant in Mug"]
+    place = read_missing("you didn't put the tomato slice on the plate")
+    whole = [{"objectType": "Tomato"}, {"objectType": "Plate"}]
+    assert [m.describe() for m in for_household(place, whole)] == ["slice Tomato", "place TomatoSliced in Plate"]
+    cut = whole + [{"objectType": "TomatoSliced"}]
+    assert [m.describe() for m in for_household(place, cut)] == ["place TomatoSliced in Plate"]
+
+
+def test_the_part_is_written_in_step_order_on_one_object_per_class_and_compiles() -> None:
+    part = part_program([Missing("place", "BreadSliced", place="Plate"), Missing("toast", "BreadSliced"),
+                         Missing("clean", "Plate")])
+    assert part == ('plate = InteractionObject("Plate")\nplate.clean()\n'
+                    'bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
+                    "bread_slice.pickup_and_place(plate)\n")
+    kinds = [s.describe() for s in compile_program(part).subgoals if not s.describe().startswith("Navigate")]
+    assert kinds[-1] == "Place(BreadSliced -> Plate)"
+
+
+def test_a_count_is_that_many_objects_the_first_being_the_one_other_steps_change() -> None:
+    # "you didn't toast the bread slice and you didn't put the bread slices on the plate": the
+    # toasted slice is one of the two placed (a loop would make two new ones after it)
+    part = part_program([Missing("toast", "BreadSliced"), Missing("place", "BreadSliced", place="Plate", count=2)])
+    subgoals = compile_program(part).subgoals
+    toasted = [s.target.instance_key for s in subgoals if s.kind.value == "Toast" and s.target]
+    placed = [s.target.instance_key for s in subgoals if s.kind.value == "Place" and s.target]
+    assert toasted == ["breadsliced#1"] and placed == ["breadsliced#1", "breadsliced#2"]
+    assert "for " not in part
+
+
+def test_the_compound_steps_use_their_tools() -> None:
+    coffee = part_program([Missing("coffee", "Mug")])
+    assert coffee.splitlines()[-2:] == ["mug.pickup_and_place(coffee_machine)", "coffee_machine.toggle_on()"]
+    boil = compile_program(part_program([Missing("boil", "Potato")])).source
+    assert "pot.fill_up()" in boil and "potato.pickup_and_place(pot)" in boil and "stove_burner.toggle_on()" in boil
+    with pytest.raises(ValueError, match="needs a place"):
+        Missing("place", "Mug")
