@@ -226,3 +226,16 @@ class Snapshotting(Protocol):
 def can_snapshot(env: Any) -> bool:
     """Whether `env` saves and restores its state exactly (`supports_snapshot` may say no)."""
     return isinstance(env, Snapshotting) and bool(getattr(env, "supports_snapshot", True))
+
+
+@runtime_checkable
+class ShowsFacts(Protocol):
+    """An environment that shows what holds now among the objects it names: each named object's
+    states and the relations between two named objects (the robot included, by the name its
+    vocabulary leaves out of actions), in its own upper-case words. An agent compares it with the
+    goal conditions its task states (`graphs/goal_conditions.py`); it is an observation, never a
+    verdict on the task."""
+
+    def scene_facts(self) -> frozenset[tuple[str, ...]]:
+        """`(object, STATE)` and `(object, RELATION, other)` facts of the current state."""
+        ...

@@ -250,6 +250,10 @@ class VirtualHomeEnv:
         """The whole scene graph (`virtualhome_scene.graph_entities`)."""
         return views.graph_entities(self)
 
+    def scene_facts(self) -> frozenset[tuple[str, ...]]:
+        """What holds now among the task's names (`envs/base.ShowsFacts`, `virtualhome_scene.facts`)."""
+        return views.facts(self)
+
     def held_names(self) -> list[str]:
         held = views.holding(self)
         return held.split(", ") if held else []
