@@ -129,3 +129,19 @@ def test_virtualhome_shows_the_facts_a_stated_goal_is_checked_against() -> None:
     for action, args in (("WALK", "dishwasher"), ("SWITCHON", "dishwasher")):
         assert env.step(action, args).result.success
     assert unmet_now(env, goals, ["WALK", "SWITCHON"]) == []
+
+
+def test_helper_corrects_for_the_unmet_stated_goal_when_the_check_is_on() -> None:
+    from helper_agent.graphs.action_sequences import render
+
+    answers = [render([("GO", ("door",))]), render([("GO", ("lamp",)), ("SWITCHON", ("lamp",))])]
+    for options, lit in (({"goal_check": "on"}, True), ({}, False)):
+        chat = Recording(responses=answers, prompts=[])
+        agent = build_agent("helper", BuildRequest(chat, {"mode": "closed-loop", "k": "0", **options}))
+        env = Room()
+        result = agent.run(EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+        assert env.lit is lit and len(chat.prompts) == (2 if lit else 1)
+        if lit:
+            assert result.outcome == "met" and result.details["goal_rounds"] == 1 and result.details["replans"] == 0
+            assert "These goals are not satisfied yet:\nlamp is ON\n" in chat.prompts[1]
+            assert '"GO": ["door"]' in chat.prompts[1].split("You have executed these actions")[1]
