@@ -60,7 +60,7 @@ class Room:
 
     def action_vocabulary(self) -> ActionVocabulary:
         return ActionVocabulary(actions={"GO": 1, "SWITCHON": 1}, objects=("door", "lamp"), world="the room",
-                                seen=("door",))
+                                seen=("door",), approach="GO")
 
     def scene_facts(self) -> frozenset[tuple[str, ...]]:
         return frozenset({("lamp", "ON" if self.lit else "OFF")})
@@ -113,7 +113,7 @@ def test_without_the_check_the_loop_ends_when_the_plan_has_run() -> None:
 def test_the_goal_rounds_bound_the_loop_and_the_switches_are_checked() -> None:
     env, result, prompts = _run({"goal_check": "on", "goal_rounds": "0"})
     assert len(prompts) == 1 and result.outcome == "unmet" and result.details["unmet"] == ["lamp is ON"]
-    with pytest.raises(ValueError, match="needs mode=closed-loop"):
+    with pytest.raises(ValueError, match="need mode=closed-loop"):
         check_agent_options("llm-planner", {"mode": "open-loop", "goal_check": "on"})
     with pytest.raises(ValueError, match="goal_check: a switch of mode=closed-loop"):
         check_agent_options("llm-planner", {"goal_check": "on"})
@@ -145,3 +145,16 @@ def test_helper_corrects_for_the_unmet_stated_goal_when_the_check_is_on() -> Non
             assert result.outcome == "met" and result.details["goal_rounds"] == 1 and result.details["replans"] == 0
             assert "These goals are not satisfied yet:\nlamp is ON\n" in chat.prompts[1]
             assert '"GO": ["door"]' in chat.prompts[1].split("You have executed these actions")[1]
+
+
+@pytest.mark.parametrize("agent, answer", [("llm-planner", "SWITCHON lamp"),
+                                           ("helper", '{\n  "SWITCHON": ["lamp"]\n}')])
+def test_the_precondition_check_approaches_the_object_and_tries_the_step_again(agent: str, answer: str) -> None:
+    for options, lit in (({"preconditions": "on"}, True), ({"max_replans": "0"}, False)):
+        chat = Recording(responses=[answer], prompts=[])
+        env = Room()
+        build_agent(agent, BuildRequest(chat, {"mode": "closed-loop", "k": "0", "max_replans": "0", **options})).run(
+            EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+        assert env.lit is lit
+        assert env.executed == ([("GO", "lamp"), ("SWITCHON", "lamp")] if lit else [])
+        assert env.failures == 1  # the first try failed either way

@@ -121,6 +121,9 @@ class ActionVocabulary:
     seen: tuple[str, ...] | None = None
     #: what an agent must know to act here, one sentence for a prompt ("" when nothing needs saying)
     rule: str = ""
+    #: the one-object action that brings the robot close to an object (VirtualHome's WALK), for an
+    #: agent's precondition check; "" when the environment has none (it navigates by itself)
+    approach: str = ""
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action

@@ -25,6 +25,8 @@ class SequenceConfig:
     # the environment shows (`graphs/goal_conditions.py`), and the unmet ones asked for, `goal_rounds` times
     goal_check: bool = False
     goal_rounds: int = 2
+    # HELPER's pre-condition check (off by default): a failed step is tried again after approaching its object
+    preconditions: bool = False
 
 
 @dataclass

@@ -9,7 +9,8 @@ and what failed, at most `max_replans` times. With `goal_check`, when the queue 
 corrections are used up) `check` compares the goal conditions the task states with what the
 environment shows (`graphs/goal_conditions.py`), and `correct` asks for the unmet ones, at most
 `goal_rounds` times: HELPER's feedback question answered by the agent's own check, never the
-benchmark's.
+benchmark's. With `preconditions`, a step that fails is tried once more after approaching its object
+(`graphs/approach.py`: HELPER's pre-condition check).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step, parse_steps, problems, sequence_grammar
+from helper_agent.graphs.approach import act_approaching
 from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
 from helper_agent.graphs.helper.sequence.context import SequenceContext
 from helper_agent.graphs.helper.sequence.prompts import (
@@ -101,9 +103,15 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
     queue = _steps(state.get("queue") or [])
     executed = list(state.get("executed") or [])
     failures = list(state.get("failures") or [])
+    vocabulary = ctx.vocabulary() if ctx.settings().preconditions else None
     while queue and env.steps < ctx.settings().max_actions:
         step = queue.pop(0)
-        outcome = step_by_name(env, step[0], step[1])
+        if vocabulary is not None:
+            taken = act_approaching(env, vocabulary, step[0], tuple(step[1]))
+            outcome = taken.outcome
+            executed += [[walk, list(objects)] for walk, objects in taken.approached]
+        else:
+            outcome = step_by_name(env, step[0], step[1])
         if outcome.result.success:
             executed.append([step[0], list(step[1])])
             continue

@@ -24,6 +24,8 @@ class NamedPlanConfig:
     # re-plan then names the unmet conditions, and may name the objects they name besides those seen.
     goal_check: bool = False
     goal_rounds: int = 2
+    # precondition check (off by default): a failed step is tried again after approaching its object
+    preconditions: bool = False
 
 
 @dataclass

@@ -14,6 +14,8 @@ the task states are compared with what the environment shows and the actions exe
 (`graphs/goal_conditions.py`), and while some are unmet the planner re-plans for them, at most
 `goal_rounds` times. Every re-plan then says which are unmet ("Goals not met yet: ...") and may
 name the objects they name as well as those seen (the task names them, so they are no guess).
+With `preconditions`, a step that fails is tried once more after approaching its object
+(`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step
+from helper_agent.graphs.approach import act_approaching
 from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
@@ -112,8 +115,17 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     env = ctx.environment()
     completed = list(state.get("completed", []))
     log = []
+    approach = ctx.settings().preconditions
+    vocabulary = ctx.vocabulary() if approach else None
     for action, args in state.get("plan", []):
-        outcome = step_by_name(env, action, args)
+        if vocabulary is not None:
+            taken = act_approaching(env, vocabulary, action, tuple(args))
+            outcome = taken.outcome
+            for walk, objects in taken.approached:
+                log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
+                completed.append([walk, list(objects)])
+        else:
+            outcome = step_by_name(env, action, args)
         if outcome.result.success:
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
