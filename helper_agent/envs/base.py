@@ -121,6 +121,9 @@ class ActionVocabulary:
     seen: tuple[str, ...] | None = None
     #: what an agent must know to act here, one sentence for a prompt ("" when nothing needs saying)
     rule: str = ""
+    #: the one-object action that brings the robot close to an object (VirtualHome's WALK), for an
+    #: agent's precondition check; "" when the environment has none (it navigates by itself)
+    approach: str = ""
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action
@@ -226,3 +229,16 @@ class Snapshotting(Protocol):
 def can_snapshot(env: Any) -> bool:
     """Whether `env` saves and restores its state exactly (`supports_snapshot` may say no)."""
     return isinstance(env, Snapshotting) and bool(getattr(env, "supports_snapshot", True))
+
+
+@runtime_checkable
+class ShowsFacts(Protocol):
+    """An environment that shows what holds now among the objects it names: each named object's
+    states and the relations between two named objects (the robot included, by the name its
+    vocabulary leaves out of actions), in its own upper-case words. An agent compares it with the
+    goal conditions its task states (`graphs/goal_conditions.py`); it is an observation, never a
+    verdict on the task."""
+
+    def scene_facts(self) -> frozenset[tuple[str, ...]]:
+        """`(object, STATE)` and `(object, RELATION, other)` facts of the current state."""
+        ...

@@ -209,7 +209,7 @@ class VirtualHomeEnv:
         may take in this task: the task's relevant objects, the robot itself left out (EAI's rule 3)."""
         objects = tuple(name for name in self.episode.name_to_id if name != "character")
         return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings(),
-                                world=WORLD, seen=self.seen_names(), rule=REACH_RULE)
+                                world=WORLD, seen=self.seen_names(), rule=REACH_RULE, approach="WALK")
 
     def seen_names(self) -> tuple[str, ...]:
         """The task's object names the robot has perceived so far (LLM-Planner's grounding): the
@@ -249,6 +249,10 @@ class VirtualHomeEnv:
     def scene_entities(self) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
         """The whole scene graph (`virtualhome_scene.graph_entities`)."""
         return views.graph_entities(self)
+
+    def scene_facts(self) -> frozenset[tuple[str, ...]]:
+        """What holds now among the task's names (`envs/base.ShowsFacts`, `virtualhome_scene.facts`)."""
+        return views.facts(self)
 
     def held_names(self) -> list[str]:
         held = views.holding(self)

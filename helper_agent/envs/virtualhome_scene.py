@@ -8,6 +8,10 @@
   `washing_machine: closed, off, plugged_in; on basket_for_clothes; in dining_room`, over the task's
   relevant objects (the objects EAI's prompt gives every model, the only names its evaluator
   accepts), then where the robot is, what it is close to and what it holds.
+- `facts`: what holds now among the task's names (the robot as `character`): each named object's
+  states (`("tv", "ON")`) and every relation the graph has between two named objects
+  (`("character", "HOLDS_RH", "cellphone")`, `("plate", "INSIDE", "dishwasher")`), in the graph's own
+  words, the words EAI's prompt states goal conditions in.
 - `graph_entities`: the whole scene graph (about 290 nodes in scene 1: rooms, furniture, walls,
   appliances, the task's objects) as entities and `inside`/`on` edges for EmbodiedRAG's vector store.
   A relevant object's entity id is its EAI name; any other node's is `<class>_<graph id>`.
@@ -110,6 +114,19 @@ def compact_scene(env: LiveGraph) -> str:
     lines.append(f"You are in {g.nodes[here]['class_name'] if here is not None else 'no room'}"
                  + (f", close to {', '.join(sorted(near))}" if near else ""))
     return "\n".join(lines)
+
+
+def facts(env: LiveGraph) -> frozenset[tuple[str, ...]]:
+    """The task's named objects' states and relations now (see the module docstring)."""
+    g = Graph.of(env)
+    found: set[tuple[str, ...]] = set()
+    for name, node in g.names.items():
+        found.update((name, str(s).upper()) for s in (g.nodes.get(node, {}).get("states") or []))
+    for e in g.edges:
+        source, target = g.by_id.get(e["from_id"]), g.by_id.get(e["to_id"])
+        if source is not None and target is not None:
+            found.add((source, str(e["relation_type"]).upper(), target))
+    return frozenset(found)
 
 
 def holding(env: LiveGraph) -> str | None:

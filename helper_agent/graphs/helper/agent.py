@@ -10,7 +10,12 @@ line and the served graph; through `-o`:
   (closed loop): `sequence/`;
 - `k=N` retrieved examples (a program's language-program examples; a sequence's solved tasks, which
   the benchmark lends: `BuildRequest.examples`); 0: none;
-- `max_steps=N` steps a written sequence may have, `max_replans=N` corrections in the closed loop.
+- `max_steps=N` steps a written sequence may have, `max_replans=N` corrections in the closed loop;
+- `goal_check=off|on` (closed loop; off by default): HELPER's "did I miss anything?" answered by its
+  own check of the goal conditions the task states against what the environment shows, and a
+  correction for the unmet ones, at most `goal_rounds=2` times (`sequence/nodes.py`, issue 53);
+- `preconditions=off|on` (closed loop; off by default): HELPER's pre-condition check for named
+  actions, a step that fails tried once more after approaching its object (`graphs/approach.py`).
 """
 
 from __future__ import annotations
@@ -85,8 +90,8 @@ def helper_config(ablate: str | None, feedback: int, seed: int) -> HelperConfig:
 
 
 MODES = ("program", "open-loop", "closed-loop")
-OPTIONS = ("mode", "k", "max_steps", "max_replans")
-SEQUENCE_ONLY = ("max_steps", "max_replans")
+OPTIONS = ("mode", "k", "max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions")
+SEQUENCE_ONLY = ("max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions")
 
 
 def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
@@ -99,8 +104,13 @@ def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
             if given:
                 raise ValueError(f"{', '.join(given)}: a switch of mode=open-loop|closed-loop, not of mode=program")
             return None
-        return SequenceConfig(closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
-                              max_replans=count_option(options, "max_replans", 2))
+        goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
+        preconditions = option(options, "preconditions", "off", ("on", "off")) == "on"
+        if (goal_check or preconditions) and mode != "closed-loop":
+            raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
+        return SequenceConfig(preconditions=preconditions, closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
+                              max_replans=count_option(options, "max_replans", 2), goal_check=goal_check,
+                              goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:
         raise ValueError(f"helper: {exc}") from None
 

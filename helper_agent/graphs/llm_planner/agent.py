@@ -11,7 +11,12 @@ Switches (`--agent-option KEY=VALUE`):
   default), or, on an environment that acts by name (`envs/base.NamesActions`, EAI's VirtualHome),
   plans of its own actions (`named/`): written once (open loop, EAI's protocol: the first plan is
   the answer) or executed with grounded re-planning (closed loop). These take `k` (0: none; the
-  examples are the solved tasks a benchmark lends, `BuildRequest.examples`) and `max_replans`.
+  examples are the solved tasks a benchmark lends, `BuildRequest.examples`) and `max_replans`;
+- `goal_check=off|on` (closed loop, named actions only; off by default): after a plan has run, the
+  goal conditions the task states are checked against what the environment shows, and the planner
+  re-plans for the unmet ones, at most `goal_rounds=2` times (`named/nodes.py`, issue 53);
+- `preconditions=off|on` (closed loop, named actions only; off by default): a step that fails is
+  tried once more after approaching its object (`graphs/approach.py`).
 
 The train-split pool: each train episode's dialogue is the instruction, and its plan is converted from
 the episode's reference actions (the gold program as the executor ran it) by `plan_from_actions`,
@@ -41,9 +46,11 @@ from helper_agent.graphs.registry import BuildRequest, Method, TrainingEpisode
 from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.world.catalog import load_catalog
 
-OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans", "mode")
+OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans", "mode", "goal_check",
+           "goal_rounds", "preconditions")
 MODES = ("subgoals", "open-loop", "closed-loop")
 SUBGOALS_ONLY = ("replan", "retriever", "pool", "pool_size", "replan_steps")
+NAMED_ONLY = ("goal_check", "goal_rounds", "preconditions")
 
 
 class LLMPlannerAgent(GraphAgent):
@@ -136,12 +143,20 @@ def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | No
     try:
         mode = option(options, "mode", "subgoals", MODES)
         if mode == "subgoals":
+            given = [key for key in NAMED_ONLY if key in options]
+            if given:
+                raise ValueError(f"{', '.join(given)}: a switch of mode=closed-loop, not of mode=subgoals")
             return None
         given = [key for key in SUBGOALS_ONLY if key in options]
         if given:
             raise ValueError(f"{', '.join(given)}: a switch of mode=subgoals, not of mode={mode}")
-        return NamedPlanConfig(closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
-                               max_replans=count_option(options, "max_replans", 2), seed=seed)
+        goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
+        preconditions = option(options, "preconditions", "off", ("on", "off")) == "on"
+        if (goal_check or preconditions) and mode != "closed-loop":
+            raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
+        return NamedPlanConfig(preconditions=preconditions, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
+                               max_replans=count_option(options, "max_replans", 2), seed=seed,
+                               goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:
         raise ValueError(f"llm-planner: {exc}") from None
 

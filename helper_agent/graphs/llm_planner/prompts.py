@@ -5,6 +5,7 @@ The layout follows the paper (Song et al. 2023, Fig. 2 and Algorithm 1): each bl
     Task description: <goal instruction>
     Step-by-step instructions: <steps>          (when the run uses them)
     Completed plans: <subgoals done>             (re-planning only)
+    Goals not met yet: <conditions>              (re-planning with the goal check, `named/`)
     Visible objects are <objects seen>           (re-planning, or when the run shows them)
     Next plans:
 
@@ -39,6 +40,7 @@ class PlanQuery:
     completed: Sequence[Step] | None = None
     visible: Sequence[str] | None = None
     plan: Sequence[Step] = field(default_factory=list)  # an example's answer
+    unmet: Sequence[str] | None = None  # stated goal conditions the agent's own check finds unmet
 
     def text(self) -> str:
         lines = [f"Task description: {self.task.strip()}"]
@@ -46,6 +48,8 @@ class PlanQuery:
             lines.append("Step-by-step instructions: " + " ".join(s.strip() for s in self.steps if s.strip()))
         if self.completed is not None:
             lines.append(f"Completed plans: {format_plan(self.completed) or 'none'}")
+        if self.unmet:
+            lines.append("Goals not met yet: " + "; ".join(self.unmet))
         if self.visible is not None:
             lines.append("Visible objects are " + (", ".join(sorted({v.lower() for v in self.visible})) or "none"))
         lines.append("Next plans:")

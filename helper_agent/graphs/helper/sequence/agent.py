@@ -23,7 +23,8 @@ class SequenceAgent(GraphAgent):
 
     def __init__(self, chat_model: BaseChatModel, config: SequenceConfig, examples: ExampleSource | None = None,
                  name: str = "helper") -> None:
-        super().__init__(name, chat_model, build_graph(), recursion_limit=8 * (config.max_replans + 2))
+        rounds = config.max_replans + (config.goal_rounds if config.goal_check else 0)
+        super().__init__(name, chat_model, build_graph(), recursion_limit=8 * (rounds + 2))
         self.config = config
         self.examples = examples
 
@@ -40,6 +41,9 @@ class SequenceAgent(GraphAgent):
         if self.config.closed_loop:
             details.update(replans=int(state.get("replans", 0)), failures=list(state.get("failures") or []),
                            decisions=1 + int(state.get("replans", 0)))
+            if self.config.goal_check:
+                details.update(goal_rounds=int(state.get("goal_rounds", 0)), unmet=list(state.get("unmet") or []))
+                details["decisions"] += details["goal_rounds"]
             if state.get("failed"):
                 details["last_tried"] = state["failed"]
         return AgentResult(outcome=state.get("outcome", ""), program=state.get("answer", ""),

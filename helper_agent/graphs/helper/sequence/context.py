@@ -20,6 +20,13 @@ class SequenceConfig:
     max_actions: int = 60  # steps the closed loop may take in the environment
     retries: int = 1  # an answer that cannot be executed as written is asked again this many times
     retry_temperature: float = 0.7
+    # goal check (issue 53; off by default, so the published rows run as before): when the queue has
+    # run (or the corrections are used up), the goal conditions the task states are compared with what
+    # the environment shows (`graphs/goal_conditions.py`), and the unmet ones asked for, `goal_rounds` times
+    goal_check: bool = False
+    goal_rounds: int = 2
+    # HELPER's pre-condition check (off by default): a failed step is tried again after approaching its object
+    preconditions: bool = False
 
 
 @dataclass

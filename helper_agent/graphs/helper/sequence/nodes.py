@@ -5,7 +5,12 @@ executed as written: an unknown action or object, a wrong number of objects), de
 grammar of the environment's vocabulary where the model takes one. `act` executes the queued steps
 one by one; a step whose effect already held changes nothing and is passed over (EAI's evaluator
 skips it too); at any other failure the loop asks for the rest from the current state with what ran
-and what failed, at most `max_replans` times.
+and what failed, at most `max_replans` times. With `goal_check`, when the queue has run (or the
+corrections are used up) `check` compares the goal conditions the task states with what the
+environment shows (`graphs/goal_conditions.py`), and `correct` asks for the unmet ones, at most
+`goal_rounds` times: HELPER's feedback question answered by the agent's own check, never the
+benchmark's. With `preconditions`, a step that fails is tried once more after approaching its object
+(`graphs/approach.py`: HELPER's pre-condition check).
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step, parse_steps, problems, sequence_grammar
+from helper_agent.graphs.approach import act_approaching
+from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
 from helper_agent.graphs.helper.sequence.context import SequenceContext
 from helper_agent.graphs.helper.sequence.prompts import (
     build_prompt,
     correction_request,
+    goal_request,
     system_prompt,
     task_prompt,
 )
@@ -95,9 +103,15 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
     queue = _steps(state.get("queue") or [])
     executed = list(state.get("executed") or [])
     failures = list(state.get("failures") or [])
+    vocabulary = ctx.vocabulary() if ctx.settings().preconditions else None
     while queue and env.steps < ctx.settings().max_actions:
         step = queue.pop(0)
-        outcome = step_by_name(env, step[0], step[1])
+        if vocabulary is not None:
+            taken = act_approaching(env, vocabulary, step[0], tuple(step[1]))
+            outcome = taken.outcome
+            executed += [[walk, list(objects)] for walk, objects in taken.approached]
+        else:
+            outcome = step_by_name(env, step[0], step[1])
         if outcome.result.success:
             executed.append([step[0], list(step[1])])
             continue
@@ -113,14 +127,33 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
 
 
 def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: RunnableConfig) -> dict[str, Any]:
-    """The rest of the sequence from the current state, told what ran and what failed."""
+    """The rest of the sequence from the current state, told what ran and what failed (or, after the
+    goal check, which stated goal conditions are unmet)."""
     ctx = SequenceContext.of(runtime)
-    failed = _steps([state["failed"]])[0]
-    request = correction_request(_steps(state.get("executed") or []), failed, state.get("error", ""))
+    executed = _steps(state.get("executed") or [])
+    goal_round = state.get("status") == "unmet"
+    if goal_round:
+        request = goal_request(executed, state.get("unmet") or [])
+    else:
+        request = correction_request(executed, _steps([state["failed"]])[0], state.get("error", ""))
     _, steps, used, found = ask(ctx, config, _messages(ctx, state["prompt_text"] + request))
+    update: dict[str, Any] = {"queue": _items(steps), "attempts": int(state.get("attempts", 0)) + used, "problems": found}
+    if goal_round:
+        rounds = int(state.get("goal_rounds", 0)) + 1
+        return {**update, "goal_rounds": rounds, "log": [f"correct goals {rounds}: {len(steps)} steps"]}
     replans = int(state.get("replans", 0)) + 1
-    return {"queue": _items(steps), "replans": replans, "attempts": int(state.get("attempts", 0)) + used,
-            "problems": found, "log": [f"correct {replans}: {len(steps)} steps"]}
+    return {**update, "replans": replans, "log": [f"correct {replans}: {len(steps)} steps"]}
+
+
+def check(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
+    """The closed loop's own goal check: which stated goal conditions the environment does not show."""
+    ctx = SequenceContext.of(runtime)
+    executed = [str(a) for a, _ in state.get("executed") or []]
+    unmet = unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
+    if unmet is None:
+        return {"unmet": [], "log": ["check: no stated goal conditions to check"]}
+    return {"unmet": unmet, "status": "unmet" if unmet else "met",
+            "log": [f"check: {len(unmet)} goal condition(s) unmet" + (f": {'; '.join(unmet)}" if unmet else "")]}
 
 
 def finish(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
@@ -137,4 +170,11 @@ def after_act(state: SequenceState, runtime: Runtime[SequenceContext]) -> str:
     ctx = SequenceContext.of(runtime)
     if state.get("status") == "failed" and int(state.get("replans", 0)) < ctx.settings().max_replans:
         return "correct"
+    if ctx.settings().goal_check and state.get("status") != "max_actions":
+        return "check"
     return "finish"
+
+
+def after_check(state: SequenceState, runtime: Runtime[SequenceContext]) -> str:
+    ctx = SequenceContext.of(runtime)
+    return "correct" if state.get("status") == "unmet" and int(state.get("goal_rounds", 0)) < ctx.settings().goal_rounds else "finish"

@@ -57,3 +57,13 @@ def correction_request(executed: Sequence[Step], failed: Step, error: str) -> st
             f"The next action {action} {list(args)} failed: {error}\n"
             "Output, in the same JSON format, only the actions that remain to be done from the current state "
             "so that all the node goals, edge goals and action goals are satisfied.")
+
+
+def goal_request(executed: Sequence[Step], unmet: Sequence[str]) -> str:
+    """What the closed loop adds after its own goal check: what ran, and which stated goal conditions
+    the environment does not show yet (HELPER's "did I miss anything?", answered by the check)."""
+    done = render(executed) if executed else "(nothing yet)"
+    return (f"\n\nYou have executed these actions, which succeeded:\n{done}\n"
+            "These goals are not satisfied yet:\n" + "\n".join(unmet) + "\n"
+            "Output, in the same JSON format, only the actions that remain to be done from the current state "
+            "so that all the node goals, edge goals and action goals are satisfied.")

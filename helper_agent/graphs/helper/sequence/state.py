@@ -26,6 +26,8 @@ class SequenceState(SequenceInput, total=False):
     problems: list[str]  # why the last answer could not be executed as written
     attempts: int
     replans: int
-    status: str  # after act: done, failed, max_actions
+    unmet: list[str]  # the stated goal conditions not met at the last check (goal_check)
+    goal_rounds: int  # corrections for unmet goal conditions
+    status: str  # after act: done, failed, max_actions; after check: met or unmet
     outcome: str
     log: Annotated[list[str], operator.add]

@@ -18,6 +18,14 @@ class NamedPlanConfig:
     retries: int = 1  # a plan the parser refuses is asked again this many times (temperature 0.7)
     retry_temperature: float = 0.7
     seed: int = 0
+    # goal check (issue 53, idea (a); off by default, so the published rows run as before): after a plan
+    # has run, compare the goal conditions the task states with what the environment shows
+    # (`graphs/goal_conditions.py`) and re-plan for the unmet ones, at most `goal_rounds` times; every
+    # re-plan then names the unmet conditions, and may name the objects they name besides those seen.
+    goal_check: bool = False
+    goal_rounds: int = 2
+    # precondition check (off by default): a failed step is tried again after approaching its object
+    preconditions: bool = False
 
 
 @dataclass

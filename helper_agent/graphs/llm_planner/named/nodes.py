@@ -7,6 +7,15 @@ shows the vocabulary (`graphs/named_actions.vocabulary_text`). A first plan may 
 environment offers; a re-plan only those seen so far (`ActionVocabulary.seen`): LLM-Planner's
 grounding. A step whose effect already held changes nothing and is passed over; at the first other
 failure the planner re-plans from what is completed and visible, at most `max_replans` times.
+
+With `goal_check` (issue 53's closed loop on the task's own goal conditions; off by default) a plan
+that has run, or whose failures used up the re-plans, is followed by `check`: the goal conditions
+the task states are compared with what the environment shows and the actions executed
+(`graphs/goal_conditions.py`), and while some are unmet the planner re-plans for them, at most
+`goal_rounds` times. Every re-plan then says which are unmet ("Goals not met yet: ...") and may
+name the objects they name as well as those seen (the task names them, so they are no guess).
+With `preconditions`, a step that fails is tried once more after approaching its object
+(`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed.
 """
 
 from __future__ import annotations
@@ -19,6 +28,8 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step
+from helper_agent.graphs.approach import act_approaching
+from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
 from helper_agent.graphs.llm_planner.named.state import NamedPlanState
@@ -104,8 +115,17 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     env = ctx.environment()
     completed = list(state.get("completed", []))
     log = []
+    approach = ctx.settings().preconditions
+    vocabulary = ctx.vocabulary() if approach else None
     for action, args in state.get("plan", []):
-        outcome = step_by_name(env, action, args)
+        if vocabulary is not None:
+            taken = act_approaching(env, vocabulary, action, tuple(args))
+            outcome = taken.outcome
+            for walk, objects in taken.approached:
+                log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
+                completed.append([walk, list(objects)])
+        else:
+            outcome = step_by_name(env, action, args)
         if outcome.result.success:
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
@@ -121,16 +141,41 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     return {"completed": completed, "status": "done", "log": log}
 
 
+def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
+    """The task's stated goal conditions the environment does not show yet (None: nothing to check)."""
+    executed = [str(a) for a, _ in state.get("completed", [])]
+    return unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
+
+
 def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: RunnableConfig) -> dict[str, Any]:
-    """Grounded re-planning: what is completed, and only the objects seen so far."""
+    """Grounded re-planning: what is completed, and only the objects seen so far (with the goal
+    check: the unmet goal conditions too, and the objects they name)."""
     ctx = NamedPlanContext.of(runtime)
     vocabulary = ctx.vocabulary()
     visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
     completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
-    query = PlanQuery(state["request"], completed=completed, visible=visible)
+    unmet = _unmet(state, ctx) if ctx.settings().goal_check else None
+    if unmet:
+        named = set(stated_goals(state["request"]).objects)
+        visible += [o for o in vocabulary.objects if o in named and o not in visible]
+    query = PlanQuery(state["request"], completed=completed, visible=visible, unmet=unmet or None)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, visible)
-    return {**_planned(state, steps, attempts, reason, "replan"), "replans": int(state.get("replans", 0)) + 1}
+    update = _planned(state, steps, attempts, reason, "replan")
+    if state.get("status") == "unmet":
+        update["goal_rounds"] = int(state.get("goal_rounds", 0)) + 1
+    else:
+        update["replans"] = int(state.get("replans", 0)) + 1
+    return update
+
+
+def check(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[str, Any]:
+    """The closed loop's own goal check: which stated goal conditions the environment does not show."""
+    unmet = _unmet(state, NamedPlanContext.of(runtime))
+    if unmet is None:
+        return {"unmet": [], "log": ["check: no stated goal conditions to check"]}
+    return {"unmet": unmet, "status": "unmet" if unmet else "met",
+            "log": [f"check: {len(unmet)} goal condition(s) unmet" + (f": {'; '.join(unmet)}" if unmet else "")]}
 
 
 def finish(state: NamedPlanState) -> dict[str, Any]:
@@ -145,4 +190,11 @@ def after_plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> str
 
 def after_execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> str:
     ctx = NamedPlanContext.of(runtime)
-    return "replan" if state.get("status") == "failed" and int(state.get("replans", 0)) < ctx.settings().max_replans else "finish"
+    if state.get("status") == "failed" and int(state.get("replans", 0)) < ctx.settings().max_replans:
+        return "replan"
+    return "check" if ctx.settings().goal_check else "finish"
+
+
+def after_check(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> str:
+    ctx = NamedPlanContext.of(runtime)
+    return "replan" if state.get("status") == "unmet" and int(state.get("goal_rounds", 0)) < ctx.settings().goal_rounds else "finish"

@@ -18,12 +18,14 @@ class NamedPlanState(NamedPlanInput, total=False):
     plan: list[list[Any]]  # the current plan
     written: list[list[Any]]  # the first plan (the open loop's answer)
     completed: list[list[Any]]  # steps executed, whole episode
-    status: str  # after execute: done or failed
+    status: str  # after execute: done or failed; after check: met or unmet
     last_tried: list[Any]  # the step that failed last
     failures: list[str]
     attempts: int
     decisions: int  # plans asked of the LLM
     rejected: int  # plans the parser refused after the retry
-    replans: int
+    replans: int  # re-plans after a failed step
+    unmet: list[str]  # the stated goal conditions not met at the last check (goal_check)
+    goal_rounds: int  # re-plans for unmet goal conditions
     outcome: str
     log: Annotated[list[str], operator.add]

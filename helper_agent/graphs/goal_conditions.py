@@ -1,0 +1,106 @@
+"""The goal conditions a task states, checked by the agent against what the environment shows.
+
+A task may state its goal as conditions on the end state rather than as a wish (EAI's VirtualHome
+tasks do, in the prompt every model is given):
+
+    Node goals are:
+    dishwasher is ON
+    Edge goals are:
+    plate is INSIDE to dishwasher
+    character is HOLDS_RH to cellphone
+    Action goals are:
+    The following action(s) should be included:
+    LOOKAT or WATCH
+
+`stated_goals` reads those lines from the request text (`<object> is <STATE>`,
+`<object> is <RELATION> to <other>`, and under an action heading one line per action to include, its
+alternatives joined by "or" or "|", in the order they must appear); any other line is ignored. `unmet`
+compares them with what the environment shows now (`envs/base.ShowsFacts`: `(object, STATE)` and
+`(object, RELATION, other)` facts) and with the actions the agent itself has executed, and returns
+each condition that does not hold yet, worded as the request worded it. That is the closed loop's
+own check (idea (a) of issue 53): a planner told which stated conditions are still unmet can write
+the rest. It is the agent's reading of its task and its observation; the benchmark's evaluator is
+never called and its verdict never seen (a state condition the evaluator would read otherwise, such as
+one it maps to another object id, is simply reported as unmet or met by this reading).
+
+Why a line form and not EAI's goal table: an agent gets the task as text; the goal table is the
+evaluator's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from helper_agent.envs.base import ShowsFacts
+
+_EDGE = re.compile(r"^(\S+) is ([A-Z_]+) to (\S+)$")
+_NODE = re.compile(r"^(\S+) is ([A-Z_]+)$")
+_ACTION_LINE = re.compile(r"^[A-Z_]+(?:\s*(?:\bor\b|\|)\s*[A-Z_]+)*$")
+_ACTION_HEADING = re.compile(r"^action goals", re.I)
+_HEADING = re.compile(r"^\w[\w ]* goals are:?$", re.I)
+
+
+@dataclass(frozen=True)
+class StatedGoals:
+    """What a request states the end must satisfy."""
+
+    states: tuple[tuple[str, str], ...] = ()  # (object, STATE)
+    relations: tuple[tuple[str, str, str], ...] = ()  # (object, RELATION, other)
+    actions: tuple[tuple[str, ...], ...] = ()  # in order; each: alternatives, one of which must be done
+    objects: tuple[str, ...] = field(default=())  # every object the conditions name, in order
+
+    def __bool__(self) -> bool:
+        return bool(self.states or self.relations or self.actions)
+
+
+def stated_goals(request: str) -> StatedGoals:
+    """The goal conditions `request` states (see the module docstring); empty when it states none."""
+    states: list[tuple[str, str]] = []
+    relations: list[tuple[str, str, str]] = []
+    actions: list[tuple[str, ...]] = []
+    in_actions = False
+    for raw in request.splitlines():
+        line = raw.strip()
+        if not line or set(line) == {"-"}:
+            continue
+        if _HEADING.match(line):
+            in_actions = bool(_ACTION_HEADING.match(line))
+            continue
+        if edge := _EDGE.match(line):
+            relations.append((edge.group(1), edge.group(2), edge.group(3)))
+        elif node := _NODE.match(line):
+            states.append((node.group(1), node.group(2)))
+        elif in_actions and _ACTION_LINE.match(line):
+            alternatives = tuple(dict.fromkeys(a for a in re.split(r"\s*(?:\bor\b|\|)\s*", line) if a))
+            # EAI's prompt states each action goal twice ("LOOKAT or WATCH", then "LOOKAT|WATCH")
+            if not actions or set(actions[-1]) != set(alternatives):
+                actions.append(alternatives)
+    named = [o for o, _ in states] + [x for a, _, b in relations for x in (a, b)]
+    return StatedGoals(tuple(dict.fromkeys(states)), tuple(dict.fromkeys(relations)), tuple(actions),
+                       tuple(dict.fromkeys(named)))
+
+
+def unmet(goals: StatedGoals, facts: Collection[tuple[str, ...]], executed: Sequence[str]) -> list[str]:
+    """The stated conditions that do not hold: states and relations against `facts`, action goals
+    against the executed actions' names (each after the one before it, as the request orders them)."""
+    missing = [f"{o} is {s}" for o, s in goals.states if (o, s) not in facts]
+    missing += [f"{a} is {r} to {b}" for a, r, b in goals.relations if (a, r, b) not in facts]
+    done = [a.upper() for a in executed]
+    position = 0
+    for alternatives in goals.actions:
+        found = next((i for i in range(position, len(done)) if done[i] in alternatives), None)
+        if found is None:
+            missing.append("do " + " or ".join(alternatives))
+        else:
+            position = found + 1
+    return missing
+
+
+def unmet_now(env: Any, goals: StatedGoals, executed: Sequence[str]) -> list[str] | None:
+    """`unmet` on what `env` shows now; None for an environment that shows no facts (no check)."""
+    if not goals or not isinstance(env, ShowsFacts):
+        return None
+    return unmet(goals, env.scene_facts(), executed)

@@ -1,0 +1,160 @@
+"""The closed loop's own goal check (issue 53): the goal conditions a task states, read from its text,
+compared with what the environment shows; LLM-Planner re-plans for the unmet ones when asked to
+(`goal_check=on`), and not otherwise."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from helper_agent.envs.base import ActionVocabulary, StepOutcome
+from helper_agent.graphs.base import EpisodeSetup
+from helper_agent.graphs.goal_conditions import stated_goals, unmet, unmet_now
+from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options
+from helper_agent.world.actions import ActionResult
+
+GOALS = """Node goals are:
+lamp is ON
+-----------------
+Edge goals are:
+mug is INSIDE to sink
+character is HOLDS_RH to towel
+mug is INSIDE to sink
+
+Action goals are:
+The following action(s) should be included:
+LOOKAT or WATCH
+LOOKAT|WATCH
+TOUCH"""
+
+
+def test_the_stated_conditions_are_read_once_each_in_order() -> None:
+    goals = stated_goals(GOALS)
+    assert goals.states == (("lamp", "ON"),)
+    assert goals.relations == (("mug", "INSIDE", "sink"), ("character", "HOLDS_RH", "towel"))
+    assert goals.actions == (("LOOKAT", "WATCH"), ("TOUCH",))  # EAI states each twice: kept once
+    assert goals.objects == ("lamp", "mug", "sink", "character", "towel")
+    assert not stated_goals("put the mug in the sink")  # a wish states no condition
+
+
+def test_unmet_names_what_the_facts_and_the_executed_actions_do_not_show() -> None:
+    goals = stated_goals(GOALS)
+    facts = {("lamp", "ON"), ("mug", "INSIDE", "sink"), ("character", "HOLDS_LH", "towel")}
+    assert unmet(goals, facts, ["WALK", "TOUCH", "WATCH"]) == ["character is HOLDS_RH to towel", "do TOUCH"]
+    facts.add(("character", "HOLDS_RH", "towel"))
+    assert unmet(goals, facts, ["WATCH", "TOUCH"]) == []
+    assert unmet(goals, set(), []) == ["lamp is ON", "mug is INSIDE to sink",
+                                        "character is HOLDS_RH to towel", "do LOOKAT or WATCH", "do TOUCH"]
+    assert unmet_now(object(), goals, []) is None  # an environment that shows no facts: no check
+
+
+class Room:
+    """A world that acts by name and shows its facts: the lamp is lit only from beside it."""
+
+    def __init__(self) -> None:
+        self.steps = self.failures = 0
+        self.at, self.lit = "", False
+        self.executed: list[tuple[str, str]] = []
+
+    def action_vocabulary(self) -> ActionVocabulary:
+        return ActionVocabulary(actions={"GO": 1, "SWITCHON": 1}, objects=("door", "lamp"), world="the room",
+                                seen=("door",), approach="GO")
+
+    def scene_facts(self) -> frozenset[tuple[str, ...]]:
+        return frozenset({("lamp", "ON" if self.lit else "OFF")})
+
+    def step(self, action: str, object_id: str | None = None) -> StepOutcome:
+        self.steps += 1
+        ok = action == "GO" or self.at == object_id
+        if action == "GO":
+            self.at = str(object_id)
+        elif ok:
+            self.lit = True
+        if ok:
+            self.executed.append((action, str(object_id)))
+        else:
+            self.failures += 1
+        return StepOutcome(ActionResult(action, object_id, ok, "" if ok else "not close"), lambda: None)  # type: ignore[arg-type,return-value]
+
+
+class Recording(FakeListChatModel):
+    prompts: list[str] = []
+
+    def _call(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
+        self.prompts.append("\n".join(str(m.content) for m in messages))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+
+def _run(options: dict[str, str]) -> tuple[Room, Any, list[str]]:
+    chat = Recording(responses=["GO door", "GO lamp, SWITCHON lamp"], prompts=[])
+    agent = build_agent("llm-planner", BuildRequest(chat, {"mode": "closed-loop", "k": "0", **options}))
+    env = Room()
+    result = agent.run(EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+    return env, result, chat.prompts
+
+
+def test_llm_planner_replans_for_the_unmet_stated_goal_when_the_check_is_on() -> None:
+    env, result, prompts = _run({"goal_check": "on"})
+    assert env.executed == [("GO", "door"), ("GO", "lamp"), ("SWITCHON", "lamp")] and env.lit
+    assert result.outcome == "met" and result.details["goal_rounds"] == 1 and result.details["unmet"] == []
+    assert result.details["replans"] == 0  # no step failed: the re-plan was the goal check's
+    replan = prompts[1]
+    assert "Completed plans: GO door\nGoals not met yet: lamp is ON\nVisible objects are door, lamp\n" in replan
+
+
+def test_without_the_check_the_loop_ends_when_the_plan_has_run() -> None:
+    env, result, prompts = _run({})
+    assert env.executed == [("GO", "door")] and not env.lit and len(prompts) == 1
+    assert result.outcome == "done" and "goal_rounds" not in result.details
+
+
+def test_the_goal_rounds_bound_the_loop_and_the_switches_are_checked() -> None:
+    env, result, prompts = _run({"goal_check": "on", "goal_rounds": "0"})
+    assert len(prompts) == 1 and result.outcome == "unmet" and result.details["unmet"] == ["lamp is ON"]
+    with pytest.raises(ValueError, match="need mode=closed-loop"):
+        check_agent_options("llm-planner", {"mode": "open-loop", "goal_check": "on"})
+    with pytest.raises(ValueError, match="goal_check: a switch of mode=closed-loop"):
+        check_agent_options("llm-planner", {"goal_check": "on"})
+
+
+def test_virtualhome_shows_the_facts_a_stated_goal_is_checked_against() -> None:
+    pytest.importorskip("virtualhome_eval")
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    env = VirtualHomeEnv("327_2")  # a task of the dev split (after the first 100)
+    goals = stated_goals("Node goals are:\ndishwasher is ON\ndishwasher is CLOSED\nEdge goals are:\nplate is INSIDE to dishwasher")
+    assert unmet_now(env, goals, []) == ["dishwasher is ON"]
+    for action, args in (("WALK", "dishwasher"), ("SWITCHON", "dishwasher")):
+        assert env.step(action, args).result.success
+    assert unmet_now(env, goals, ["WALK", "SWITCHON"]) == []
+
+
+def test_helper_corrects_for_the_unmet_stated_goal_when_the_check_is_on() -> None:
+    from helper_agent.graphs.action_sequences import render
+
+    answers = [render([("GO", ("door",))]), render([("GO", ("lamp",)), ("SWITCHON", ("lamp",))])]
+    for options, lit in (({"goal_check": "on"}, True), ({}, False)):
+        chat = Recording(responses=answers, prompts=[])
+        agent = build_agent("helper", BuildRequest(chat, {"mode": "closed-loop", "k": "0", **options}))
+        env = Room()
+        result = agent.run(EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+        assert env.lit is lit and len(chat.prompts) == (2 if lit else 1)
+        if lit:
+            assert result.outcome == "met" and result.details["goal_rounds"] == 1 and result.details["replans"] == 0
+            assert "These goals are not satisfied yet:\nlamp is ON\n" in chat.prompts[1]
+            assert '"GO": ["door"]' in chat.prompts[1].split("You have executed these actions")[1]
+
+
+@pytest.mark.parametrize("agent, answer", [("llm-planner", "SWITCHON lamp"),
+                                           ("helper", '{\n  "SWITCHON": ["lamp"]\n}')])
+def test_the_precondition_check_approaches_the_object_and_tries_the_step_again(agent: str, answer: str) -> None:
+    for options, lit in (({"preconditions": "on"}, True), ({"max_replans": "0"}, False)):
+        chat = Recording(responses=[answer], prompts=[])
+        env = Room()
+        build_agent(agent, BuildRequest(chat, {"mode": "closed-loop", "k": "0", "max_replans": "0", **options})).run(
+            EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+        assert env.lit is lit
+        assert env.executed == ([("GO", "lamp"), ("SWITCHON", "lamp")] if lit else [])
+        assert env.failures == 1  # the first try failed either way
