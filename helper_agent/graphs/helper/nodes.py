@@ -8,7 +8,9 @@ in `validate` (and a corrective program once in `correct`) and the subgoals trav
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -42,6 +44,7 @@ from helper_agent.graphs.helper.understanding.in_household import household_clas
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
+from helper_agent.program.edits.loops import fit_loops
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -251,9 +254,17 @@ def _present(ctx: HelperContext) -> frozenset[str]:
 def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, dict[str, str]]:
     """The program compiled, each class it makes that the household lacks written as the household's
     kind of it ("Lamp" -> the FloorLamp there: `understanding/in_household.py`), and what was
-    written for what."""
+    written for what; a loop that makes a new object each round cut to the household's count of
+    them (`program/edits/loops.py`: "wash all the pots" as three rounds with two pots searched 300
+    steps for a third), noted among the compiler's notes."""
     compiled = compile_program(program, class_mapper=ctx.mapper())
-    return in_household(compiled, _present(ctx), ctx.mapper())
+    compiled, moved = in_household(compiled, _present(ctx), ctx.mapper())
+    counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
+    source, cut = fit_loops(compiled.source, counts)
+    if cut:
+        recompiled = compile_program(source, class_mapper=ctx.mapper())
+        compiled = replace(recompiled, notes=[*recompiled.notes, *cut])
+    return compiled, moved
 
 
 def _moved_notes(moved: dict[str, str]) -> list[str]:
