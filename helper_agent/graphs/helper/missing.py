@@ -48,13 +48,16 @@ from helper_agent.graphs.helper.understanding.words import (
     SPAN_WORD_OR_DIGIT,
     STEP_WORDS,
     exact_class,
+    named_classes,
     stems,
 )
 from helper_agent.program.edits.part import Missing
+from helper_agent.program.edits.tree import program_steps
+from helper_agent.program.kinds import kinds_of
 from helper_agent.program.steps import vessels
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["MissingReading", "for_household", "read_missing"]
+__all__ = ["MissingReading", "for_household", "read_missing", "undo_other_kinds"]
 
 _BREAKS = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
 _ASKING = frozenset({"no", "not", "never", "nothing", "forgot", "forget", "forgotten", "missed", "missing", "still",
@@ -336,3 +339,42 @@ def _water_vessel(types: Sequence[str], request: str) -> str:
         if cls in kinds and cls in types:
             return cls
     return next((v for v in ("Cup", "Mug", "Bowl", "Pot", "WateringCan", "Bottle") if v in types and v in kinds), "Cup")
+
+
+_UNDO = {"toggle_on": "toggle_off", "toggle_off": "toggle_on"}
+"""The steps a part can take back by doing their opposite."""
+
+
+def _kin(a: str, b: str) -> bool:
+    """Whether two classes are kinds of one class (DeskLamp and FloorLamp of Lamp: `kinds_of`)."""
+    for n in range(1, 4):
+        tail = "".join(re.findall(r"[A-Z][a-z]*", a)[-n:])
+        if tail and tail != a and tail != b and a in kinds_of(tail) and b in kinds_of(tail):
+            return True
+    return False
+
+
+def undo_other_kinds(missing: Sequence[Missing], done: Sequence[str], said: str) -> list[Missing]:
+    """`missing`, and the opposite of each switch an earlier round made on another kind of the class
+    a missing switch is on, when no words said (`said`: the request and the correction) name that kind.
+
+    Why: "turn on the lamp" in a living room with a desk lamp and a floor lamp switched the desk lamp
+    on (the household's first kind of Lamp, `program/kinds.py`); the person said "no, you didn't turn
+    on the floor lamp", and the part switched the floor lamp on and left the desk lamp on, a change
+    nobody asked for (calibration suite of `helper eval requests`, cal-062 and cal-069). The person
+    naming the other kind says which lamp "the lamp" was; the first one was a wrong reading, and a
+    switch is taken back by its opposite. Only switches: a move has no single way back."""
+    named = set(named_classes(said))
+    extra: list[Missing] = []
+    for m in missing:
+        if m.step not in _UNDO:
+            continue
+        for program in done:
+            try:
+                steps = program_steps(program)
+            except ValueError:  # EditError: a program that does not parse took no step to undo
+                continue
+            for cls, methods in steps.items():
+                if cls != m.cls and m.step in methods and cls not in named and _kin(cls, m.cls):
+                    extra.append(Missing(_UNDO[m.step], cls))
+    return list(dict.fromkeys([*missing, *extra]))
