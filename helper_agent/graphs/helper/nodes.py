@@ -236,7 +236,8 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
     last = int(state.get("plan_attempts", 0)) >= ctx.config.max_plan_attempts
-    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last)
+    counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
+    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last, counts)
     if fitted.compiled is None:
         return {"plan_error": fitted.reason, "subgoals": [], "log": [f"validate: rejected: {fitted.reason}"]}
     notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]

@@ -58,15 +58,17 @@ def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None
     return request_scope(f"{text}\n{feedback}".strip(), present)
 
 
-def asked_of(state: Mapping[str, Any], present: Collection[str]) -> Asked | None:
-    """What the state's request asks a first plan to end with (`understanding/asked.py`); None for a
-    recalled routine, a replan (it writes only what the person says is missing, in the household the
-    last program left) and where the scope rule does not apply."""
+def asked_of(state: Mapping[str, Any], present: Collection[str],
+             counts: Mapping[str, int] | None = None) -> Asked | None:
+    """What the state's request asks a first plan to end with (`understanding/asked.py`; `counts`:
+    how many of each class the household holds); None for a recalled routine, a replan (it writes
+    only what the person says is missing, in the household the last program left) and where the
+    scope rule does not apply."""
     if state.get("routine") or state.get("feedback") or scope_of(state, present) is None:
         return None
     request = str(state.get("request") or "")
     teach = teach_request(request)
-    return asked(teach.body if teach else request, present)
+    return asked(teach.body if teach else request, present, counts)
 
 
 def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
@@ -174,13 +176,17 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
     the plan makes but never toasts, cooks or washes (`step`). The program text and the log's notes; None when
     nothing is missing or an edit does not fit. What is there already is never changed."""
     program, notes = compiled.source, []
-    places = {(base_class(s.target.object_class), base_class(s.receptacle.object_class))
-              for s in compiled.subgoals if s.kind == SubgoalKind.PLACE and s.target and s.receptacle}
+    places: dict[tuple[str, str], set[str]] = {}
+    for s in compiled.subgoals:
+        if s.kind == SubgoalKind.PLACE and s.target and s.receptacle:
+            key = (base_class(s.target.object_class), base_class(s.receptacle.object_class))
+            places.setdefault(key, set()).add(s.target.instance_key)
     try:
         for want in wanted.placements:
-            if (base_class(want.placed), base_class(want.where)) not in places:
-                program = apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
-                notes.append(f"added {want.count} {want.placed} on/in the {want.where}, as the request asks")
+            more = want.count - len(places.get((base_class(want.placed), base_class(want.where)), set()))
+            if more > 0:
+                program = apply_edit(program, Edit("put", target=want.where, value=want.placed, count=more))
+                notes.append(f"added {more} {want.placed} on/in the {want.where}, as the request asks")
         made = {d.cls for d in declarations(parse_tree(program))}
         for method, cls in wanted.steps:
             done = any(s.kind == _STEP_KINDS[method] and s.target and base_class(s.target.object_class) == base_class(cls)
@@ -223,14 +229,16 @@ class Fitted:
 
 
 def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present: Collection[str],
-                   recompile: Callable[[str], CompiledProgram], last: bool) -> Fitted:
+                   recompile: Callable[[str], CompiledProgram], last: bool,
+                   counts: Mapping[str, int] | None = None) -> Fitted:
     """`compiled` (the planner's program, in the household's classes) fitted to the state's request,
     in order: a class written for one the request names is the named one (`named_instead`); the
     unasked (`out_of_scope`, `unasked_steps`, `unmoved`) is trimmed (`trimmed`); a first plan gets what
     the words ask and it left out (`completed`). Where the unasked cannot be trimmed, the program goes
     back with the reason while attempts remain (`last` False); on the last it runs with the unasked
     noted, unless it does nothing else (`leaves_nothing`). `recompile` compiles a program text the way
-    the caller does (in the household's classes)."""
+    the caller does (in the household's classes); `counts`, how many of each class the household
+    holds (a definite plural placed is every one: `understanding/asked.py`)."""
     scope = scope_of(state, present)
     notes: list[str] = []
     named = named_instead(compiled, scope, present)
@@ -254,7 +262,7 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         if leaves_nothing(compiled, outside, steps):
             return Fitted(None, tuple(notes), f"{reason} (nothing the request asks for is left in it)")
         notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
-    wanted = asked_of(state, present)
+    wanted = asked_of(state, present, counts)
     done = completed(compiled, wanted) if wanted else None
     if done is not None:
         try:
