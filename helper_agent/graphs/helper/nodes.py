@@ -182,6 +182,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     log = [f"retrieve: examples {names}{routine}"]
     # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
     update["refusal"] = ""
+    update["unasked_kept"] = []
     if ctx.config.refuse_absent and not update["routine"]:
         refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
         if refusal is not None:
@@ -243,8 +244,9 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]
     compiled = fitted.compiled
     detail = f" ({'; '.join(notes)})" if notes else ""
+    kept = list(dict.fromkeys([*(state.get("unasked_kept") or []), *fitted.kept]))
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
-            "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
+            "unasked_kept": kept, "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
 
 
 def _present(ctx: HelperContext) -> frozenset[str]:

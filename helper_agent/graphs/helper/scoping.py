@@ -226,6 +226,7 @@ class Fitted:
     compiled: CompiledProgram | None
     notes: tuple[str, ...] = ()
     reason: str = ""
+    kept: tuple[str, ...] = ()  # unasked classes the program runs with (nothing could trim them)
 
 
 def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present: Collection[str],
@@ -241,6 +242,7 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
     holds (a definite plural placed is every one: `understanding/asked.py`)."""
     scope = scope_of(state, present)
     notes: list[str] = []
+    kept: tuple[str, ...] = ()
     named = named_instead(compiled, scope, present)
     if named:
         try:
@@ -262,6 +264,7 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         if leaves_nothing(compiled, outside, steps):
             return Fitted(None, tuple(notes), f"{reason} (nothing the request asks for is left in it)")
         notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
+        kept = tuple(outside)
     wanted = asked_of(state, present, counts)
     done = completed(compiled, wanted) if wanted else None
     if done is not None:
@@ -272,4 +275,4 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
                 notes += done[1]
         except ProgramError:
             pass
-    return Fitted(compiled, tuple(notes))
+    return Fitted(compiled, tuple(notes), kept=kept)

@@ -78,6 +78,10 @@ class HelperState(TypedDict, total=False):
     ran_programs: list[str]
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
     refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
+    # Classes a program of this request changed although the request does not ask for them: the
+    # scope check could not trim them and the planner's attempts were used up (`scoping.Fitted.kept`);
+    # the reply says so (`facts.RequestFacts.unasked`).
+    unasked_kept: list[str]
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
