@@ -42,7 +42,7 @@ from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
-           "trimmed", "unasked_steps", "unmoved"]
+           "trimmed", "unasked_steps", "unasked_visits", "unmoved"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -127,9 +127,23 @@ def unmoved(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     return scope.unmoved(compiled.subgoals) if scope else []
 
 
+def unasked_visits(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
+    """The classes the program only goes to (no other step acts on or with them) that the request's
+    scope does not allow. Why: "switch the TV on" (calibration cal-060) went to a TV stand and a
+    desk lamp copied from a lamp example before switching the TV on; the household had no desk lamp
+    and the walk to it searched for 600 steps. Going somewhere changes nothing, so the change rule
+    never saw it; a walk to something the request has no use for is dropped like a change would be."""
+    if scope is None:
+        return []
+    visited = [s.target.object_class for s in compiled.subgoals if s.kind == SubgoalKind.NAVIGATE and s.target]
+    used = {ref.object_class for s in compiled.subgoals if s.kind != SubgoalKind.NAVIGATE
+            for ref in (s.target, s.receptacle) if ref is not None}
+    return scope.outside(c for c in visited if c not in used)
+
+
 def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
             recompile: Callable[[str], CompiledProgram], steps: Collection[str] = (),
-            places: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
+            places: Collection[str] = (), visits: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
     """`compiled` without its steps on the `outside` classes and its unasked `steps` (`trim_classes`),
     compiled again by `recompile` (the caller's: in the household's classes), with the log's note on
     what was removed; None when what remains changes nothing, still changes or does something `scope`
@@ -137,8 +151,9 @@ def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
     # the classes as the program's constructors wrote them (a mapped "bread slice" is a BreadSliced)
     written = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in outside}
     still = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in places}
+    walks = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in visits}
     try:
-        cut = trim_classes(compiled.source, {*outside, *written}, steps, {*places, *still})
+        cut = trim_classes(compiled.source, {*outside, *written}, steps, {*places, *still}, {*visits, *walks})
         if not cut.removed or not cut.program.strip():
             return None
         again = recompile(cut.program)
@@ -148,7 +163,8 @@ def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
     if not changed or scope.outside(changed) or scope.unasked_steps(again.subgoals) or scope.unmoved(again.subgoals):
         return None
     lines = [line for line in cut.removed if "InteractionObject(" not in line]
-    what = ", ".join([*outside, *(f"{s} steps" for s in steps), *(f"moving the {p}" for p in places)])
+    what = ", ".join([*outside, *(f"{s} steps" for s in steps), *(f"moving the {p}" for p in places),
+                      *(f"going to the {v}" for v in visits)])
     return again, (f"removed unasked {what}: {len(lines)} step(s) "
                    f"({'; '.join(lines[:6])}{'; ...' if len(lines) > 6 else ''})")
 
@@ -251,7 +267,11 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         except ProgramError:
             pass
     outside, steps, places = out_of_scope(compiled, scope), unasked_steps(compiled, scope), unmoved(compiled, scope)
-    cut = trimmed(compiled, scope, outside, recompile, steps, places) if scope and (outside or steps or places) else None
+    visits = unasked_visits(compiled, scope)
+    cut = (trimmed(compiled, scope, outside, recompile, steps, places, visits)
+           if scope and (outside or steps or places or visits) else None)
+    if cut is None and visits and (outside or steps or places):
+        cut = trimmed(compiled, scope, outside, recompile, steps, places)  # the walks kept, the rest trimmed
     if cut is not None:
         compiled = cut[0]
         notes.append(cut[1])
