@@ -22,6 +22,7 @@ from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
+from helper_agent.graphs.helper.missing import places_of
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
@@ -183,6 +184,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
     update["refusal"] = ""
     update["unasked_kept"] = []
+    update["places_at_start"] = places_of(env.objects_metadata())
     if ctx.config.refuse_absent and not update["routine"]:
         refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
         if refusal is not None:

@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.household import household_lines, object_states
-from helper_agent.graphs.helper.missing import for_household, read_missing, undo_other_kinds
+from helper_agent.graphs.helper.missing import for_household, put_back, read_missing, undo_other_kinds
 from helper_agent.graphs.helper.nodes import _ask, _compiled_here, _present, _program_decoding
 from helper_agent.graphs.helper.prompts import replanner_messages
 from helper_agent.graphs.helper.scoping import out_of_scope, scope_of
@@ -146,6 +146,11 @@ def _missing_part(ctx: HelperContext, state: HelperState, objects: list[dict[str
         return None
     missing = for_household(reading, objects, str(state.get("request") or ""))
     missing = undo_other_kinds(missing, done, f"{state.get('request') or ''}\n{state['feedback']}")
+    if reading.back:
+        back = put_back(reading.back, objects, state.get("places_at_start") or {})
+        if back is None:
+            return None
+        missing = [*missing, *back]
     program = part_program(missing)
     try:
         compiled, _ = _compiled_here(ctx, program)

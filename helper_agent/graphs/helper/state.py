@@ -82,6 +82,9 @@ class HelperState(TypedDict, total=False):
     # scope check could not trim them and the planner's attempts were used up (`scoping.Fitted.kept`);
     # the reply says so (`facts.RequestFacts.unasked`).
     unasked_kept: list[str]
+    # Where each thing that can be picked up was when the request began (`missing.places_of`): a
+    # correction "you shouldn't have moved the plate" puts it back there (`missing.put_back`).
+    places_at_start: dict[str, str]
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
