@@ -24,6 +24,9 @@ def test_a_definite_plural_is_every_one_the_household_has() -> None:
         (Placement("Newspaper", "CoffeeTable", 3),)
     assert asked("put my keys on the side table", present, COUNTS).placements == (Placement("KeyChain", "SideTable", 2),)
     assert asked("put all mugs on the dining table", present, COUNTS).placements == (Placement("Mug", "DiningTable", 3),)
+    counts = {**COUNTS, "RemoteControl": 2, "Sofa": 1}
+    assert asked("put the remote controls on the sofa", set(counts), counts).placements == \
+        (Placement("RemoteControl", "Sofa", 2),)
 
 
 def test_a_plural_the_words_do_not_make_all_of_them_is_left_alone() -> None:

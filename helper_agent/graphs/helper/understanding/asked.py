@@ -45,6 +45,7 @@ from helper_agent.graphs.helper.understanding.words import (
     SPAN_WORD,
     class_before,
     class_from,
+    exact_class,
     named_classes,
     named_steps,
     past_article,
@@ -109,7 +110,12 @@ def _definite_plural(lower: list[str], j: int, placed: str) -> bool:
     """Whether the words before index `j` are a definite plural of `placed`: "the apples", "my
     keys", "all mugs". Not with a word between ("the dirty mugs" are some of them, which ones the
     words leave to the household's state)."""
-    return _plural(lower[j - 1], placed) and j >= 2 and lower[j - 2] in _DEFINITE
+    if not _plural(lower[j - 1], placed) or j < 2:
+        return False
+    if lower[j - 2] in _DEFINITE:
+        return True
+    # a two-word name: "the remote controls"
+    return j >= 3 and lower[j - 3] in _DEFINITE and exact_class(" ".join(lower[j - 2:j])) == placed
 
 
 def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None = None) -> Asked:
