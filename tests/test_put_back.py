@@ -50,7 +50,10 @@ def test_put_back_returns_what_moved_to_the_kind_of_place_it_was() -> None:
     assert put_back(["Bowl"], objects, {}) is None
 
 
-def test_the_graph_puts_the_bowl_back_when_told_it_should_not_have_moved(tmp_path: Path) -> None:
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_graph_puts_the_bowl_back_when_told_it_should_not_have_moved(tmp_path: Path, keep: bool) -> None:
+    """In a chat (snapshots kept) the record of where things were is in the state; an evaluation
+    keeps the household out of the state, so there the correction goes to the planner."""
     env = SymbolicEnv()
     env.reset(0, room_type="Kitchen")
     bowl = next(o for o in env.objects_metadata() if o["objectType"] == "Bowl")
@@ -60,13 +63,18 @@ def test_the_graph_puts_the_bowl_back_when_told_it_should_not_have_moved(tmp_pat
     answers = ["no, you shouldn't have moved the bowl"]
     embedder = get_embedder("hash")
     context = HelperContext(env=env, chat_model=chat, feedback=lambda: answers.pop(0) if answers else "",  # "": satisfied
+                            keep_snapshots=keep,
                             config=HelperConfig(feedback_rounds=2, locator="random"),
                             examples=ExampleMemory(path=tmp_path, embedder=embedder),
                             corrections=CorrectionMemory(path=tmp_path, embedder=embedder),
                             routines=RoutineMemory(path=tmp_path, embedder=embedder))
     out = build_graph().invoke({"request": "could you do the washing up?", "user": None},
                                {"configurable": {"thread_id": "t"}}, context=context)
-    assert f"replan: the missing part, read from the feedback: place Bowl in {where}" in out["log"]
+    line = f"replan: the missing part, read from the feedback: place Bowl in {where}"
+    if not keep:
+        assert out["places_at_start"] == {} and line not in out["log"]
+        return
+    assert line in out["log"]
     assert out["outcome"] == "success", "\n".join(out["log"])
     now = next(o for o in env.objects_metadata() if o["objectId"] == bowl["objectId"])
     assert now["parentReceptacles"][0].split("|")[0] == where

@@ -184,7 +184,10 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
     update["refusal"] = ""
     update["unasked_kept"] = []
-    update["places_at_start"] = places_of(env.objects_metadata())
+    # Where things were, for a correction that puts one back (`missing.put_back`): kept only where the
+    # household's snapshot is kept in the state anyway (a chat); an evaluation keeps the household
+    # out of the state and its traces (a traced episode grew by a tenth with it).
+    update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
     if ctx.config.refuse_absent and not update["routine"]:
         refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
         if refusal is not None:

@@ -83,7 +83,8 @@ class HelperState(TypedDict, total=False):
     # the reply says so (`facts.RequestFacts.unasked`).
     unasked_kept: list[str]
     # Where each thing that can be picked up was when the request began (`missing.places_of`): a
-    # correction "you shouldn't have moved the plate" puts it back there (`missing.put_back`).
+    # correction "you shouldn't have moved the plate" puts it back there (`missing.put_back`). Kept
+    # only with `keep_snapshots` (a chat); empty otherwise, and such a correction goes to the planner.
     places_at_start: dict[str, str]
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
