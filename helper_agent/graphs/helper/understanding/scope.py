@@ -55,7 +55,7 @@ from helper_agent.program.steps import KNIVES, tools_for, vessels
 from helper_agent.program.subgoals import Subgoal, SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["ALSO_MEANS", "CHANGING", "COOKING", "DISH_STEPS", "GENERIC_WORDS", "STEP_OBJECTS", "Scope", "changed_classes", "request_scope"]
+__all__ = ["ALSO_MEANS", "CHANGING", "DISH_STEPS", "GENERIC_WORDS", "STEP_OBJECTS", "Scope", "changed_classes", "request_scope"]
 
 # The steps of the action API a request's step words name (`words.STEP_WORDS`), as the table's steps.
 _METHOD_STEPS = {"clean": "clean", "toast": "toast", "cook": "cook", "slice": "slice", "fill_up": "fill"}
@@ -109,12 +109,6 @@ does not ask for a cut form of what it names, nor for a cut: "put the apples in 
 cal-056) was sliced with a knife by the 0.5B, copying a slicing example."""
 
 
-COOKING = ("cook", "boil", "toast")
-"""The steps that cook. A request none of whose steps cooks does not ask for a cooking: "cut a
-potato into slices" (calibration cal-045) was written by the 0.5B as `potato.cook()`, which changed
-the potato nobody asked to cook and left it whole."""
-
-
 def _cuts(steps: Iterable[str]) -> bool:
     return any(s in SLICING for s in steps)
 
@@ -157,14 +151,10 @@ class Scope:
 
     def unasked_steps(self, subgoals: Iterable[Subgoal]) -> list[str]:
         """The steps (methods) of `subgoals` no step of the request asks for: a cut (`slice`) when
-        none of its steps cuts (`SLICING`), a cooking (`cook`) when none of its steps cooks
-        (`COOKING`); the other steps are how named things are made ready (the mug of a coffee is
-        washed first), so they are not judged."""
-        kinds = {sub.kind for sub in subgoals}
-        out = ["slice"] if SubgoalKind.SLICE in kinds and not _cuts(self.steps) else []
-        if SubgoalKind.COOK in kinds and not any(s in COOKING for s in self.steps):
-            out.append("cook")
-        return out
+        none of its steps cuts (`SLICING`); the other steps are how named things are made ready
+        (the mug of a coffee is washed first), so they are not judged."""
+        cuts = any(sub.kind == SubgoalKind.SLICE for sub in subgoals)
+        return ["slice"] if cuts and not _cuts(self.steps) else []
 
     def reason(self, outside: Sequence[str], steps: Sequence[str] = (), unmoved: Sequence[str] = ()) -> str:
         """The planner's retry message for a program that changes `outside` (or does `steps`, or moves
