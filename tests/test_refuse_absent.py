@@ -142,7 +142,7 @@ def test_a_thing_acted_on_that_the_household_lacks_is_refused_whatever_else_is_t
     kitchen = household("Kitchen")
     assert "Television" not in kitchen and "SinkBasin" in kitchen
     assert refusal_for("turn on the TV and put the mug in the sink", kitchen, vocabulary).sentence() == \
-        "I can't turn on the TV and put the mug in the sink: there is no tv in this house."
+        "I can't turn on the TV and put the mug in the sink: there is no TV in this house."
     assert refusal_for("can you switch on the TV", kitchen, vocabulary) is not None
     assert refusal_for("put all the forks in the drawer", household("Kitchen", 0), vocabulary).missing == ("forks",)
     assert refusal_for("put all the forks in the drawer", household("Kitchen", 1), vocabulary) is None

@@ -183,9 +183,15 @@ class Refusal:
         what = _LEAD.sub("", self.request.strip().replace("’", "'")).strip()
         what = re.sub(r"(?:[\s,]+please)?[\s.!?]*$", "", what, flags=re.I)
         what = what[:1].lower() + what[1:] if what[:2] != what[:2].upper() else what
-        things = " or ".join(self.missing)
+        things = " or ".join(self._as_written(m) for m in self.missing)
         plural = self.missing[0].endswith("s") and not self.missing[0].endswith("ss")
         return f"I can't {what or 'do that'}: there {'are' if plural else 'is'} no {things} in this house."
+
+
+    def _as_written(self, phrase: str) -> str:
+        """The phrase as the request wrote it ("TV", not "tv"), else as read."""
+        found = re.search(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"\b", self.request, re.I)
+        return found.group(0) if found else phrase
 
 
 class Vocabulary:
