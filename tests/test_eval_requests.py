@@ -330,6 +330,22 @@ def test_what_the_person_says_is_missing_is_done_without_another_program(runtime
     assert request["claim"] == "done" and record["false_claims"] is False
 
 
+def test_the_lamp_the_person_did_not_mean_is_switched_back_off(runtime: ChatRuntime) -> None:
+    """cal-062's household has a desk lamp and a floor lamp; "the light" became the desk lamp (the
+    household's first kind of Lamp). The person names the floor lamp: the part switches it on and
+    the desk lamp back off, so nothing is left changed that nobody asked for."""
+    lamp = case(id="t-3", family="toggle_all", request="it's dark in here, put the light on",
+                household={"seed": 2055, "room": "LivingRoom"},
+                goal=[{"task": "Toggle X All Y", "params": ["on", "1", "FloorLamp"]}], may_change=["FloorLamp"])
+    chat = Chat(responses=[fence('lamp = InteractionObject("Lamp")', "lamp.toggle_on()")],
+                readings=["not satisfied", "satisfied"])
+    record = run_case(lamp, ChatAgent(runtime, chat, chat_config()))
+    request = record["requests"][0]
+    assert any("Lamp is the household's DeskLamp" in line for line in request["log"])
+    assert "replan: the missing part, read from the feedback: toggle_on FloorLamp; toggle_off DeskLamp" in request["log"]
+    assert record["corrected_success"] is True and record["unasked_changes"] is False
+
+
 def test_a_reply_that_says_done_when_the_checker_disagrees_is_a_false_claim(runtime: ChatRuntime) -> None:
     # The reader mistakes the person's "no, ..." for satisfied: the agent says success, the plate is dirty.
     chat = Chat(responses=[WASH_MUG], readings=["satisfied"])

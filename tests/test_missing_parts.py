@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helper_agent.graphs.helper.missing import for_household, read_missing
+from helper_agent.graphs.helper.missing import for_household, read_missing, undo_other_kinds
 from helper_agent.program import compile_program
 from helper_agent.program.edits.part import Missing, part_program
 
@@ -100,3 +100,28 @@ def test_the_compound_steps_use_their_tools() -> None:
     assert "pot.fill_up()" in boil and "potato.pickup_and_place(pot)" in boil and "stove_burner.toggle_on()" in boil
     with pytest.raises(ValueError, match="needs a place"):
         Missing("place", "Mug")
+
+
+DESK_ON = 'desk_lamp = InteractionObject("DeskLamp")\ndesk_lamp.toggle_on()\n'
+
+
+def test_a_switch_on_the_kind_the_person_did_not_mean_is_taken_back() -> None:
+    """cal-062/069: "the lamp" was read as the desk lamp; the person names the floor lamp."""
+    missing = [Missing("toggle_on", "FloorLamp")]
+    said = "it's dark in here, put the light on\nno, you didn't turn on the floor lamp"
+    assert [m.describe() for m in undo_other_kinds(missing, [DESK_ON], said)] == \
+        ["toggle_on FloorLamp", "toggle_off DeskLamp"]
+
+
+def test_a_kind_someone_named_or_another_class_or_step_is_left_alone() -> None:
+    missing = [Missing("toggle_on", "FloorLamp")]
+    # The request named the desk lamp too: both were meant.
+    assert undo_other_kinds(missing, [DESK_ON], "turn on the desk lamp and the floor lamp") == missing
+    # A television is no kind of lamp; a placing has no single way back.
+    tv = 'tv = InteractionObject("Television")\ntv.toggle_on()\n'
+    assert undo_other_kinds(missing, [tv], "turn on the lamp") == missing
+    place = [Missing("place", "FloorLamp", "Sofa")]
+    assert undo_other_kinds(place, [DESK_ON], "turn on the lamp") == place
+    # A switch the other way is not taken back: the earlier round switched it on, the person wants on.
+    assert undo_other_kinds([Missing("toggle_off", "FloorLamp")], [DESK_ON], "turn off the lamp") == \
+        [Missing("toggle_off", "FloorLamp")]

@@ -22,7 +22,7 @@ from helper_agent.evals.benchmark.dialogue import request_sentences
 from helper_agent.evals.benchmark.episodes import prepared_scenes
 from helper_agent.evals.benchmark.families import FAMILIES
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.absent import Vocabulary, named_phrases, refusal_for
+from helper_agent.graphs.helper.absent import Vocabulary, named_phrases, phrase_roles, refusal_for
 from helper_agent.graphs.helper.facts import request_facts
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory, load_seed_examples, load_train_examples
@@ -109,7 +109,6 @@ KITCHEN_REQUESTS = [
     "boil an egg",
     "microwave a potato",
     "water the plant",
-    "put all the forks in the drawer",
     "wash the dirty mugs",
     "put the apple in the fridge",
     "Perform the Kim breakfast: make a coffee in the mug and put a slice of toast on a plate",
@@ -135,6 +134,46 @@ def test_a_word_for_a_class_matches_the_one_the_room_has(vocabulary) -> None:
 
 def test_one_present_thing_is_enough_to_plan(vocabulary) -> None:
     assert refusal_for("put the mug on the lawn", household("Kitchen"), vocabulary) is None
+
+
+def test_a_thing_acted_on_that_the_household_lacks_is_refused_whatever_else_is_there(vocabulary) -> None:
+    """Rule 5: "the TV" in a kitchen is a class the room lacks; the sink there does not make it one
+    to plan. The forks: refused in a kitchen without one, planned in one with forks."""
+    kitchen = household("Kitchen")
+    assert "Television" not in kitchen and "SinkBasin" in kitchen
+    assert refusal_for("turn on the TV and put the mug in the sink", kitchen, vocabulary).sentence() == \
+        "I can't turn on the TV and put the mug in the sink: there is no TV in this house."
+    assert refusal_for("can you switch on the TV", kitchen, vocabulary) is not None
+    assert refusal_for("put all the forks in the drawer", household("Kitchen", 0), vocabulary).missing == ("forks",)
+    assert refusal_for("put all the forks in the drawer", household("Kitchen", 1), vocabulary) is None
+
+
+def test_nothing_acted_on_is_there_is_refused(vocabulary) -> None:
+    """Rule 6: what the request acts on is not there; what it gives or where it puts it is."""
+    kitchen = household("Kitchen")
+    assert "cat" in refusal_for("give the cat its dinner", kitchen, vocabulary).missing
+    assert refusal_for("give the cat a bowl", kitchen, vocabulary).missing == ("cat",)
+    assert refusal_for("feed the dog with the food in the bowl", kitchen, vocabulary).missing == ("dog",)
+    # The same shapes about things the household has are planned.
+    assert refusal_for("could you give the plant a drink", household("Kitchen", 1), vocabulary) is None
+    assert refusal_for("fill the mug with the water in the sink", kitchen, vocabulary) is None
+
+
+def test_a_place_or_a_purpose_is_not_what_the_request_acts_on(vocabulary) -> None:
+    kitchen = household("Kitchen")
+    assert refusal_for("I'm in the mood for a salad", kitchen, vocabulary) is None
+    assert refusal_for("make a coffee for my husband", kitchen, vocabulary) is None
+
+
+def test_roles_of_the_phrases() -> None:
+    roles = {p.text: p.acted_on for p in phrase_roles("put the remote on the sofa")}
+    assert roles == {"remote": True, "sofa": False}
+    assert [p.acted_on for p in phrase_roles("can you turn on the lamp")] == [True]  # a particle
+    assert [p.acted_on for p in phrase_roles("the knife is on the stool")] == [True, False]
+    assert [(p.text, p.acted_on) for p in phrase_roles("give the plant a drink")] == [("plant", True), ("drink", False)]
+    head, lettuce = phrase_roles("slice a head of lettuce")
+    assert head.group == lettuce.group and head.acted_on and lettuce.acted_on
+    assert [p.acted_on for p in phrase_roles("wash the plate and the bowl")] == [True, True]
 
 
 def test_what_a_request_names() -> None:

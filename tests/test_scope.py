@@ -10,6 +10,7 @@ chat model on generated households (`world.generator`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -335,15 +336,17 @@ def test_what_a_request_asks_a_program_to_end_with(request_: str, placements: li
 
 def test_no_calibration_gold_program_gets_an_addition() -> None:
     """What the words ask is read so that a correct program for each calibration case lacks none of
-    it (the rule was chosen on that suite)."""
+    it (the rule was chosen on that suite), with the household's counts (a definite plural placed
+    is every one there is)."""
     added = []
     for case in load_suite("calibration").cases:
         if case.kind == "impossible":
             continue
         goal = [g.instantiate() for g in case.goal]
-        present = frozenset(o.object_type for o in prepare(case.household, goal).objects.values())
+        counts = Counter(o.object_type for o in prepare(case.household, goal).objects.values())
+        present = frozenset(counts)
         compiled, _ = in_household(compile_program(program(case, case.household)), present)
-        wanted = asked_of({"request": case.request}, present)
+        wanted = asked_of({"request": case.request}, present, counts)
         if wanted and (done := completed(compiled, wanted)):
             added.append((case.id, done[1]))
     assert added == []

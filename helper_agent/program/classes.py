@@ -77,6 +77,7 @@ SYNONYMS: dict[str, str] = {
     "appleslice": "AppleSliced",
     "slicedapple": "AppleSliced",
     "plant": "HousePlant",
+    "rag": "Cloth",
     "pottedplant": "HousePlant",
     "flower": "HousePlant",
     "trash": "GarbageCan",

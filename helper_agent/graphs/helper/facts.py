@@ -8,6 +8,7 @@ request, and is plain pydantic so any front end can show it or serialise it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.types import Overwrite
@@ -30,6 +31,9 @@ class RequestFacts(BaseModel):
     # llm_unavailable, llm_budget, refused; "" before the request ended
     outcome: str = ""
     refusal: str = ""  # the sentence saying why a refused request was not done
+    # classes a program ran with although the request does not ask for them (the scope check could
+    # not trim them): the reply says so, so "success" never hides a change nobody asked for
+    unasked: list[str] = Field(default_factory=list)
     stored: StoredRoutine | None = None
     recalled: str | None = None  # the name of the routine the request recalled, if any
     failed_subgoal: str = ""
@@ -43,7 +47,15 @@ class RequestFacts(BaseModel):
     log: list[str] = Field(default_factory=list)
 
     def reply(self) -> str:
-        """The one-line verdict a person reads (plain text; front ends add colour)."""
+        """The one-line verdict a person reads (plain text; front ends add colour), with what it
+        changed that was not asked for, when the scope check could not keep it out."""
+        verdict = self._verdict()
+        if not self.unasked or self.outcome == "refused":
+            return verdict
+        things = ", ".join(_words(c) for c in self.unasked)
+        return f"{verdict}; I also changed the {things}, which you did not ask for"
+
+    def _verdict(self) -> str:
         if self.outcome == "success":
             stored = ""
             if self.stored is not None:
@@ -94,6 +106,7 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
         error=str(execution.get("error") or execution.get("failure") or values.get("plan_error") or ""),
         feedback=str(values.get("feedback") or ""),
         refusal=str(values.get("refusal") or ""),
+        unasked=_unasked_done(values),
         finished=execution.get("status") == "done",
         steps=max(steps, 0),
         failures=max(failures, 0),
@@ -124,6 +137,23 @@ def unfinished_sentence(execution: dict[str, Any]) -> str:
                "failure_limit": "too many actions failed"}[status]
     what = f"{step} and the steps after it were not done" if step else "the program did not run to its end"
     return f"I did not finish the task: {what}, because {why or status}."
+
+
+def _unasked_done(values: dict[str, Any]) -> list[str]:
+    """The unasked classes a program ran with (`unasked_kept`) that a step of the last program that
+    ran did act on: a class whose steps never ran was not changed, and the reply says only what is
+    true."""
+    kept = [str(c) for c in values.get("unasked_kept") or []]
+    if not kept:
+        return []
+    ran = (values.get("subgoals") or [])[: int((values.get("execution") or {}).get("completed") or 0)]
+    touched = {str((s.get(role) or {}).get("object_class") or "") for s in ran for role in ("target", "receptacle")}
+    return [c for c in kept if c in touched]
+
+
+def _words(cls: str) -> str:
+    """A class as words: "CoffeeMachine" -> "coffee machine"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", cls).lower()
 
 
 def _a(name: str) -> str:

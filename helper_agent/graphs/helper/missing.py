@@ -48,13 +48,16 @@ from helper_agent.graphs.helper.understanding.words import (
     SPAN_WORD_OR_DIGIT,
     STEP_WORDS,
     exact_class,
+    named_classes,
     stems,
 )
 from helper_agent.program.edits.part import Missing
+from helper_agent.program.edits.tree import program_steps
+from helper_agent.program.kinds import kinds_of
 from helper_agent.program.steps import vessels
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["MissingReading", "for_household", "read_missing"]
+__all__ = ["MissingReading", "for_household", "places_of", "put_back", "read_missing", "undo_other_kinds"]
 
 _BREAKS = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
 _ASKING = frozenset({"no", "not", "never", "nothing", "forgot", "forget", "forgotten", "missed", "missing", "still",
@@ -82,11 +85,12 @@ class MissingReading:
     missing: list[Missing] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
     every: set[str] = field(default_factory=set)  # classes the person wants done to every one
+    back: list[str] = field(default_factory=list)  # classes the person wants put back where they were
 
     @property
     def complete(self) -> bool:
         """Every asking clause was read, and at least one step: the part can stand for the correction."""
-        return bool(self.missing) and not self.unread
+        return bool(self.missing or self.back) and not self.unread
 
 
 _NT = frozenset({"didnt", "isnt", "arent", "wasnt", "werent", "dont", "doesnt", "havent", "hasnt", "hadnt", "cant",
@@ -192,6 +196,15 @@ def read_missing(feedback: str, request: str = "") -> MissingReading:
         if not _asks(lower) and not (lower[0] in _PLACING or _step_of(lower[0])):  # nor an order: "put it there"
             continue
         tokens = _tokens(words)
+        if _undoes(lower):  # "you shouldn't have moved the plate": put it back, not move it again
+            thing = next((t.value for t in tokens if t.kind == "class"), None)
+            thing = thing or (last_thing if any(t.kind == "pronoun" for t in tokens) else None)
+            if thing is None:
+                reading.unread.append(clause.strip())
+            elif thing not in reading.back:
+                reading.back.append(thing)
+            last_thing = thing or last_thing
+            continue
         found = _clause_steps(tokens, request, last_thing, reading)
         things = [t.value for t in tokens if t.kind == "class"]
         if found:
@@ -203,6 +216,61 @@ def read_missing(feedback: str, request: str = "") -> MissingReading:
             last_thing = things[0] if not found else last_thing
     reading.missing = _as_many_as_placed(reading.missing)
     return reading
+
+
+_MOVE_WORDS = frozenset("move moved moving put placed take took taken pick picked carry carried touch touched".split())
+_MODAL_NOT = frozenset({"shouldn't", "shouldnt", "don't", "dont", "mustn't", "mustnt"})
+_WISH = frozenset({"ask", "asked", "want", "wanted", "need", "needed", "tell", "told"})
+
+
+def _undoes(lower: Sequence[str]) -> bool:
+    """Whether a clause asks to undo a move rather than make one: a moving verb with "back" or
+    "where it was" ("put the cup back"), under a negated modal ("you shouldn't have moved the
+    plate", "don't move the mug"), or under a negated wish ("I didn't ask you to move the bowl").
+    "you didn't put the slice on the plate" is none of these: a move not made, read as missing."""
+    if not any(w in _MOVE_WORDS for w in lower):
+        return False
+    text = " ".join(lower)
+    if "back" in lower or "where it was" in text or "where they were" in text:
+        return True
+    negated = any(_n_t(w) or w in ("not", "never") for w in lower)
+    return any(w in _MODAL_NOT for w in lower) or (negated and any(w in _WISH for w in lower))
+
+
+def _parent(obj: Mapping[str, Any]) -> str:
+    """Where an object is: the first receptacle it is in or on, "held" when picked up, else ""."""
+    if obj.get("isPickedUp"):
+        return "held"
+    parents = obj.get("parentReceptacles") or []
+    return str(parents[0]) if parents else ""
+
+
+def places_of(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Where each object that can be picked up is (`_parent`): the household's record a request
+    keeps of where things were when it started, so a correction can put a moved thing back."""
+    return {str(o["objectId"]): _parent(o) for o in objects if o.get("pickupable") and o.get("objectId")}
+
+
+def put_back(classes: Sequence[str], objects: Sequence[Mapping[str, Any]],
+             start: Mapping[str, str]) -> list[Missing] | None:
+    """The place steps that return each object of `classes` that moved since `start` (`places_of`
+    when the request began) to the kind of receptacle it was in or on; None when an object of one
+    of them did not move or its place is not known (the part could not do what the person said).
+
+    Why: "you shouldn't have moved the plate" was read by the planner as another program about
+    plates; the household's own record says where the plate was. The receptacle is written by its
+    class, as every step of a part is, so it may be another one of that class (another counter)."""
+    kinds = {str(o.get("objectId")): str(o.get("objectType")) for o in objects}
+    out: list[Missing] = []
+    for cls in classes:
+        moved = [o for o in objects if o.get("objectType") == cls and str(o.get("objectId")) in start
+                 and _parent(o) != start[str(o.get("objectId"))]]
+        places = [kinds.get(start[str(o.get("objectId"))], "") for o in moved]
+        if not moved or not all(places):
+            return None
+        for place in dict.fromkeys(places):
+            out.append(Missing("place", cls, place=place, count=places.count(place)))
+    return out
 
 
 _CHANGES = frozenset({"clean", "cook", "toast", "fill_up", "empty"})
@@ -336,3 +404,42 @@ def _water_vessel(types: Sequence[str], request: str) -> str:
         if cls in kinds and cls in types:
             return cls
     return next((v for v in ("Cup", "Mug", "Bowl", "Pot", "WateringCan", "Bottle") if v in types and v in kinds), "Cup")
+
+
+_UNDO = {"toggle_on": "toggle_off", "toggle_off": "toggle_on"}
+"""The steps a part can take back by doing their opposite."""
+
+
+def _kin(a: str, b: str) -> bool:
+    """Whether two classes are kinds of one class (DeskLamp and FloorLamp of Lamp: `kinds_of`)."""
+    for n in range(1, 4):
+        tail = "".join(re.findall(r"[A-Z][a-z]*", a)[-n:])
+        if tail and tail != a and tail != b and a in kinds_of(tail) and b in kinds_of(tail):
+            return True
+    return False
+
+
+def undo_other_kinds(missing: Sequence[Missing], done: Sequence[str], said: str) -> list[Missing]:
+    """`missing`, and the opposite of each switch an earlier round made on another kind of the class
+    a missing switch is on, when no words said (`said`: the request and the correction) name that kind.
+
+    Why: "turn on the lamp" in a living room with a desk lamp and a floor lamp switched the desk lamp
+    on (the household's first kind of Lamp, `program/kinds.py`); the person said "no, you didn't turn
+    on the floor lamp", and the part switched the floor lamp on and left the desk lamp on, a change
+    nobody asked for (calibration suite of `helper eval requests`, cal-062 and cal-069). The person
+    naming the other kind says which lamp "the lamp" was; the first one was a wrong reading, and a
+    switch is taken back by its opposite. Only switches: a move has no single way back."""
+    named = set(named_classes(said))
+    extra: list[Missing] = []
+    for m in missing:
+        if m.step not in _UNDO:
+            continue
+        for program in done:
+            try:
+                steps = program_steps(program)
+            except ValueError:  # EditError: a program that does not parse took no step to undo
+                continue
+            for cls, methods in steps.items():
+                if cls != m.cls and m.step in methods and cls not in named and _kin(cls, m.cls):
+                    extra.append(Missing(_UNDO[m.step], cls))
+    return list(dict.fromkeys([*missing, *extra]))

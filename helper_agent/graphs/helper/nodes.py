@@ -8,7 +8,9 @@ in `validate` (and a corrective program once in `correct`) and the subgoals trav
 from __future__ import annotations
 
 import inspect
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -20,6 +22,7 @@ from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
+from helper_agent.graphs.helper.missing import places_of
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
@@ -42,6 +45,7 @@ from helper_agent.graphs.helper.understanding.in_household import household_clas
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
+from helper_agent.program.edits.loops import fit_loops
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -179,6 +183,11 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     log = [f"retrieve: examples {names}{routine}"]
     # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
     update["refusal"] = ""
+    update["unasked_kept"] = []
+    # Where things were, for a correction that puts one back (`missing.put_back`): kept only where the
+    # household's snapshot is kept in the state anyway (a chat); an evaluation keeps the household
+    # out of the state and its traces (a traced episode grew by a tenth with it).
+    update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
     if ctx.config.refuse_absent and not update["routine"]:
         refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
         if refusal is not None:
@@ -233,14 +242,16 @@ def validate(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     except ProgramError as err:
         return {"plan_error": str(err), "subgoals": [], "log": [f"validate: rejected: {err}"]}
     last = int(state.get("plan_attempts", 0)) >= ctx.config.max_plan_attempts
-    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last)
+    counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
+    fitted = fit_to_request(compiled, state, _present(ctx), lambda text: _compiled_here(ctx, text)[0], last, counts)
     if fitted.compiled is None:
         return {"plan_error": fitted.reason, "subgoals": [], "log": [f"validate: rejected: {fitted.reason}"]}
     notes = [*_moved_notes(moved), *compiled.notes, *fitted.notes]
     compiled = fitted.compiled
     detail = f" ({'; '.join(notes)})" if notes else ""
+    kept = list(dict.fromkeys([*(state.get("unasked_kept") or []), *fitted.kept]))
     return {"plan_error": "", "program": compiled.source, "subgoals": subgoals_to_data(compiled.subgoals),
-            "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
+            "unasked_kept": kept, "log": [f"validate: {len(compiled.subgoals)} subgoals{detail}"]}
 
 
 def _present(ctx: HelperContext) -> frozenset[str]:
@@ -251,9 +262,17 @@ def _present(ctx: HelperContext) -> frozenset[str]:
 def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, dict[str, str]]:
     """The program compiled, each class it makes that the household lacks written as the household's
     kind of it ("Lamp" -> the FloorLamp there: `understanding/in_household.py`), and what was
-    written for what."""
+    written for what; a loop that makes a new object each round cut to the household's count of
+    them (`program/edits/loops.py`: "wash all the pots" as three rounds with two pots searched 300
+    steps for a third), noted among the compiler's notes."""
     compiled = compile_program(program, class_mapper=ctx.mapper())
-    return in_household(compiled, _present(ctx), ctx.mapper())
+    compiled, moved = in_household(compiled, _present(ctx), ctx.mapper())
+    counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
+    source, cut = fit_loops(compiled.source, counts)
+    if cut:
+        recompiled = compile_program(source, class_mapper=ctx.mapper())
+        compiled = replace(recompiled, notes=[*recompiled.notes, *cut])
+    return compiled, moved
 
 
 def _moved_notes(moved: dict[str, str]) -> list[str]:

@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.household import household_lines, object_states
-from helper_agent.graphs.helper.missing import for_household, read_missing
+from helper_agent.graphs.helper.missing import for_household, put_back, read_missing, undo_other_kinds
 from helper_agent.graphs.helper.nodes import _ask, _compiled_here, _present, _program_decoding
 from helper_agent.graphs.helper.prompts import replanner_messages
 from helper_agent.graphs.helper.scoping import out_of_scope, scope_of
@@ -101,7 +101,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     feedback = state["feedback"]
     objects = ctx.environment().objects_metadata()
     ran = [*(state.get("ran_programs") or []), round_done(state)]
-    part = _missing_part(ctx, state, objects, failed_tree) if ctx.config.missing_parts else None
+    part = _missing_part(ctx, state, objects, failed_tree, ran) if ctx.config.missing_parts else None
     if part is not None:
         program, said = part
         return {"program": program, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
@@ -133,16 +133,24 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
 
 
 def _missing_part(ctx: HelperContext, state: HelperState, objects: list[dict[str, Any]],
-                  failed_tree: str | None) -> tuple[str, str] | None:
+                  failed_tree: str | None, done: list[str]) -> tuple[str, str] | None:
     """The correction's missing part, written from the person's words (`missing.read_missing`,
     `program/edits/part.py`), and the steps read, or None: a clause that asks for something was not
     read, the part would not compile or would change what the request's scope does not allow (the
     planner then writes the replan), or it is the program the feedback was about (it would only
-    end the same way)."""
+    end the same way). A switch an earlier round (`done`) made on another kind of the class the
+    person names is switched back (`missing.undo_other_kinds`: the desk lamp of "the lamp" when
+    the person says the floor lamp)."""
     reading = read_missing(state["feedback"], str(state.get("request") or ""))
     if not reading.complete:
         return None
     missing = for_household(reading, objects, str(state.get("request") or ""))
+    missing = undo_other_kinds(missing, done, f"{state.get('request') or ''}\n{state['feedback']}")
+    if reading.back:
+        back = put_back(reading.back, objects, state.get("places_at_start") or {})
+        if back is None:
+            return None
+        missing = [*missing, *back]
     program = part_program(missing)
     try:
         compiled, _ = _compiled_here(ctx, program)

@@ -43,7 +43,7 @@ from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
-           "trimmed", "unasked_steps", "unmoved"]
+           "trimmed", "unasked_steps", "unasked_visits", "unmoved"]
 
 
 def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None:
@@ -59,15 +59,17 @@ def scope_of(state: Mapping[str, Any], present: Collection[str]) -> Scope | None
     return request_scope(f"{text}\n{feedback}".strip(), present)
 
 
-def asked_of(state: Mapping[str, Any], present: Collection[str]) -> Asked | None:
-    """What the state's request asks a first plan to end with (`understanding/asked.py`); None for a
-    recalled routine, a replan (it writes only what the person says is missing, in the household the
-    last program left) and where the scope rule does not apply."""
+def asked_of(state: Mapping[str, Any], present: Collection[str],
+             counts: Mapping[str, int] | None = None) -> Asked | None:
+    """What the state's request asks a first plan to end with (`understanding/asked.py`; `counts`:
+    how many of each class the household holds); None for a recalled routine, a replan (it writes
+    only what the person says is missing, in the household the last program left) and where the
+    scope rule does not apply."""
     if state.get("routine") or state.get("feedback") or scope_of(state, present) is None:
         return None
     request = str(state.get("request") or "")
     teach = teach_request(request)
-    return asked(teach.body if teach else request, present)
+    return asked(teach.body if teach else request, present, counts)
 
 
 def out_of_scope(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
@@ -126,9 +128,23 @@ def unmoved(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
     return scope.unmoved(compiled.subgoals) if scope else []
 
 
+def unasked_visits(compiled: CompiledProgram, scope: Scope | None) -> list[str]:
+    """The classes the program only goes to (no other step acts on or with them) that the request's
+    scope does not allow. Why: "switch the TV on" (calibration cal-060) went to a TV stand and a
+    desk lamp copied from a lamp example before switching the TV on; the household had no desk lamp
+    and the walk to it searched for 600 steps. Going somewhere changes nothing, so the change rule
+    never saw it; a walk to something the request has no use for is dropped like a change would be."""
+    if scope is None:
+        return []
+    visited = [s.target.object_class for s in compiled.subgoals if s.kind == SubgoalKind.NAVIGATE and s.target]
+    used = {ref.object_class for s in compiled.subgoals if s.kind != SubgoalKind.NAVIGATE
+            for ref in (s.target, s.receptacle) if ref is not None}
+    return scope.outside(c for c in visited if c not in used)
+
+
 def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
             recompile: Callable[[str], CompiledProgram], steps: Collection[str] = (),
-            places: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
+            places: Collection[str] = (), visits: Collection[str] = ()) -> tuple[CompiledProgram, str] | None:
     """`compiled` without its steps on the `outside` classes and its unasked `steps` (`trim_classes`),
     compiled again by `recompile` (the caller's: in the household's classes), with the log's note on
     what was removed; None when what remains changes nothing, still changes or does something `scope`
@@ -136,8 +152,9 @@ def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
     # the classes as the program's constructors wrote them (a mapped "bread slice" is a BreadSliced)
     written = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in outside}
     still = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in places}
+    walks = {ref.requested_class or ref.object_class for ref in compiled.objects if ref.object_class in visits}
     try:
-        cut = trim_classes(compiled.source, {*outside, *written}, steps, {*places, *still})
+        cut = trim_classes(compiled.source, {*outside, *written}, steps, {*places, *still}, {*visits, *walks})
         if not cut.removed or not cut.program.strip():
             return None
         again = recompile(cut.program)
@@ -147,7 +164,8 @@ def trimmed(compiled: CompiledProgram, scope: Scope, outside: Collection[str],
     if not changed or scope.outside(changed) or scope.unasked_steps(again.subgoals) or scope.unmoved(again.subgoals):
         return None
     lines = [line for line in cut.removed if "InteractionObject(" not in line]
-    what = ", ".join([*outside, *(f"{s} steps" for s in steps), *(f"moving the {p}" for p in places)])
+    what = ", ".join([*outside, *(f"{s} steps" for s in steps), *(f"moving the {p}" for p in places),
+                      *(f"going to the {v}" for v in visits)])
     return again, (f"removed unasked {what}: {len(lines)} step(s) "
                    f"({'; '.join(lines[:6])}{'; ...' if len(lines) > 6 else ''})")
 
@@ -176,14 +194,18 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
     toasts or cooks nothing, and a washing of a dish it serves on and never washes (`step`). The program text and the log's notes; None when
     nothing is missing or an edit does not fit. What is there already is never changed."""
     program, notes = compiled.source, []
-    places = {(base_class(s.target.object_class), base_class(s.receptacle.object_class))
-              for s in compiled.subgoals if s.kind == SubgoalKind.PLACE and s.target and s.receptacle}
+    places: dict[tuple[str, str], set[str]] = {}
+    for s in compiled.subgoals:
+        if s.kind == SubgoalKind.PLACE and s.target and s.receptacle:
+            key = (base_class(s.target.object_class), base_class(s.receptacle.object_class))
+            places.setdefault(key, set()).add(s.target.instance_key)
     try:
         for want in wanted.placements:
-            if (base_class(want.placed), base_class(want.where)) not in places:
+            more = want.count - len(places.get((base_class(want.placed), base_class(want.where)), set()))
+            if more > 0:
                 own = put_made(program, want.placed, want.where) if want.count == 1 else None
-                program = own or apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
-                notes.append(f"added {want.count} {want.placed} on/in the {want.where}, as the request asks")
+                program = own or apply_edit(program, Edit("put", target=want.where, value=want.placed, count=more))
+                notes.append(f"added {more} {want.placed} on/in the {want.where}, as the request asks")
         made = {d.cls for d in declarations(parse_tree(program))}
         for method, cls in wanted.steps:
             # a toasting or cooking is missing only from a plan that toasts (cooks) nothing: which thing
@@ -230,19 +252,23 @@ class Fitted:
     compiled: CompiledProgram | None
     notes: tuple[str, ...] = ()
     reason: str = ""
+    kept: tuple[str, ...] = ()  # unasked classes the program runs with (nothing could trim them)
 
 
 def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present: Collection[str],
-                   recompile: Callable[[str], CompiledProgram], last: bool) -> Fitted:
+                   recompile: Callable[[str], CompiledProgram], last: bool,
+                   counts: Mapping[str, int] | None = None) -> Fitted:
     """`compiled` (the planner's program, in the household's classes) fitted to the state's request,
     in order: a class written for one the request names is the named one (`named_instead`); the
     unasked (`out_of_scope`, `unasked_steps`, `unmoved`) is trimmed (`trimmed`); a first plan gets what
     the words ask and it left out (`completed`). Where the unasked cannot be trimmed, the program goes
     back with the reason while attempts remain (`last` False); on the last it runs with the unasked
     noted, unless it does nothing else (`leaves_nothing`). `recompile` compiles a program text the way
-    the caller does (in the household's classes)."""
+    the caller does (in the household's classes); `counts`, how many of each class the household
+    holds (a definite plural placed is every one: `understanding/asked.py`)."""
     scope = scope_of(state, present)
     notes: list[str] = []
+    kept: tuple[str, ...] = ()
     named = named_instead(compiled, scope, present)
     if named:
         try:
@@ -251,7 +277,11 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         except ProgramError:
             pass
     outside, steps, places = out_of_scope(compiled, scope), unasked_steps(compiled, scope), unmoved(compiled, scope)
-    cut = trimmed(compiled, scope, outside, recompile, steps, places) if scope and (outside or steps or places) else None
+    visits = unasked_visits(compiled, scope)
+    cut = (trimmed(compiled, scope, outside, recompile, steps, places, visits)
+           if scope and (outside or steps or places or visits) else None)
+    if cut is None and visits and (outside or steps or places):
+        cut = trimmed(compiled, scope, outside, recompile, steps, places)  # the walks kept, the rest trimmed
     if cut is not None:
         compiled = cut[0]
         notes.append(cut[1])
@@ -264,7 +294,8 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         if leaves_nothing(compiled, outside, steps):
             return Fitted(None, tuple(notes), f"{reason} (nothing the request asks for is left in it)")
         notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
-    wanted = asked_of(state, present)
+        kept = tuple(outside)
+    wanted = asked_of(state, present, counts)
     done = completed(compiled, wanted) if wanted else None
     if done is not None:
         try:
@@ -274,4 +305,4 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
                 notes += done[1]
         except ProgramError:
             pass
-    return Fitted(compiled, tuple(notes))
+    return Fitted(compiled, tuple(notes), kept=kept)

@@ -78,6 +78,14 @@ class HelperState(TypedDict, total=False):
     ran_programs: list[str]
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
     refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
+    # Classes a program of this request changed although the request does not ask for them: the
+    # scope check could not trim them and the planner's attempts were used up (`scoping.Fitted.kept`);
+    # the reply says so (`facts.RequestFacts.unasked`).
+    unasked_kept: list[str]
+    # Where each thing that can be picked up was when the request began (`missing.places_of`): a
+    # correction "you shouldn't have moved the plate" puts it back there (`missing.put_back`). Kept
+    # only with `keep_snapshots` (a chat); empty otherwise, and such a correction goes to the planner.
+    places_at_start: dict[str, str]
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]

@@ -19,6 +19,7 @@ One job a module:
 - `trim`: a program without the steps that change objects of given classes (`trim_classes`), for
   the graph's scope check: a plan that does what was asked and more keeps the asked part.
 - `part`: what a correction says is missing (`Missing` steps), written as a program (`part_program`).
+- `loops`: a loop that makes a new object each round cut to the household's count (`fit_loops`).
 
 Reading a person's words (which classes a change names, what it puts in place of what) is not
 here: it is the HELPER graph's understanding of requests (`graphs/helper/understanding/`), which

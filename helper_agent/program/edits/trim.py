@@ -64,12 +64,14 @@ MOVING_METHODS = frozenset({"pickup", "put_down", "place", "pickup_and_place"})
 
 
 def trim_classes(program: str, drop: Collection[str], methods: Collection[str] = (),
-                 unmoved: Collection[str] = ()) -> Trimmed:
+                 unmoved: Collection[str] = (), unvisited: Collection[str] = ()) -> Trimmed:
     """`program` without the steps that change objects of the classes `drop`, without every call
     of `methods` (a cut nobody asked for: `slice`) with the attributes that stand for them, without
     the moves (`MOVING_METHODS`) of objects of the classes `unmoved` (a place things only go on or
-    in), and without what only those steps needed (see the module docstring). The classes are the
-    ones the program's constructors write. An `EditError` when the program does not parse."""
+    in), without the `go_to` of objects of the classes `unvisited` (a walk to something the request
+    has no use for), and without what only those steps needed (see the module docstring). The
+    classes are the ones the program's constructors write. An `EditError` when the program does
+    not parse."""
     tree = parse_tree(program)
     removed: list[str] = []
     dropped_vars: set[str] = set()
@@ -95,7 +97,8 @@ def trim_classes(program: str, drop: Collection[str], methods: Collection[str] =
             arg = call.args[0] if call.args else None
             into = classes.get(arg.id, "") if isinstance(arg, ast.Name) else ""
             if ((classes.get(var) in drop and method in CHANGING_METHODS) or (method == "pour" and into in drop)
-                    or method in methods or (classes.get(var) in unmoved and method in MOVING_METHODS)):
+                    or method in methods or (classes.get(var) in unmoved and method in MOVING_METHODS)
+                    or (classes.get(var) in unvisited and method == "go_to")):
                 removed.append(ast.unparse(stmt))
                 body.remove(stmt)
 
