@@ -33,11 +33,18 @@ done
 # $HELPER eval eai --agent helper --mode closed-loop --k 3 --limit 100 --llm local:1.5b \
 #     --out "$R/helper-closed-k3-cross-1.5b" --peers-dir "$PEERS_DIR"
 
+# LLM-Planner closed loop with the agent's own goal and precondition checks, chosen on tasks 101-160
+# (results/eai100/goals53/README.md; run 2026-12-06 11:55-12:28 UTC on main 96df504):
+# $HELPER eval eai --agent llm-planner --mode closed-loop --k 3 --limit 100 --llm local \
+#     -o goal_check=on -o preconditions=on \
+#     --out "$R/llm-planner-closed-k3-cross-goals" --peers-dir "$PEERS_DIR"
+
 echo "== table ($(date -u +%H:%M:%S) UTC)"
 $HELPER eval eai-table \
     "$R/helper-open-k0" \
     "$R/helper-open-k3-cross" "$R/llm-planner-open-k3-cross" \
-    "$R/helper-closed-k3-cross" "$R/llm-planner-closed-k3-cross" "$R/helper-closed-k3-cross-1.5b" \
+    "$R/helper-closed-k3-cross" "$R/llm-planner-closed-k3-cross" "$R/llm-planner-closed-k3-cross-goals" \
+    "$R/helper-closed-k3-cross-1.5b" \
     "$R/prag-self-goal+scene/iter_0/run" "$R/prag-self-goal+scene/iter_3/run" \
     "$R/embodiedrag-subgraph" "$R/embodiedrag-full" \
     "$R/helper-open-k3" "$R/llm-planner-open-k3" "$R/helper-closed-k3" "$R/llm-planner-closed-k3" \
