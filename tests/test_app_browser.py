@@ -254,10 +254,10 @@ def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_u
     expect(page.locator("#error")).to_contain_text("the request has 10,000 characters; the limit is 2,000")
 
     # The request names the television the program switches on (issue 54: a program that changes
-    # only what the request does not name is not run, `scoping.fit_to_request`, and a request that
-    # names only what the household lacks is refused, `absent.py`); the kitchen has no television, so
-    # the program runs and fails.
-    _ask(page, "switch on the zorblax television over the sink")
+    # only what the request does not name is not run, `scoping.fit_to_request`), as a place: a thing
+    # it acts on that the household lacks is refused (`absent.py`), so it acts on a mug the kitchen
+    # has. The kitchen has no television, so the program runs and fails.
+    _ask(page, "put the zorblax mug next to the television")
     question = page.locator("#question")
     expect(question).to_contain_text("Is the task completed to your satisfaction?", timeout=WAIT_MS)
     chat = page.locator("#chatbot")

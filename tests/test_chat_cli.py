@@ -97,8 +97,9 @@ def test_chat_killed_mid_task_resumes_from_checkpoint(tmp_path: Path) -> None:
     assert "plan: attempt" not in out
 
 
-# No television in a kitchen: the request also names the sink, which is there, so it is planned (a
-# request naming only the television is refused before planning: test_a_request_about_nothing_here).
+# No television in a kitchen: the request acts on the mug, which is there, and names the television
+# only as a place, so it is planned (a request that acts on the television, or names only it, is
+# refused before planning: `graphs/helper/absent.py`, test_a_request_about_nothing_here).
 MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'
 
 
@@ -106,7 +107,7 @@ def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tm
     """Execution fails (the program's object is not in the household); the person still says "yes".
     (The request names the television the program switches on: a program that changes only what the
     request does not name is not run at all, `scoping.fit_to_request`.)"""
-    stdin = "Perform the Mary cleaning: switch on the television over the sink\nyes\n/routines\n/quit\n"
+    stdin = "Perform the Mary cleaning: put the mug next to the television\nyes\n/routines\n/quit\n"
     result = chat(tmp_path, [fenced(MISSING_TV)], stdin)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
@@ -128,7 +129,7 @@ def test_failed_execution_confirmed_with_yes_is_no_success_and_stores_nothing(tm
 
 
 def test_chat_shows_the_program_and_the_whole_episode_of_subgoals(tmp_path: Path) -> None:
-    result = chat(tmp_path, [fenced(MISSING_TV)], "switch on the television over the sink\nyes\n/quit\n")
+    result = chat(tmp_path, [fenced(MISSING_TV)], "put the mug next to the television\nyes\n/quit\n")
     out = result.stdout
     assert "─ program ─" in out and 'tv = InteractionObject("Television")' in out
     # every execute segment (the first try, after each search, after each correction), not the last one
@@ -173,7 +174,7 @@ def test_the_status_line_names_the_node_and_the_llm_call_and_counts_seconds() ->
 
 
 def test_plain_chat_says_what_failed_keeps_notes_for_verbose_and_slash_commands_do_not_answer(tmp_path: Path) -> None:
-    stdin = "switch on the television over the sink\n/state\n/reset\n/routines\nyes\n/quit\n"
+    stdin = "put the mug next to the television\n/state\n/reset\n/routines\nyes\n/quit\n"
     result = chat(tmp_path, [fenced(MISSING_TV)], stdin, verbose=False)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
