@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -23,7 +25,15 @@ from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.household import object_states
 from helper_agent.graphs.helper.replanning import achieved, untitled
 from helper_agent.graphs.helper.state import subgoals_to_data
-from helper_agent.graphs.helper.teaching import as_done, describe_routine, is_yes, portable, whole_program
+from helper_agent.graphs.helper.teaching import (
+    as_done,
+    describe_routine,
+    is_yes,
+    portable,
+    round_done,
+    whole_program,
+    without_repeats,
+)
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -195,6 +205,44 @@ def test_a_round_that_stopped_early_is_kept_as_the_steps_that_ran() -> None:
                    "apple_1.slice()\napplesliced_1.pickup()\n"
     assert "for" not in done and as_done(looped, subgoals, finished=True, completed=0) == looped
     assert as_done(looped, subgoals, finished=False, completed=0) == ""
+
+
+def test_a_round_that_stopped_early_keeps_what_its_corrective_programs_did() -> None:
+    # The plan failed at its last step (a pour it did not need) after toasting; the corrective
+    # program the failure brought re-did the coffee and put the toast on the plate, and the plan
+    # failed again at the same step. The round did the whole breakfast: the routine keeps it.
+    plan = f"{COFFEE}\n{TOAST}\nplate = InteractionObject(\"Plate\")\nplate.pickup()\nplate.pour(coffee_machine)"
+    planned = compile_program(plan).subgoals
+    failed_at = next(i for i, s in enumerate(planned) if s.kind.value.lower().startswith("pour"))
+    # the corrective program re-did the plan's steps before the failure, then the missing part
+    corrective = [*planned[:failed_at], *compile_program(TOAST_ON_PLATE).subgoals]
+    state = {"program": plan, "subgoals": subgoals_to_data(planned),
+             "execution": {"status": "failed", "completed": failed_at},
+             "ran_subgoals": subgoals_to_data(planned[:failed_at]) + subgoals_to_data(corrective)}
+    done = round_done(state)  # type: ignore[arg-type]
+    assert done.rstrip().endswith("breadsliced_1.place(plate_1)"), done
+    assert "pour" not in done
+    # what the corrective program re-did is kept once
+    assert done.count("coffeemachine_1.toggle_on()") == 1 and done.count("bread_1.slice()") == 1, done
+    assert describe_routine(done).endswith("a toasted bread slice on the plate"), describe_routine(done)
+    # the plan's steps alone, as a checkpoint from before `ran_subgoals` has them: no toast on the plate
+    del state["ran_subgoals"]
+    assert "on the plate" not in describe_routine(round_done(state))  # type: ignore[arg-type]
+    # a round that ran to its end is its program, whatever its corrections did
+    finished = {**state, "execution": {"status": "done", "completed": len(planned)}, "ran_subgoals": []}
+    assert round_done(finished) == plan  # type: ignore[arg-type]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(range(4)), max_size=14))
+def test_without_repeats_leaves_no_run_repeated_and_drops_no_kind_of_step(picks: list[int]) -> None:
+    kinds = compile_program(f"{COFFEE}\n{TOAST}").subgoals
+    steps = [kinds[p] for p in picks]
+    kept = without_repeats(steps)
+    keys = [(s.kind, s.target, s.receptacle) for s in kept]
+    assert set(keys) == {(s.kind, s.target, s.receptacle) for s in steps}
+    assert not any(keys[i:i + n] == keys[i + n:i + 2 * n]
+                   for n in range(1, len(keys) // 2 + 1) for i in range(len(keys) - 2 * n + 1))
 
 
 def test_a_routine_keeps_only_the_landmarks_its_request_names() -> None:

@@ -147,7 +147,7 @@ def adapt(state: HelperState, runtime: Runtime[HelperContext], config: RunnableC
     update: dict[str, Any] = {"adaptation": adaptation, "program": program, "plan_attempts": 1, "plan_error": "",
                               "log": [*lines, f"adapt: {adaptation['summary']}"]}
     if _feedback_pass(state):  # like replan: the new program runs from a fresh start
-        update.update({"resume_index": 0, "corrections": 0, "locate_attempts": 0})
+        update.update({"resume_index": 0, "ran_subgoals": [], "corrections": 0, "locate_attempts": 0})
         if any(e.get("applied") for e in edits):  # the adapted routine whole, not a part after the last program
             update["ran_programs"] = []
     return update

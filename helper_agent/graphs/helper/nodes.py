@@ -146,6 +146,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     env = ctx.environment()
     update: dict[str, Any] = {"plan_attempts": 0, "plan_error": "", "corrections": 0, "locate_attempts": 0,
                               "feedback_rounds": 0, "resume_index": 0, "correction_subgoals": None, "feedback": "",
+                              "ran_subgoals": [],
                               "subgoals": [], "bindings": {}, "execution": {}, "outcome": "", "stored": None, "repeated": False,
                               "ran_programs": [],
                               "program": "", "steps_at_start": env.steps, "failures_at_start": env.failures,
@@ -287,24 +288,27 @@ def execute(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
     executor = _executor(ctx, state, SubgoalSpans(config))
     log: list[str] = []
     trace = list((state.get("execution") or {}).get("trace") or [])
+    ran = list(state.get("ran_subgoals") or [])
     pending = state.get("correction_subgoals")
     if pending:
         correction = executor.run(subgoals_from_data(pending))
         trace += _trace(correction)
+        ran += pending[:correction.completed]
         log.append(f"execute: correction {correction.status}")
         if correction.status in LIMITS:
-            return {**_acted(ctx, executor), "correction_subgoals": None,
+            return {**_acted(ctx, executor), "correction_subgoals": None, "ran_subgoals": ran,
                     "execution": _summary(correction, trace), "log": log}
     subgoals = subgoals_from_data(state.get("subgoals") or [])
     start = int(state.get("resume_index", 0))
     result = executor.run(subgoals, start=start)
+    ran += (state.get("subgoals") or [])[start:result.completed]
     trace += _trace(result)
     env = ctx.environment()
     used = env.steps - int(state.get("steps_at_start", 0))
     log.append(f"execute: {result.status} after {result.completed}/{len(subgoals)} subgoals, {used} steps this request"
                + (f": {result.error}" if result.error else ""))
     return {**_acted(ctx, executor), "correction_subgoals": None, "execution": _summary(result, trace),
-            "resume_index": result.completed, "log": log}
+            "resume_index": result.completed, "ran_subgoals": ran, "log": log}
 
 
 def _trace(result: ExecutionResult) -> list[list[Any]]:

@@ -104,7 +104,7 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
     part = _missing_part(ctx, state, objects, failed_tree, ran) if ctx.config.missing_parts else None
     if part is not None:
         program, said = part
-        return {"program": program, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+        return {"program": program, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "ran_subgoals": [], "corrections": 0,
                 "locate_attempts": 0, "repeated": False, "ran_programs": ran,
                 "log": [f"replan: from feedback: {feedback}", f"replan: the missing part, read from the feedback: {said}"]}
     household = household_lines(objects, mentioned=f"{failed} {feedback}", limit=12)
@@ -126,9 +126,9 @@ def replan(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
         again = int(state.get("feedback_rounds", 0)) < ctx.config.feedback_rounds
         log.append("replan: every attempt repeated the failed program; it is not run again"
                    + ("; asking what is missing" if again else ""))
-        return {"program": failed, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+        return {"program": failed, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "ran_subgoals": [], "corrections": 0,
                 "locate_attempts": 0, "repeated": True, "log": log}
-    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "corrections": 0,
+    return {"program": text, "plan_attempts": 0, "plan_error": "", "resume_index": 0, "ran_subgoals": [], "corrections": 0,
             "locate_attempts": 0, "repeated": False, "ran_programs": ran, "log": log}
 
 

@@ -76,6 +76,10 @@ class HelperState(TypedDict, total=False):
     # The programs this request ran before the current one (each replan's), in order: a routine it
     # teaches is all of them joined (`teaching.whole_program`), not only the last replan.
     ran_programs: list[str]
+    # The current round's subgoals that ran to their end, in the order they ran: the plan's and the
+    # corrective programs' alike (`nodes.execute`). A round that stops early is kept as these
+    # (`teaching.round_done`): a corrective program that re-did the plan's steps did them too.
+    ran_subgoals: list[dict[str, Any]]
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
     refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
     # Classes a program of this request changed although the request does not ask for them: the

@@ -49,7 +49,7 @@ from helper_agent.program.edits.tree import (
 from helper_agent.program.subgoals import Subgoal, SubgoalKind
 
 __all__ = ["as_done", "confirmation_question", "continued", "describe_routine", "is_yes", "portable", "round_done",
-           "whole_program"]
+           "whole_program", "without_repeats"]
 
 _IN = frozenset({"Bowl", "Pot", "Pan", "Box", "Mug", "Cup", "Fridge", "Cabinet", "Drawer", "Microwave", "SinkBasin",
                  "Sink", "GarbageCan", "Bathtub", "BathtubBasin", "Safe", "LaundryHamper", "Toaster", "CoffeeMachine"})
@@ -87,13 +87,33 @@ _MOVES = frozenset({SubgoalKind.NAVIGATE, SubgoalKind.MOVE_BACK, SubgoalKind.MOV
                     SubgoalKind.MOVE_ALTERNATE_VIEWPOINT, SubgoalKind.DO_NOTHING})
 
 
+def without_repeats(steps: Sequence[Subgoal]) -> list[Subgoal]:
+    """`steps` with every run of steps that directly repeats the run before it dropped ("clean the
+    plate, pick it up, toast the slice" twice in a row is once): a corrective program re-does the
+    steps its failure came after, and a routine kept as the steps that ran would do them twice on
+    every recall. The same steps on the same objects right after each other change nothing more."""
+    kept = list(steps)
+    keys = [(s.kind, s.target, s.receptacle) for s in kept]
+    found = True
+    while found:
+        found = False
+        for length in range(1, len(keys) // 2 + 1):
+            at = next((i for i in range(len(keys) - 2 * length + 1)
+                       if keys[i:i + length] == keys[i + length:i + 2 * length]), None)
+            if at is not None:
+                del keys[at + length:at + 2 * length], kept[at + length:at + 2 * length]
+                found = True
+                break
+    return kept
+
+
 def as_done(program: str, subgoals: Sequence[Subgoal], finished: bool, completed: int) -> str:
     """What one round did: `program` when it ran to its end (`finished`), else its first
     `completed` subgoals written back as a program (moves left out: each step finds its object
-    again), "" when none ran."""
+    again; a run that repeats the one before it once: `without_repeats`), "" when none ran."""
     if finished:
         return program
-    steps = [s for s in list(subgoals)[:max(0, completed)] if s.kind not in _MOVES]
+    steps = without_repeats([s for s in list(subgoals)[:max(0, completed)] if s.kind not in _MOVES])
     if not steps:
         return ""
     try:
@@ -103,10 +123,18 @@ def as_done(program: str, subgoals: Sequence[Subgoal], finished: bool, completed
 
 
 def round_done(state: HelperState) -> str:
-    """What the state's last round did, as a routine keeps it (`as_done`)."""
+    """What the state's last round did, as a routine keeps it (`as_done`): its program when the
+    program ran to its end, else the subgoals that ran to their end in the order they ran, the
+    corrective programs' among them (`ran_subgoals`). A round whose plan kept failing at one step
+    while a corrective program re-did the rest (put the toast on the plate) did that rest; counting
+    only the plan's steps before its failure stored a breakfast routine without its toast."""
     execution = state.get("execution") or {}
-    return as_done(state.get("program", ""), subgoals_from_data(state.get("subgoals") or []),
-                   execution.get("status") == "done", int(execution.get("completed") or 0))
+    finished = execution.get("status") == "done"
+    if "ran_subgoals" not in state:  # a checkpoint written before the field: the plan's steps alone
+        return as_done(state.get("program", ""), subgoals_from_data(state.get("subgoals") or []),
+                       finished, int(execution.get("completed") or 0))
+    ran = subgoals_from_data(state.get("ran_subgoals") or [])
+    return as_done(state.get("program", ""), ran, finished, len(ran))
 
 
 def portable(program: str, request: str) -> str:
