@@ -5,6 +5,8 @@ and that the scope rule flags nothing a correct program changes (`tests/test_eva
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from helper_agent.evals.benchmark.families import (
     _clean_plate_lines,
@@ -12,8 +14,10 @@ from helper_agent.evals.benchmark.families import (
     _sandwich_lines,
     _var,
 )
-from helper_agent.evals.studies.requests import Household, RequestCase
+from helper_agent.evals.studies.requests import Household, RequestCase, load_suite
 from helper_agent.evals.studies.requests.households import prepare
+from helper_agent.graphs.helper.understanding.in_household import in_household
+from helper_agent.program import CompiledProgram, compile_program
 
 COFFEE = ['mug = InteractionObject("Mug", attributes=["clean"])', "mug.clean()",
           'coffee_machine = InteractionObject("CoffeeMachine")', "mug.pickup_and_place(coffee_machine)",
@@ -85,8 +89,37 @@ def lines_for(task: str, p: tuple[str, ...], counts: Counter[str]) -> list[str]:
     raise ValueError(f"no gold program for {task}")
 
 
+def household_counts(case: RequestCase, household: Household) -> Counter[str]:
+    """How many of each class one of a case's households holds, prepared for the case's goal."""
+    goal = [g.instantiate() for g in case.goal]
+    return Counter(o.object_type for o in prepare(household, goal).objects.values())
+
+
 def program(case: RequestCase, household: Household) -> str:
     """The gold program of a case's goal in one of its households."""
-    goal = [g.instantiate() for g in case.goal]
-    counts = Counter(o.object_type for o in prepare(household, goal).objects.values())
+    counts = household_counts(case, household)
     return "\n".join(line for g in case.goal for line in lines_for(g.task, g.params, counts))
+
+
+class GoldCase(NamedTuple):
+    """A calibration case that acts, in its own household: what the scope rules are checked on."""
+
+    case: RequestCase
+    counts: Counter[str]
+    compiled: CompiledProgram  # the gold program, in the household's classes (`in_household`)
+
+    @property
+    def present(self) -> frozenset[str]:
+        return frozenset(self.counts)
+
+
+def calibration_gold() -> Iterator[GoldCase]:
+    """Every calibration case but the impossible ones, with its household's counts and its gold
+    program compiled as the graph compiles a plan there: a rule chosen on the calibration suite
+    must leave each of them as it is."""
+    for case in load_suite("calibration").cases:
+        if case.kind == "impossible":
+            continue
+        counts = household_counts(case, case.household)
+        compiled, _ = in_household(compile_program(program(case, case.household)), frozenset(counts))
+        yield GoldCase(case, counts, compiled)

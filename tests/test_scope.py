@@ -10,22 +10,19 @@ chat model on generated households (`world.generator`).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from requests_gold import program
+from requests_gold import calibration_gold
 
 from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.engine.harness import clip_dialogue
-from helper_agent.evals.studies.requests import load_suite
 from helper_agent.evals.studies.requests import scope as bench_scope
-from helper_agent.evals.studies.requests.households import prepare
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.scoping import (
     asked_of,
@@ -159,16 +156,11 @@ def test_the_examples_objects_the_request_does_not_ask_for_are_flagged() -> None
 def _calibration_checks() -> list[tuple[str, str, list[str] | None]]:
     """(case id, request text, the gold program's classes outside the scope; None: no rule)."""
     out = []
-    for case in load_suite("calibration").cases:
-        if case.kind == "impossible":
-            continue
-        goal = [g.instantiate() for g in case.goal]
-        present = frozenset(o.object_type for o in prepare(case.household, goal).objects.values())
-        compiled, _ = in_household(compile_program(program(case, case.household)), present)
-        scope = scope_of({"request": case.request}, present)
-        out.append((case.id, case.request, [*scope.outside(changed_classes(compiled.subgoals)),
-                                            *scope.unasked_steps(compiled.subgoals),
-                                            *scope.unmoved(compiled.subgoals)] if scope else None))
+    for gold in calibration_gold():
+        scope, subgoals = scope_of({"request": gold.case.request}, gold.present), gold.compiled.subgoals
+        out.append((gold.case.id, gold.case.request, [*scope.outside(changed_classes(subgoals)),
+                                                      *scope.unasked_steps(subgoals),
+                                                      *scope.unmoved(subgoals)] if scope else None))
     return out
 
 
@@ -339,16 +331,10 @@ def test_no_calibration_gold_program_gets_an_addition() -> None:
     it (the rule was chosen on that suite), with the household's counts (a definite plural placed
     is every one there is)."""
     added = []
-    for case in load_suite("calibration").cases:
-        if case.kind == "impossible":
-            continue
-        goal = [g.instantiate() for g in case.goal]
-        counts = Counter(o.object_type for o in prepare(case.household, goal).objects.values())
-        present = frozenset(counts)
-        compiled, _ = in_household(compile_program(program(case, case.household)), present)
-        wanted = asked_of({"request": case.request}, present, counts)
-        if wanted and (done := completed(compiled, wanted)):
-            added.append((case.id, done[1]))
+    for gold in calibration_gold():
+        wanted = asked_of({"request": gold.case.request}, gold.present, gold.counts)
+        if wanted and (done := completed(gold.compiled, wanted)):
+            added.append((gold.case.id, done[1]))
     assert added == []
 
 

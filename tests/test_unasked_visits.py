@@ -5,12 +5,9 @@ searched for it for 600 steps."""
 
 from __future__ import annotations
 
-from requests_gold import program
+from requests_gold import calibration_gold
 
-from helper_agent.evals.studies.requests import load_suite
-from helper_agent.evals.studies.requests.households import prepare
 from helper_agent.graphs.helper.scoping import fit_to_request, scope_of, unasked_visits
-from helper_agent.graphs.helper.understanding.in_household import in_household
 from helper_agent.program import compile_program
 from helper_agent.program.edits.trim import trim_classes
 
@@ -45,12 +42,7 @@ def test_the_trim_removes_only_the_walks_of_the_classes_given() -> None:
 
 def test_no_calibration_gold_program_walks_anywhere_unasked() -> None:
     walks = []
-    for case in load_suite("calibration").cases:
-        if case.kind == "impossible":
-            continue
-        goal = [g.instantiate() for g in case.goal]
-        present = frozenset(o.object_type for o in prepare(case.household, goal).objects.values())
-        compiled, _ = in_household(compile_program(program(case, case.household)), present)
-        if found := unasked_visits(compiled, scope_of({"request": case.request}, present)):
-            walks.append((case.id, found))
+    for gold in calibration_gold():
+        if found := unasked_visits(gold.compiled, scope_of({"request": gold.case.request}, gold.present)):
+            walks.append((gold.case.id, found))
     assert walks == []
