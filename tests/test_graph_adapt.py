@@ -383,3 +383,43 @@ def test_an_edit_that_changes_nothing_is_asked_again(memories: dict) -> None:
     assert second["rejected"] == [{"edit": "step Mug clean", "reason": "'step Mug clean' changes nothing: the routine "
                                    "does that already; write the edit that makes the change"}]
     assert "changes nothing" in adapting(chat)[3][-1].content
+
+
+def test_a_cup_instead_of_the_mug_gets_the_coffee_poured_into_it(memories: dict) -> None:
+    """ "a cup instead of the mug" for a routine that brews in the mug: the coffee machine holds no
+    cup, so the coffee is brewed in the mug and poured into a cup, and the summary says so (before,
+    in a real chat session, the fallback's new part brewed in a mug again while the summary said
+    "a cup")."""
+    suite = P.load_suite(CALIBRATION)
+    routine = suite.routine("the Zainab breakfast")
+    memories["routines"].teach(routine.name, routine.program, routine.request, user=routine.user)
+    chat = ScriptedChat(responses=["- the coffee in a cup instead of the mug\n", "replace Mug with Cup"])
+    context = HelperContext(env=scene("zainab-original-1"), chat_model=chat,
+                            config=HelperConfig(feedback_rounds=0, routine_fast_path=False), **memories)
+    out = build_graph().invoke({"request": "The Zainab breakfast, but the coffee in a cup instead of the mug.",
+                                "user": routine.user}, context=context)
+    edit = out["adaptation"]["edits"][0]
+    assert edit["edit"] == "replace Mug with Cup (poured)" and edit["applied"]
+    assert out["adaptation"]["summary"] == ("the Zainab breakfast, with: coffee poured from the mug into a cup "
+                                            "(the coffee machine cannot hold a cup)")
+    assert out["program"].rstrip().endswith('cup = InteractionObject("Cup")\nmug.pour(cup)')
+    assert out["outcome"] == "done"
+    cups = [o for o in context.env.objects_metadata() if o["objectType"] == "Cup"]
+    assert any(o.get("simbotIsFilledWithCoffee") for o in cups)
+
+
+def test_a_new_part_without_the_object_asked_for_is_no_replacement(memories: dict) -> None:
+    """The planner twice writes a part that makes no apple slice for "an apple slice instead of the
+    potato": the potato stays, and the summary names the change as not understood rather than
+    claiming an apple slice."""
+    tomato = ('bowl = InteractionObject("Bowl")\ntomato_slice = InteractionObject("TomatoSliced")\n'
+              "tomato_slice.pickup_and_place(bowl)")
+    out, chat, _ = recall(memories, "nadia-three-1", [
+        "- an apple slice instead of the potato\n",
+        "remove TomatoSliced", "count TomatoSliced 1", "remove Bowl", fence(tomato), fence(tomato)])
+    first = out["adaptation"]["edits"][0]
+    assert not first["applied"] and first["rejected"][-1] == {
+        "edit": "remove PotatoSliced; add task", "reason": "the part written for 'an apple slice' makes no AppleSliced"}
+    assert "PotatoSliced" in out["program"] and "AppleSliced" not in out["program"]
+    summary = out["adaptation"]["summary"]
+    assert "not understood: an apple slice instead of the potato" in summary and "apple slice (no" not in summary

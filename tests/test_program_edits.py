@@ -17,7 +17,7 @@ from helper_agent.graphs.helper.understanding.phrases import (
 from helper_agent.graphs.helper.understanding.words import named_steps
 from helper_agent.program import compile_program
 from helper_agent.program.edits.append import append_program
-from helper_agent.program.edits.apply import apply_edit, in_form, replaced_steps
+from helper_agent.program.edits.apply import apply_edit, in_form, poured_into, replaced_steps
 from helper_agent.program.edits.grammar import edit_grammar
 from helper_agent.program.edits.language import Edit, EditError, parse_edit
 from helper_agent.program.edits.tree import program_classes, served
@@ -602,3 +602,30 @@ def test_a_replacement_replaces_what_the_change_names() -> None:
         grounding.check(parse_edit("replace ArmChair with Newspaper"), pillows)
     with pytest.raises(EditError, match="the Pillow is what the change replaces"):
         grounding.check(parse_edit("replace Pillow with Pillow"), pillows)
+
+
+COFFEE_ROUTINE = ('mug = InteractionObject("Mug", attributes=["clean"])\n'
+                  'coffee_machine = InteractionObject("CoffeeMachine")\n'
+                  "mug.pickup_and_place(coffee_machine)\ncoffee_machine.toggle_on()\n")
+
+
+def test_a_cup_instead_of_the_brewing_mug_gets_the_coffee_poured() -> None:
+    """A coffee machine holds only a mug, so "replace Mug with Cup" cannot compile; the routine
+    brews as before and pours the coffee into a new cup."""
+    edit = parse_edit("replace Mug with Cup")
+    with pytest.raises(EditError, match="CoffeeMachine cannot hold a Cup"):
+        apply_edit(COFFEE_ROUTINE, edit)
+    poured = poured_into(COFFEE_ROUTINE, edit)
+    assert poured == COFFEE_ROUTINE + 'cup = InteractionObject("Cup")\nmug.pour(cup)\n'
+    kinds = [s.kind.value for s in compile_program(poured).subgoals]
+    assert kinds[-1] == "Pour" and "Place" in kinds
+
+
+@pytest.mark.parametrize(("program", "edit"), [
+    (COFFEE_ROUTINE, "replace Mug with Plate"),  # a plate holds no liquid
+    (COFFEE_ROUTINE, "replace CoffeeMachine with Cup"),  # the machine holds no liquid itself
+    ('mug = InteractionObject("Mug")\nmug.clean()\nmug.put_down()\n', "replace Mug with Cup"),  # nothing poured in
+    (COFFEE_ROUTINE, "move Mug to Cup"),  # no replacement
+])
+def test_only_a_filled_vessel_replaced_by_another_is_poured(program: str, edit: str) -> None:
+    assert poured_into(program, parse_edit(edit)) is None

@@ -47,10 +47,17 @@ from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.edits.append import append_program
-from helper_agent.program.edits.apply import apply_edit, in_form, replaced_steps
+from helper_agent.program.edits.apply import apply_edit, in_form, poured_into, replaced_steps
 from helper_agent.program.edits.grammar import edit_grammar
-from helper_agent.program.edits.language import Edit, EditError, parse_edit
-from helper_agent.program.edits.tree import program_classes, program_roles, program_steps, served
+from helper_agent.program.edits.language import Edit, EditError, class_words, parse_edit
+from helper_agent.program.edits.tree import (
+    liquid_holders,
+    program_classes,
+    program_roles,
+    program_steps,
+    served,
+)
+from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]
 
@@ -179,10 +186,17 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
             banned.append(written)
             edit = grounding.placed(in_form(written))
             grounding.check(edit, program)
+            poured, refused = None, ""
             if edit.kind == "add_task":
                 new = _add_task(ctx, callbacks, state, program, change)
             else:
-                new = apply_edit(program, edit)
+                try:
+                    new = apply_edit(program, edit)
+                except EditError as err:  # "a cup instead of the mug": the coffee machine takes no cup
+                    poured = poured_into(program, edit)
+                    if poured is None:
+                        raise
+                    new, refused = poured, str(err)
             if new == program and edit.kind != "none":  # "step Mug clean" for "wash two mugs": the routine does that
                 raise EditError(f"'{edit.text()}' changes nothing: the routine does that already; write the edit "
                                 "that makes the change")
@@ -199,6 +213,8 @@ def _edit_for(ctx: HelperContext, callbacks: CallbackManager, state: HelperState
                 continue
         record.update(edit="; ".join(e.text() for e in (edit, *steps)), applied=new != program,
                       words=_describe(edit, program, change, steps))
+        if poured is not None:
+            record.update(edit=f"{edit.text()} (poured)", words=_describe_poured(edit, program, refused))
         return record, new
     return _fallback(ctx, callbacks, program, grounding, record)
 
@@ -213,7 +229,12 @@ def _fallback(ctx: HelperContext, callbacks: CallbackManager, program: str, grou
         return record, program
     remove, wanted = plan
     try:
-        new = append_program(apply_edit(program, remove), _write_part(ctx, callbacks, wanted))
+        part = _write_part(ctx, callbacks, wanted)
+        if lacks := part_lacks(wanted, part, _household(ctx)).classes:
+            # the new part brewed in a mug again for "a cup instead of the mug" (a helper chat
+            # session): a part without the object asked for is no replacement, whatever it does
+            raise EditError(f"the part written for '{wanted}' makes no {lacks[0]}")
+        new = append_program(apply_edit(program, remove), part)
     except EditError as err:
         record["rejected"] = [*record["rejected"], {"edit": f"{remove.text()}; add task", "reason": str(err)}]
         return record, program
@@ -252,6 +273,17 @@ def _write_part(ctx: HelperContext, callbacks: CallbackManager, words: str) -> s
     # the best answer: one that parses, lacking the least (the first on a tie: a retry at a higher
     # temperature once wrote `from = InteractionObject("Mug")` for "make a plate of toast")
     return min(written, key=lambda w: w[:2])[2]
+
+
+def _describe_poured(edit: Edit, program: str, refused: str) -> str:
+    """A replacement served by pouring (`poured_into`), in words, with why the plain replacement was
+    refused when a holder could not take the new object: "coffee poured from the mug into a cup (the
+    coffee machine cannot hold a cup)"."""
+    liquid = COFFEE if edit.target in liquid_holders(program, {COFFEE}) else WATER
+    new = class_words(in_form(edit).value)
+    holder = next((c for c in program_classes(program) if f"a {c} cannot hold" in refused), "")
+    why = f" (the {class_words(holder)} cannot hold a {new})" if holder else ""
+    return f"{liquid} poured from the {class_words(edit.target)} into a {new}{why}"
 
 
 def _lacking(lacks: PartLacks) -> str:

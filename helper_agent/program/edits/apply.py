@@ -25,6 +25,7 @@ from helper_agent.program.edits.tree import (
     group_of,
     index_in,
     known_class,
+    liquid_holders,
     loop_var,
     names_in,
     parse_tree,
@@ -40,8 +41,9 @@ from helper_agent.program.edits.tree import (
 )
 from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
+from helper_agent.world.effects import COFFEE, WATER
 
-__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "put_made", "replaced_steps"]
+__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "poured_into", "put_made", "replaced_steps"]
 
 
 def in_form(edit: Edit) -> Edit:
@@ -447,6 +449,36 @@ def put_made(program: str, value: str, target: str) -> str | None:
     tree.body.extend(parse_tree("\n".join(lines)).body)
     try:
         return checked_program(tree, True, f"putting the {value} on the {target} would make an invalid program")
+    except EditError:
+        return None
+
+
+def poured_into(program: str, edit: Edit) -> str | None:
+    """A `replace` of a vessel the routine fills with a liquid, where the appliance that fills it
+    cannot hold the new one ("a cup instead of the mug" for a coffee: a CoffeeMachine takes only a
+    Mug): the routine as it was, then its liquid poured into a new object of the new class. None when
+    the edit is no such replacement (the old object holds no liquid, the new one cannot, the routine
+    makes several of the old one or makes it in a loop) or the result does not compile.
+
+    Found in a real `helper chat` session (results/requests/chat-0.5b-issue54-final.txt): the only
+    edit the grammar allowed, `replace Mug with Cup`, was rejected, and the fallback's new part
+    brewed in a mug again while the summary said "a cup"."""
+    if edit.kind != "replace":
+        return None
+    catalog = load_catalog()
+    new = in_form(edit).value
+    if new not in catalog or not catalog.get(new).can_fill_with_liquid or not pickupable(new):
+        return None
+    if edit.target not in liquid_holders(program, {COFFEE, WATER}):
+        return None
+    tree = parse_tree(program)
+    olds = [d for d in declarations(tree) if d.cls == edit.target]
+    if len(olds) != 1 or olds[0].loop is not None:
+        return None
+    var = var_for(new, names_in(tree))
+    tree.body.extend(parse_tree(f'{var} = {CTOR}("{new}")\n{olds[0].var}.pour({var})').body)
+    try:
+        return checked_program(tree, True, f"pouring into the {new} would make an invalid program")
     except EditError:
         return None
 
