@@ -307,8 +307,8 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
 
 
 @pytest.mark.parametrize(("request_", "placements", "steps"), [
-    ("slice a tomato and put a slice on a clean plate", [("TomatoSliced", "Plate", 1)], [("clean", "Plate")]),
-    ("put two slices of apple in a bowl", [("AppleSliced", "Bowl", 2)], [("clean", "Bowl")]),  # food: a clean dish
+    ("slice a tomato and put a slice on a clean plate", [("TomatoSliced", "Plate", 1)], [("slice", "Tomato"), ("clean", "Plate")]),
+    ("put two slices of apple in a bowl", [("AppleSliced", "Bowl", 2)], [("slice", "Apple"), ("clean", "Bowl")]),  # food: a clean dish
     ("a slice of toast on a plate, please", [("BreadSliced", "Plate", 1)], [("toast", "BreadSliced"),
                                                                              ("clean", "Plate")]),
     ("I want a cooked potato slice on a clean plate", [("PotatoSliced", "Plate", 1)], [("cook", "PotatoSliced"),
@@ -356,6 +356,20 @@ def test_a_first_plan_gets_the_placement_and_the_toasting_it_left_out() -> None:
     whole = compile_program('bread_slice = InteractionObject("BreadSliced")\nbread_slice.toast()\n'
                             'plate = InteractionObject("Plate")\nplate.clean()\nbread_slice.pickup_and_place(plate)\n')
     assert completed(whole, asked("a slice of toast on a plate, please", PANTRY)) is None
+
+
+def test_a_thing_asked_cut_is_sliced_after_its_other_steps() -> None:
+    """cal-045's first plan ("cut a potato into slices", the 0.5B): `potato.cook()` and no cut. The
+    slice goes after the potato's other steps (a slice before the cooking would leave nothing to
+    cook); a plan that cuts the potato or uses its pieces gets nothing."""
+    cooked = compile_program('potato = InteractionObject("Potato")\npotato.cook()\n')
+    done = completed(cooked, asked("cut a potato into slices", PANTRY | {"Potato"}))
+    assert done == ('potato = InteractionObject("Potato")\npotato.cook()\npotato.slice()\n',
+                    ["added slice to the Potato, as the request asks"])
+    cut = compile_program('potato = InteractionObject("Potato")\npotato.slice()\n')
+    assert completed(cut, asked("cut a potato into slices", PANTRY | {"Potato"})) is None
+    pieces = compile_program('potato_slice = InteractionObject("PotatoSliced")\npotato_slice.pickup()\n')
+    assert completed(pieces, asked("chop a potato", PANTRY | {"Potato"})) is None
 
 
 def test_the_graph_adds_what_a_first_plan_left_out_but_not_to_a_replan(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ from helper_agent.graphs.helper.understanding.in_household import household_clas
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
+from helper_agent.program.edits.instances import fit_instances
 from helper_agent.program.edits.loops import fit_loops
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
@@ -265,11 +266,14 @@ def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, d
     kind of it ("Lamp" -> the FloorLamp there: `understanding/in_household.py`), and what was
     written for what; a loop that makes a new object each round cut to the household's count of
     them (`program/edits/loops.py`: "wash all the pots" as three rounds with two pots searched 300
-    steps for a third), noted among the compiler's notes."""
+    steps for a third), and a class constructed more often than the household holds it made into
+    the objects made before (`program/edits/instances.py`), noted among the compiler's notes."""
     compiled = compile_program(program, class_mapper=ctx.mapper())
     compiled, moved = in_household(compiled, _present(ctx), ctx.mapper())
     counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
     source, cut = fit_loops(compiled.source, counts)
+    source, merged = fit_instances(source, counts)
+    cut = [*cut, *merged]
     if cut:
         recompiled = compile_program(source, class_mapper=ctx.mapper())
         compiled = replace(recompiled, notes=[*recompiled.notes, *cut])

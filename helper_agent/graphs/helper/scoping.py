@@ -183,7 +183,16 @@ def leaves_nothing(compiled: CompiledProgram, outside: Collection[str], steps: C
         return False
 
 
-_STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK, "clean": SubgoalKind.CLEAN}
+_STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK, "clean": SubgoalKind.CLEAN,
+               "slice": SubgoalKind.SLICE}
+
+
+def _sliced_here(subgoals: Iterable[Any], cls: str) -> bool:
+    """Whether a plan cuts `cls`: it slices one, or acts on its pieces (the executor cuts a whole one
+    for a piece it does not find)."""
+    return any(s.target is not None and base_class(s.target.object_class) == base_class(cls)
+               and (s.kind == SubgoalKind.SLICE or s.target.object_class != base_class(s.target.object_class))
+               for s in subgoals)
 
 
 def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]] | None:
@@ -212,6 +221,11 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
             # the words' "cooked" goes with is the planner's reading ("lettuce and a cooked potato slice");
             # a dish to serve on is washed where the plan leaves that dish unwashed
             # (a slice put in the toaster and the toaster switched on is toasted: its tool is the step)
+            if method == "slice":
+                if not _sliced_here(compiled.subgoals, cls) and cls in made:
+                    program = apply_edit(program, Edit("step", cls, method))
+                    notes.append(f"added slice to the {cls}, as the request asks")
+                continue
             done = any((s.kind == _STEP_KINDS[method] and s.target
                         and (method != "clean" or base_class(s.target.object_class) == base_class(cls)))
                        or (method != "clean" and s.kind == SubgoalKind.PLACE and s.receptacle

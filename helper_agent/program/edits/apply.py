@@ -364,6 +364,9 @@ def _add_like(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
 
 
 def _step(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
+    """The step on each object of the class that lacks it: right after the object is made (it is
+    cooked, cleaned, toasted before it is served), but a slice after its other steps, since slicing
+    ends the whole object (`potato.slice()` before `potato.cook()` leaves nothing to cook)."""
     if edit.value not in STEP_METHODS:
         raise EditError(f"{edit.value} is not a step; steps are {', '.join(STEP_METHODS)}")
     changed = False
@@ -372,7 +375,8 @@ def _step(tree: ast.Module, decls: list[Decl], edit: Edit) -> bool:
         if any((receiver(s) or ("", "", None))[1] == edit.value for s in group[1:]):
             continue
         call = ast.Expr(ast.Call(ast.Attribute(ast.Name(d.var, ast.Load()), edit.value, ast.Load()), [], []))
-        d.body.insert(index_in(d.body, d.stmt) + 1, call)
+        after = group[-1] if edit.value == "slice" else d.stmt
+        d.body.insert(index_in(d.body, after) + 1, call)
         changed = True
     return changed
 

@@ -213,6 +213,10 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         target = next((c for c in things if affords(method, c) and load_catalog().get(c).pickupable), None)
         if target:
             out.append((method, target))
+    if "slice" in steps:
+        # "cut a potato into slices" (calibration cal-045) came back as `potato.cook()`: the thing
+        # named is to end up cut (a plan that cuts it, or uses its pieces, does that: `scoping.completed`)
+        out += [("slice", c) for c in sliceable[:1]]
     for p in found:  # food is served on a clean dish
         dish = catalog.get(p.where) if p.where in catalog else None
         if (catalog.base_type(p.placed) != p.placed and dish is not None and dish.pickupable
