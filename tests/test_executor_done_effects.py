@@ -228,3 +228,32 @@ def test_only_a_slice_step_lets_its_search_stop_at_pieces() -> None:
     assert pickup.status == "not_found" and not pickup.missing_sliced
     cut = Executor(env, config=config).run(compile_program('t = InteractionObject("Tomato")\nt.slice()\n').subgoals)
     assert cut.status == "not_found" and cut.missing_sliced
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_whole_thing_carried_before_its_cut_is_moot_when_only_pieces_are_left(seed: int) -> None:
+    """cal-012 of the requests calibration suite: a plan picked up the bread and put it on the
+    counter before slicing it, in a kitchen whose bread was sliced already, and searched 680 steps
+    for a whole one. Now the carrying is done as moot (its trace says so), nothing is searched for,
+    and the pieces are what the program's later steps use."""
+    env = SymbolicEnv()
+    env.reset(seed, room_type="Kitchen")
+    first, _ = _run(env, 'bread = InteractionObject("Bread")\nbread.slice()\n')
+    assert first.status == "done"
+    objects = env.state.objects
+    for bread in [o for o in objects.values() if o.object_type == "Bread"]:  # only pieces are left
+        del objects[bread.object_id]
+        if bread.parent_id is not None:
+            objects[bread.parent_id].contents.remove(bread.object_id)
+    program = ('bread = InteractionObject("Bread")\nbread.pickup_and_place(InteractionObject("CounterTop"))\n'
+               'bread.slice()\nbread_slice = InteractionObject("BreadSliced")\nbread_slice.pickup()\n')
+    again, executor = _run(env, program)
+    assert again.status == "done", again.error
+    moot = [t for t in again.trace if t.subgoal.startswith(("Pickup(Bread)", "Place(Bread"))]
+    assert len(moot) == 2 and all(t.already and not t.actions for t in moot)
+    assert _step(again, "Slice").already
+    held = executor.tracker.held_id
+    assert held is not None and env.state.objects[held].object_type == "BreadSliced"
+    # without the pre-check a whole bread is searched for, and there is none
+    off, _ = _run(env, program, prechecks=Prechecks(skip_done_effects=False))
+    assert off.status == "not_found" and off.missing == "Bread"

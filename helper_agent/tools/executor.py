@@ -189,6 +189,9 @@ class Executor:
         self._trace: SubgoalTrace | None = None
         # The subgoal after the one running: a walk to an object is part of the step that follows it.
         self._next: Subgoal | None = None
+        # The subgoals after the one running: a step that carries a whole object to be cut later
+        # is moot once only its pieces are left (`cut_later_done`).
+        self._later: Sequence[Subgoal] = ()
         self._scanned = False
         # The latest observation; every action refreshes it, so looking up where the agent is
         # never recomputes perception.
@@ -213,6 +216,7 @@ class Executor:
             if index < start:
                 continue
             self._next = subgoals[index + 1] if index + 1 < len(subgoals) else None
+            self._later = subgoals[index + 1:]
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
@@ -346,6 +350,8 @@ class Executor:
         if macro is not None:
             if not self.effect_holds(kind, macros.acted_on(ref, kind)):
                 macro(self, ref)
+        elif kind in (SubgoalKind.NAVIGATE, SubgoalKind.PICKUP, SubgoalKind.PLACE) and self.cut_later_done(ref):
+            return
         elif kind is SubgoalKind.NAVIGATE:
             if not self.next_step_done(ref):
                 self.walk_to(self.resolve(ref))
@@ -471,6 +477,22 @@ class Executor:
         if upcoming.kind in STATE_EFFECTS:
             return self.effect_holds(upcoming.kind, macros.acted_on(ref, upcoming.kind))
         return False
+
+    def cut_later_done(self, ref: ObjectRef) -> bool:
+        """Whether a walk to, pick-up or placing of the whole object `ref` is moot: the program cuts
+        it later, and it counts as cut already (`already_sliced`: only its pieces are left). Why:
+        "could you put some toasted bread on a plate" (calibration cal-012) picked up the bread
+        before slicing it in a kitchen whose bread was already sliced, and searched 680 steps for a
+        whole one; the one-step lookahead of `next_step_done` covers only the walk right before the
+        slice. Off with the pre-check."""
+        if not self.config.prechecks.skip_done_effects or is_sliced_class(ref.object_class):
+            return False
+        if self.grounding.bound(ref) is not None:
+            return False
+        if not any(s.kind is SubgoalKind.SLICE and s.target is not None and s.target.instance_key == ref.instance_key
+                   for s in self._later):
+            return False
+        return self.already_sliced(ref)
 
     def effect_holds(self, kind: SubgoalKind, ref: ObjectRef) -> bool:
         """Whether the object `ref` binds to already has the state step `kind` would give it (it is
