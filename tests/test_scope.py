@@ -253,6 +253,29 @@ def test_on_the_last_attempt_a_program_doing_only_the_unasked_does_not_run(tmp_p
     assert env.objects_metadata() == fresh.objects_metadata()
 
 
+def test_on_the_last_attempt_a_placement_is_written_from_the_words_instead(tmp_path: Path) -> None:
+    """cal-051 again: the phone the planner moved does not move; the words say what to do (every
+    pillow there is onto the bed), and the edit language writes that program."""
+    world = next(export_state(state) for seed in range(80) if (state := generate_scene(seed, "Bedroom"))
+                 and sum(o.object_type == "Pillow" for o in state.objects.values()) > 1
+                 and {"Bed", "CellPhone"} <= {o.object_type for o in state.objects.values()})
+    phone = ['bed = InteractionObject("Bed")', 'cell_phone = InteractionObject("CellPhone")',
+             "cell_phone.pickup_and_place(bed)"]
+    fresh = SymbolicEnv()
+    fresh.reset(world)
+    pillows = sum(o["objectType"] == "Pillow" for o in fresh.objects_metadata())
+    out, chat, env = run(tmp_path, "move the pillows onto the bed", world, [fence(phone)], max_plan_attempts=1)
+    assert len(chat.calls) == 1 and "CellPhone" not in out["program"]
+    note = next(line for line in out["log"] if line.startswith("validate:"))
+    assert "written from the request's words instead" in note and f"{pillows} Pillow on/in the Bed" in note
+    assert out["execution"]["status"] == "done"
+    meta = env.objects_metadata()
+    assert all(any(p.startswith("Bed") for p in o.get("parentReceptacles") or [])
+               for o in meta if o["objectType"] == "Pillow")
+    before = {o["objectId"]: o.get("parentReceptacles") for o in fresh.objects_metadata() if o["objectType"] == "CellPhone"}
+    assert {o["objectId"]: o.get("parentReceptacles") for o in meta if o["objectType"] == "CellPhone"} == before
+
+
 def test_a_class_written_for_the_one_the_request_names_of_the_same_sort_is_the_named_one(tmp_path: Path) -> None:
     """cal-036: "can you wash up the cup?" came back as a washed Mug on every attempt."""
     world = household("Kitchen", {"Mug", "Cup", "SinkBasin", "Faucet"})

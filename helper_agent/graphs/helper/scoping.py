@@ -42,7 +42,7 @@ from helper_agent.program.steps import STEP_TOOLS
 from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
+__all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "from_words", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
            "trimmed", "unasked_steps", "unasked_visits", "unmoved"]
 
 
@@ -239,6 +239,34 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
     return (program, notes) if notes else None
 
 
+def from_words(wanted: Asked, scope: Scope | None,
+               recompile: Callable[[str], CompiledProgram]) -> tuple[CompiledProgram, list[str]] | None:
+    """A program for what the words ask a program to end with (`understanding/asked.py`), written by
+    the edit language alone: each placement put (`put`), then the steps asked of what it makes
+    (`step`), with the log's notes; None when the words ask for no placement, or the program does
+    not compile or would change what `scope` does not allow. Why: "move the pillows onto the bed"
+    (calibration cal-051) came back three times as a phone, a remote and a bat copied from an
+    example, and the request ended with no program at all; the words say exactly what to do."""
+    if not wanted.placements:
+        return None
+    program, notes = "", []
+    try:
+        for want in wanted.placements:
+            program = apply_edit(program, Edit("put", target=want.where, value=want.placed, count=want.count))
+            notes.append(f"{want.count} {want.placed} on/in the {want.where}")
+        made = {d.cls for d in declarations(parse_tree(program))}
+        for method, cls in wanted.steps:
+            if cls in made:
+                program = apply_edit(program, Edit("step", cls, method))
+                notes.append(f"{method} the {cls}")
+        compiled = recompile(program)
+    except (EditError, ProgramError):
+        return None
+    if scope is not None and (out_of_scope(compiled, scope) or unasked_steps(compiled, scope)):
+        return None
+    return compiled, notes
+
+
 def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> str:
     """A line for the planner's turn naming the objects the retrieved examples change that this
     request does not ask for, so they are adapted, not copied; "" when there are none or no scope
@@ -306,6 +334,11 @@ def fit_to_request(compiled: CompiledProgram, state: Mapping[str, Any], present:
         if not last:
             return Fitted(None, tuple(notes), reason)
         if leaves_nothing(compiled, outside, steps):
+            wanted = asked_of(state, present, counts)
+            own = from_words(wanted, scope, recompile) if wanted else None
+            if own is not None:  # the planner's last program did only the unasked: the words' own
+                return Fitted(own[0], (*notes, f"{reason}: on the planner's last attempt; written from the request's "
+                                              f"words instead ({'; '.join(own[1])})"))
             return Fitted(None, tuple(notes), f"{reason} (nothing the request asks for is left in it)")
         notes.append(f"unasked {', '.join([*outside, *steps])} kept: the planner's attempts are used up")
         kept = tuple(outside)
