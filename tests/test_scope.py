@@ -42,6 +42,7 @@ from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
 from helper_agent.program import compile_program
 from helper_agent.program import steps as program_steps
+from helper_agent.program.edits.apply import carry_all
 from helper_agent.teach.instances import load_instance
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
@@ -393,6 +394,35 @@ def test_a_thing_asked_cut_is_sliced_after_its_other_steps() -> None:
     assert completed(cut, asked("cut a potato into slices", PANTRY | {"Potato"})) is None
     pieces = compile_program('potato_slice = InteractionObject("PotatoSliced")\npotato_slice.pickup()\n')
     assert completed(pieces, asked("chop a potato", PANTRY | {"Potato"})) is None
+
+
+BREAKFAST = ['mug = InteractionObject("Mug")', 'coffee_machine = InteractionObject("CoffeeMachine")',
+             "mug.pickup_and_place(coffee_machine)", "coffee_machine.toggle_on()",
+             'bread_slice = InteractionObject("BreadSliced")', "bread_slice.toast()",
+             'plate = InteractionObject("Plate")', "bread_slice.pickup_and_place(plate)"]
+
+
+def test_them_both_on_the_table_carries_what_the_plan_serves_there() -> None:
+    """cal-068 ("make me coffee and toast and put them both on the dining table"): the plan left the
+    mug in the coffee machine and the toast on its plate. The mug and the plate (with its toast) are
+    carried to the table; a plan that puts them there already gets nothing."""
+    words = "make me coffee and toast and put them both on the dining table"
+    wanted = asked(words, PANTRY | {"Mug", "CoffeeMachine", "DiningTable"})
+    assert wanted.everything_to == "DiningTable" and wanted.placements == ()
+    done = completed(compile_program("\n".join(BREAKFAST)), wanted)
+    assert done is not None
+    assert done[0].splitlines()[-3:] == ['dining_table = InteractionObject("DiningTable")',
+                                         "mug.pickup_and_place(dining_table)", "plate.pickup_and_place(dining_table)"]
+    assert done[1] == ["carried what it serves to the DiningTable, as the request asks"]
+    there = compile_program(done[0])
+    assert completed(there, wanted) is None
+    # where a thing already goes is not "everything": "put the mug in the cabinet" names its object
+    assert asked("wash the mug and put the mug in the cabinet", PANTRY | {"Mug", "Cabinet"}).everything_to == ""
+
+
+def test_carrying_everything_leaves_a_loop_alone() -> None:
+    looped = 'for i in range(2):\n    apple = InteractionObject("Apple")\n    apple.pickup_and_place(InteractionObject("Bowl"))\n'
+    assert carry_all(looped, "DiningTable") is None
 
 
 def test_the_graph_adds_what_a_first_plan_left_out_but_not_to_a_replan(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from helper_agent.graphs.helper.requests import teach_request
 from helper_agent.graphs.helper.understanding.asked import Asked, asked
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
-from helper_agent.program.edits.apply import apply_edit, put_made
+from helper_agent.program.edits.apply import apply_edit, carry_all, put_made
 from helper_agent.program.edits.language import Edit, EditError
 from helper_agent.program.edits.tree import base_class, declarations, parse_tree
 from helper_agent.program.edits.trim import trim_classes
@@ -215,6 +215,11 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
                 own = put_made(program, want.placed, want.where) if want.count == 1 else None
                 program = own or apply_edit(program, Edit("put", target=want.where, value=want.placed, count=more))
                 notes.append(f"added {more} {want.placed} on/in the {want.where}, as the request asks")
+        if wanted.everything_to:
+            carried = carry_all(program, wanted.everything_to)
+            if carried is not None and carried != program:
+                notes.append(f"carried what it serves to the {wanted.everything_to}, as the request asks")
+                program = carried
         made = {d.cls for d in declarations(parse_tree(program))}
         for method, cls in wanted.steps:
             # a toasting or cooking is missing only from a plan that toasts (cooks) nothing: which thing

@@ -43,7 +43,7 @@ from helper_agent.program.semantics import affords
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.effects import COFFEE, WATER
 
-__all__ = ["apply_edit", "drop_unused_fixtures", "in_form", "poured_into", "put_made", "replaced_steps"]
+__all__ = ["apply_edit", "carry_all", "drop_unused_fixtures", "in_form", "poured_into", "put_made", "replaced_steps"]
 
 
 def in_form(edit: Edit) -> Edit:
@@ -453,6 +453,42 @@ def put_made(program: str, value: str, target: str) -> str | None:
     tree.body.extend(parse_tree("\n".join(lines)).body)
     try:
         return checked_program(tree, True, f"putting the {value} on the {target} would make an invalid program")
+    except EditError:
+        return None
+
+
+def carry_all(program: str, where: str) -> str | None:
+    """The program with everything it serves (`served_places`) carried onto or into an object of
+    class `where` after its steps: a thing left on a dish the program does not place goes with its
+    dish (the toast on its plate), anything else itself (the mug left in the coffee machine). The
+    program's own `where` made at top level, else a new one. None when something served is made in a
+    loop (one step after the loop would carry only its last) or the result does not compile; the
+    program itself when all is there already. Unlike `move all` (an edit of a routine, which moves
+    each placing step), this finishes a first plan whose words say "put them both on the table"."""
+    known_class(where)
+    catalog = load_catalog()
+    tree = parse_tree(program)
+    classes = {d.var: d.cls for d in declarations(tree)}
+    items: list[str] = []
+    for d, (_, arg) in served_places(tree):
+        if d.loop is not None:
+            return None
+        holder = classes.get(arg or "", "")
+        dish = holder and holder in catalog and catalog.get(holder).pickupable and catalog.get(holder).receptacle
+        item = arg if dish and arg else d.var
+        if classes.get(item) != where and (holder != where or dish) and item not in items:
+            items.append(item)
+    if not items:
+        return program
+    dest = next((d.var for d in declarations(tree) if d.cls == where and d.loop is None), None)
+    lines = []
+    if dest is None:
+        dest = var_for(where, names_in(tree))
+        lines.append(f'{dest} = {CTOR}("{where}")')
+    lines += [f"{item}.pickup_and_place({dest})" for item in items]
+    tree.body.extend(parse_tree("\n".join(lines)).body)
+    try:
+        return checked_program(tree, True, f"carrying everything to the {where} would make an invalid program")
     except EditError:
         return None
 

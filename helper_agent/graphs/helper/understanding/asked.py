@@ -57,6 +57,7 @@ from helper_agent.graphs.helper.understanding.words import (
     PIECE_WORDS,
     PLACING_VERBS,
     SPAN_WORD,
+    WHOLE_WORDS,
     class_before,
     class_from,
     exact_class,
@@ -100,6 +101,7 @@ class Asked:
 
     placements: tuple[Placement, ...] = ()
     steps: tuple[tuple[str, str], ...] = ()
+    everything_to: str = ""  # "... and put them both on the dining table": where all that is served goes
 
 
 def _sliced(cls: str) -> str:
@@ -174,12 +176,19 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
     sliceable = [c for c in named if c in load_catalog() and load_catalog().get(c).sliceable]
     found: list[Placement] = []
     catalog = load_catalog()
+    everything_to = ""
     for j, w in enumerate(lower):
         if w not in _INTO or not j:
             continue
         k = past_article(words, j)
         where = class_from(words, k) or class_from(words, k + 1)  # past one adjective: "a clean plate"
         if not where or where not in catalog or not catalog.get(where).receptacle:
+            continue
+        if (lower[j - 1] in WHOLE_WORDS and not everything_to
+                and any(x & set(PLACING_VERBS) for x in stemmed[sentence[j]:j])):
+            # "make me coffee and toast and put them both on the dining table" (calibration cal-068):
+            # the pronoun is everything the request makes, which the words name no class for
+            everything_to = household_class(where, present)
             continue
         placed = class_before(words, j)
         piece = any(x & set(_PIECES) for x in stemmed[max(0, j - 4): j])
@@ -222,4 +231,4 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         if (catalog.base_type(p.placed) != p.placed and dish is not None and dish.pickupable
                 and dish.dirtyable and ("clean", p.where) not in out):
             out.append(("clean", p.where))
-    return Asked(tuple(found), tuple(out))
+    return Asked(tuple(found), tuple(out), everything_to)
