@@ -342,6 +342,11 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
     ("wash the mug and two bowls at the sink", [], []),  # "at" is where a step happens, not a placement
     ("wash two plates in the sink", [], []),  # the sink is the washing's tool: where it is done
     ("could you make me a coffee?", [], []),
+    # "a <dish> of <food>" is the food on a new dish (cal-067); a liquid is no thing to place
+    ("serve breakfast on the counter: a coffee and a plate of toast", [("BreadSliced", "Plate", 1)],
+     [("toast", "BreadSliced"), ("clean", "Plate")]),
+    ("a plate of two tomato slices", [("TomatoSliced", "Plate", 2)], [("clean", "Plate")]),
+    ("a mug of coffee, please", [], []),
 ])
 def test_what_a_request_asks_a_program_to_end_with(request_: str, placements: list[tuple[str, str, int]],
                                                    steps: list[tuple[str, str]]) -> None:
@@ -445,7 +450,8 @@ def test_words_that_say_where_a_thing_is_ask_for_no_placement() -> None:
     benchmark's "I saw a plate in a cabinet" a plate put in the cabinet; a verb of placing, or a
     piece wanted new, still asks for one."""
     assert asked("Please make me a coffee. The mug on the counter needs a wash first.", KITCHEN).placements == ()
-    assert asked("<Commander> make a plate of toast <Commander> I saw a plate in a cabinet", KITCHEN).placements == ()
+    seen = asked("<Commander> make a plate of toast <Commander> I saw a plate in a cabinet", KITCHEN).placements
+    assert [(p.placed, p.where) for p in seen] == [("BreadSliced", "Plate")]  # the toast on its plate; no cabinet
     assert asked("<Commander> toast a slice <Commander> you'll find the plate on the counter", KITCHEN).placements == ()
     [put] = asked("put the remote on the sofa", PANTRY).placements
     assert (put.placed, put.where) == ("RemoteControl", "Sofa")

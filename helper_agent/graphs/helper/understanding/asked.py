@@ -214,6 +214,19 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
             continue  # "wash two plates in the sink": where the step is done, not where they go
         if not any(p.where == household_class(where, present) for p in found):
             found.append(Placement(household_class(cls, present), household_class(where, present), count))
+    for j, w in enumerate(lower):  # "a coffee and a plate of toast" (calibration cal-067): toast on a new plate
+        if w != "of" or j < 2 or not (lower[j - 2] in INDEFINITE or lower[j - 2] in NUMBER_WORDS):
+            continue
+        dish = exact_class(words[j - 1])
+        if dish is None or dish not in catalog or not (catalog.get(dish).receptacle and catalog.get(dish).pickupable):
+            continue
+        count = NUMBER_WORDS.get(lower[j + 1], 1) if j + 1 < len(lower) else 1
+        food = next(iter(named_classes(" ".join(words[j + 1:j + 4]))), None)
+        if food is None or food not in catalog or not catalog.get(food).pickupable:
+            continue
+        where = household_class(dish, present)
+        if not any(p.where == where for p in found):
+            found.append(Placement(household_class(_sliced(food) if cut else food, present), where, count))
     things = [p.placed for p in found] + [_sliced(c) if cut else c for c in named]
     out: list[tuple[str, str]] = []
     if any("boil" in x for x in stemmed):
