@@ -347,6 +347,12 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
      [("toast", "BreadSliced"), ("clean", "Plate")]),
     ("a plate of two tomato slices", [("TomatoSliced", "Plate", 2)], [("clean", "Plate")]),
     ("a mug of coffee, please", [], []),
+    # a salad or sandwich is the named foods' slices on a plate, a sandwich's on two toasted bread slices (cal-063/065)
+    ("make a salad with lettuce and tomato", [("LettuceSliced", "Plate", 1), ("TomatoSliced", "Plate", 1)],
+     [("clean", "Plate")]),
+    ("a toasted tomato sandwich on a plate please", [("BreadSliced", "Plate", 2), ("TomatoSliced", "Plate", 1)],
+     [("toast", "BreadSliced"), ("clean", "Plate")]),
+    ("make a sandwich", [], []),  # no food named: what goes in it is the household's
 ])
 def test_what_a_request_asks_a_program_to_end_with(request_: str, placements: list[tuple[str, str, int]],
                                                    steps: list[tuple[str, str]]) -> None:

@@ -46,7 +46,7 @@ The rules, one for every request:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.words import (
@@ -162,6 +162,33 @@ def _definite_plural(lower: list[str], j: int, placed: str) -> bool:
     return j >= 3 and lower[j - 3] in _DEFINITE and exact_class(" ".join(lower[j - 2:j])) == placed
 
 
+_ASSEMBLED = {"salad": 0, "sandwich": 2}
+"""Dishes put together from the slices of the foods the words name, served on a plate, and how many
+toasted bread slices hold them (TEACh's Salad and Sandwich, as `scope.DISH_STEPS` reads the words)."""
+
+
+def _assembled(lower: list[str], named: Sequence[str], found: Sequence[Placement],
+               present: Collection[str]) -> list[Placement]:
+    """The placements a salad or a sandwich the words ask for is made of: a slice of each sliceable
+    food named (bread aside) on a plate, and for a sandwich two bread slices (toasted: `asked`);
+    [] when the words name no such dish, name no food for it, or place something on a dish already.
+    Calibration cal-063/064/065 ("make a salad with lettuce and tomato") sliced the foods and left
+    the slices where they were cut."""
+    dish = next((d for d in _ASSEMBLED if any(w.startswith(d) for w in lower)), None)
+    catalog = load_catalog()
+    if dish is None or any(p.where in ("Plate", "Bowl") for p in found):
+        return []
+    plate = next((d for d in ("Plate", "Bowl") if d in present), "Plate")
+    wholes = dict.fromkeys(c.removesuffix("Sliced") for c in named)
+    foods = [c for c in wholes if c in catalog and catalog.get(c).sliceable and c != "Bread"]
+    if not foods:
+        return []
+    out = [Placement(household_class(_sliced(c), present), plate) for c in foods]
+    if _ASSEMBLED[dish]:
+        out.insert(0, Placement("BreadSliced", plate, _ASSEMBLED[dish]))
+    return out
+
+
 def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None = None) -> Asked:
     """What `text` asks a program to end with, in a household holding `present` classes (a named
     class is the household's kind of it: `household_class`); `counts`, how many of each class the
@@ -227,6 +254,10 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         where = household_class(dish, present)
         if not any(p.where == where for p in found):
             found.append(Placement(household_class(_sliced(food) if cut else food, present), where, count))
+    served_dish = _assembled(lower, named, found, present)
+    found += served_dish
+    if any(p.placed == "BreadSliced" for p in served_dish):
+        steps.add("toast")
     things = [p.placed for p in found] + [_sliced(c) if cut else c for c in named]
     out: list[tuple[str, str]] = []
     if any("boil" in x for x in stemmed):
