@@ -24,6 +24,7 @@ from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
 from helper_agent.graphs.helper.household import object_states
 from helper_agent.graphs.helper.replanning import achieved, untitled
+from helper_agent.graphs.helper.scoping import routine_in_scope
 from helper_agent.graphs.helper.state import subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
     as_done,
@@ -326,3 +327,35 @@ def test_a_correction_after_a_recall_stores_a_new_version_once_confirmed(memorie
     latest = memories["routines"].latest("the kim breakfast", user="kim")
     assert latest.version == 2 and "coffee_machine" in latest.program and "bread.slice()" in latest.program
     assert latest.program.rstrip().endswith("bread_slice.pickup_and_place(plate)")
+
+
+BREAKFAST_AS_RUN = '''mug = InteractionObject("Mug", attributes=["clean"])
+mug.clean()
+coffee_machine = InteractionObject("CoffeeMachine")
+mug.pickup_and_place(coffee_machine)
+coffee_machine.toggle_on()
+plate = InteractionObject("Plate", attributes=["clean"])
+plate.clean()
+bread_slice = InteractionObject("BreadSliced")
+bread_slice.toast()
+tomato_slice = InteractionObject("TomatoSliced")
+tomato_slice.pickup_and_place(plate)
+bread_slice.pickup_and_place(plate)
+'''
+KITCHEN_CLASSES = frozenset({"Mug", "CoffeeMachine", "Plate", "Bread", "BreadSliced", "Toaster", "Tomato",
+                             "TomatoSliced", "Knife", "SinkBasin", "Faucet", "CounterTop", "Apple"})
+
+
+def test_a_routine_keeps_only_what_its_teaching_request_and_answers_asked_for() -> None:
+    """A real chat session taught "make a coffee in the mug and put a slice of toast on the plate";
+    a corrective program had put the tomato slice of the request before back on the plate, and the
+    routine offered for storing listed it. What the person said on the way counts as asked."""
+    taught = "Perform the Ben breakfast: make a coffee in the mug and put a slice of toast on the plate"
+    program, dropped = routine_in_scope(BREAKFAST_AS_RUN, {"request": taught, "log": []}, KITCHEN_CLASSES)
+    assert dropped == ["TomatoSliced"] and "tomato" not in program
+    assert program.rstrip().endswith("bread_slice.pickup_and_place(plate)") and "coffee_machine.toggle_on()" in program
+    said = {"request": taught, "log": ["feedback: not satisfied (no, you didn't put the tomato slice on the plate)"]}
+    assert routine_in_scope(BREAKFAST_AS_RUN, said, KITCHEN_CLASSES) == (BREAKFAST_AS_RUN, [])
+    # a request whose words leave what to change to the planner ("breakfast please") keeps it all
+    assert routine_in_scope(BREAKFAST_AS_RUN, {"request": "Perform the Ben breakfast: breakfast please", "log": []},
+                            KITCHEN_CLASSES) == (BREAKFAST_AS_RUN, [])

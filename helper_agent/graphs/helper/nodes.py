@@ -30,7 +30,7 @@ from helper_agent.graphs.helper.prompts import (
     routine_messages,
 )
 from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
-from helper_agent.graphs.helper.scoping import example_note, fit_to_request, scope_of
+from helper_agent.graphs.helper.scoping import example_note, fit_to_request, routine_in_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
     confirmation_question,
@@ -447,6 +447,10 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     name, update = target
     request = ((state.get("routine") or {}).get("request") or state["request"]) if update else state["request"]
     program = portable(whole_program([*(state.get("ran_programs") or []), round_done(state)]), request)
+    dropped: list[str] = []
+    if not update:  # what the teaching request never asked for is no part of its routine
+        program, dropped = routine_in_scope(program, state, _present(ctx))
+    left_out = [f"memorize: left out of the routine: {', '.join(dropped)} (the request did not ask for them)"] if dropped else []
     if not program.strip():
         return {"outcome": "incomplete" if not finished else "success",
                 "log": ["memorize: no step ran to its end; nothing stored"]}
@@ -455,12 +459,12 @@ def memorize(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
         answer = interrupt({"kind": CONFIRM_KIND, "question": confirmation_question(name, description, update),
                             "routine": name, "description": description, "program": program, "update": update})
         said = str(answer or "").strip()
-        heard = [f"confirm: {said}"]  # the person's words, for a conversation rebuilt from the checkpoints
+        heard = [*left_out, f"confirm: {said}"]  # the person's words, for a conversation rebuilt from the checkpoints
         if not is_yes(said):
             return {"outcome": "success",
                     "log": [*heard, f"memorize: routine '{name}' not stored (the person said: {said or 'nothing'})"]}
     else:
-        heard = []
+        heard = left_out
     routine = ctx.routine_memory().teach(name, program, request, user=user, source="confirmed_success")
     version = getattr(routine, "version", None)
     stored = {"name": routine.name, "version": version, "user": user}

@@ -42,7 +42,7 @@ from helper_agent.program.steps import STEP_TOOLS
 from helper_agent.program.subgoals import SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "from_words", "leaves_nothing", "named_instead", "out_of_scope", "scope_of",
+__all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "from_words", "leaves_nothing", "named_instead", "out_of_scope", "routine_in_scope", "scope_of",
            "trimmed", "unasked_steps", "unasked_visits", "unmoved"]
 
 
@@ -270,6 +270,29 @@ def from_words(wanted: Asked, scope: Scope | None,
     if scope is not None and (out_of_scope(compiled, scope) or unasked_steps(compiled, scope)):
         return None
     return compiled, notes
+
+
+def routine_in_scope(program: str, state: Mapping[str, Any], present: Collection[str]) -> tuple[str, list[str]]:
+    """A routine about to be stored without the steps on things its teaching request never asked
+    for (the request's words after its name, with each answer the person gave on the way: the log's
+    "feedback: not satisfied (...)"), and the classes dropped; the program as it is when the scope
+    rule does not apply or nothing would be left. Why: a real chat session taught "make a coffee in
+    the mug and put a slice of toast on the plate", and a corrective program had put a tomato slice
+    (from the request before) back on the plate; the routine offered for storing listed it."""
+    request = str(state.get("request") or "")
+    teach = teach_request(request)
+    said = [line[len("feedback: not satisfied ("):-1] for line in state.get("log") or []
+            if line.startswith("feedback: not satisfied (") and line.endswith(")")]
+    scope = request_scope("\n".join([teach.body if teach else request, *said]), present)
+    if scope is None:
+        return program, []
+    try:
+        compiled = compile_program(program)
+    except ProgramError:
+        return program, []
+    outside = out_of_scope(compiled, scope)
+    cut = trimmed(compiled, scope, outside, compile_program) if outside else None
+    return (cut[0].source, outside) if cut is not None else (program, [])
 
 
 def example_note(scope: Scope | None, examples: Iterable[Mapping[str, Any]]) -> str:
