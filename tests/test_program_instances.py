@@ -15,7 +15,7 @@ from test_scope import run
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.program import compile_program
-from helper_agent.program.edits.instances import fit_instances
+from helper_agent.program.edits.instances import absent_walks, fit_instances
 from helper_agent.program.edits.tree import declarations, parse_tree
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
@@ -107,3 +107,28 @@ def test_the_graph_puts_the_one_remote_down_and_turns_the_tv_on(tmp_path: Path) 
     assert all(o["isToggled"] for o in meta if o["objectType"] == "Television")
     assert all(any(p.startswith("Sofa") for p in o.get("parentReceptacles") or [])
                for o in meta if o["objectType"] == "RemoteControl")
+
+
+WALKS = ('tv_stand = InteractionObject("TVStand")\ntv_stand.go_to()\ndesk_lamp = InteractionObject("DeskLamp")\n'
+         'desk_lamp.go_to()\ntelevision = InteractionObject("Television")\ntelevision.toggle_on()\n')
+
+
+def test_only_a_walk_to_a_class_the_household_lacks_is_absent() -> None:
+    """cal-060: "switch the TV on" walked to a desk lamp copied from an example, in a room without one."""
+    assert absent_walks(WALKS, {"TVStand": 1, "Television": 1}) == ["DeskLamp"]
+    assert absent_walks(WALKS, {"TVStand": 1, "Television": 1, "DeskLamp": 1}) == []
+    used = 'lamp = InteractionObject("DeskLamp")\nlamp.go_to()\nlamp.toggle_on()\n'
+    assert absent_walks(used, {}) == []  # a step on it: the refusal's and the executor's to report
+    held = 'box = InteractionObject("Box")\nbox.go_to()\nkey = InteractionObject("KeyChain")\nkey.pickup_and_place(box)\n'
+    assert absent_walks(held, {"KeyChain": 1}) == []  # a place something goes is no walk
+    assert absent_walks('s = InteractionObject("TomatoSliced")\ns.go_to()\n', {}) == []  # pieces come from a cut
+
+
+def test_the_graph_leaves_the_walk_out_and_switches_the_tv_on(tmp_path: Path) -> None:
+    world = next(export_state(state) for seed in range(120) if (state := generate_scene(seed, "LivingRoom"))
+                 and {"TVStand", "Television"} <= (kinds := {o.object_type for o in state.objects.values()})
+                 and "DeskLamp" not in kinds)
+    out, _, env = run(tmp_path, "switch the TV on", world, [f"```python\n{WALKS}```"])
+    assert any("no DeskLamp in the household: the walk to it left out" in line for line in out["log"])
+    assert "desk_lamp" not in out["program"] and out["execution"]["status"] == "done"
+    assert all(o["isToggled"] for o in env.objects_metadata() if o["objectType"] == "Television")

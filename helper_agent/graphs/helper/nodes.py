@@ -45,8 +45,9 @@ from helper_agent.graphs.helper.understanding.in_household import household_clas
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
-from helper_agent.program.edits.instances import fit_instances
+from helper_agent.program.edits.instances import absent_walks, fit_instances
 from helper_agent.program.edits.loops import fit_loops
+from helper_agent.program.edits.trim import trim_classes
 from helper_agent.program.subgoals import ObjectRef
 from helper_agent.tools.executor import (
     EpisodeLimit,
@@ -267,13 +268,19 @@ def _compiled_here(ctx: HelperContext, program: str) -> tuple[CompiledProgram, d
     written for what; a loop that makes a new object each round cut to the household's count of
     them (`program/edits/loops.py`: "wash all the pots" as three rounds with two pots searched 300
     steps for a third), and a class constructed more often than the household holds it made into
-    the objects made before (`program/edits/instances.py`), noted among the compiler's notes."""
+    the objects made before (`program/edits/instances.py`), and a walk to a class the household
+    holds none of left out (`instances.absent_walks`), noted among the compiler's notes."""
     compiled = compile_program(program, class_mapper=ctx.mapper())
     compiled, moved = in_household(compiled, _present(ctx), ctx.mapper())
     counts = Counter(str(o.get("objectType", "")) for o in ctx.environment().objects_metadata())
     source, cut = fit_loops(compiled.source, counts)
     source, merged = fit_instances(source, counts)
     cut = [*cut, *merged]
+    if nowhere := absent_walks(source, counts):
+        walked = trim_classes(source, (), unvisited=nowhere)
+        if walked.removed and walked.program.strip():
+            source = walked.program
+            cut.append(f"no {', '.join(nowhere)} in the household: the walk{'s' if len(nowhere) > 1 else ''} to it left out")
     if cut:
         recompiled = compile_program(source, class_mapper=ctx.mapper())
         compiled = replace(recompiled, notes=[*recompiled.notes, *cut])

@@ -23,9 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from helper_agent.program.edits.tree import FORMS, Decl, declarations, parse_tree, rename_var, render_tree
+from helper_agent.program.edits.tree import (
+    FORMS,
+    Decl,
+    declarations,
+    group_of,
+    parse_tree,
+    receiver,
+    rename_var,
+    render_tree,
+    used_as_argument,
+)
 
-__all__ = ["fit_instances"]
+__all__ = ["absent_walks", "fit_instances"]
 
 
 def _excess(decls: list[Decl], have: int) -> list[tuple[Decl, str]]:
@@ -72,3 +82,19 @@ def fit_instances(program: str, counts: Mapping[str, int]) -> tuple[str, list[st
             notes.append(f"the household has {have} {cls}: the program's {len(decls)} are "
                          f"{'that one' if have == 1 else f'those {have}'}")
     return (render_tree(tree), notes) if notes else (program, [])
+
+
+def absent_walks(program: str, counts: Mapping[str, int]) -> list[str]:
+    """The classes the program only walks to (`go_to`, no other step) that the household holds none
+    of (pieces aside: they appear when something is cut). Such a walk cannot be made and serves no
+    step: "switch the TV on" (calibration cal-060) walked to a desk lamp copied from an example, in a
+    room without one, and searched 600 steps before the television."""
+    tree = parse_tree(program)
+    calls: dict[str, set[str]] = {}
+    for d in declarations(tree):
+        methods = calls.setdefault(d.cls, set())
+        methods.update(hit[1] for stmt in group_of(d)[1:] if (hit := receiver(stmt)))
+        if used_as_argument(tree, d.var):
+            methods.add("(argument)")
+    return [cls for cls, methods in calls.items()
+            if methods == {"go_to"} and counts.get(cls, 0) < 1 and not cls.endswith(FORMS)]
