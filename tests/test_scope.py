@@ -353,6 +353,10 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
     ("a toasted tomato sandwich on a plate please", [("BreadSliced", "Plate", 2), ("TomatoSliced", "Plate", 1)],
      [("toast", "BreadSliced"), ("clean", "Plate")]),
     ("make a sandwich", [], []),  # no food named: what goes in it is the household's
+    # a switch with its particle right after the verb or at the clause's end (cal-060)
+    ("switch the TV on", [], [("toggle_on", "Television")]),
+    ("turn off the TV and put the remote on the sofa", [("RemoteControl", "Sofa", 1)], [("toggle_off", "Television")]),
+    ("it's dark in here, put the light on", [], []),  # the light is a switch or a lamp: the planner's reading
 ])
 def test_what_a_request_asks_a_program_to_end_with(request_: str, placements: list[tuple[str, str, int]],
                                                    steps: list[tuple[str, str]]) -> None:
@@ -429,6 +433,23 @@ def test_them_both_on_the_table_carries_what_the_plan_serves_there() -> None:
     assert completed(there, wanted) is None
     # where a thing already goes is not "everything": "put the mug in the cabinet" names its object
     assert asked("wash the mug and put the mug in the cabinet", PANTRY | {"Mug", "Cabinet"}).everything_to == ""
+
+
+def test_a_switch_the_words_ask_for_is_added_to_a_plan_without_it() -> None:
+    """cal-060: "switch the TV on" came back as walks; the switch is added to the plan's television,
+    or as a new one when the plan has none. A plan that switches it gets nothing, and "the lamp" in a
+    room with two kinds of lamp is left to the planner."""
+    walks = compile_program('tv_stand = InteractionObject("TVStand")\ntv_stand.go_to()\n'
+                            'television = InteractionObject("Television")\ntelevision.go_to()\n')
+    done = completed(walks, asked("switch the TV on", PANTRY | {"Television", "TVStand"}))
+    assert done is not None and "television.toggle_on()" in done[0]
+    assert done[1] == ["added toggle_on of the Television, as the request asks"]
+    remote = compile_program('remote = InteractionObject("RemoteControl")\nsofa = InteractionObject("Sofa")\n'
+                             "remote.pickup_and_place(sofa)\n")
+    done = completed(remote, asked("turn on the lamp and put the remote on the sofa", PANTRY | {"FloorLamp"}))
+    assert done is not None and done[0].endswith('floor_lamp = InteractionObject("FloorLamp")\nfloor_lamp.toggle_on()\n')
+    assert completed(compile_program(done[0]), asked("turn on the lamp", PANTRY | {"FloorLamp"})) is None
+    assert asked("turn on the lamp", PANTRY | {"FloorLamp", "DeskLamp"}).steps == ()
 
 
 def test_carrying_everything_leaves_a_loop_alone() -> None:

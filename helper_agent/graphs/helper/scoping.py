@@ -33,9 +33,10 @@ from helper_agent.graphs.helper.requests import teach_request
 from helper_agent.graphs.helper.understanding.asked import Asked, asked
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
+from helper_agent.program.edits.append import append_program
 from helper_agent.program.edits.apply import apply_edit, carry_all, put_made
 from helper_agent.program.edits.language import Edit, EditError
-from helper_agent.program.edits.tree import base_class, declarations, parse_tree
+from helper_agent.program.edits.tree import base_class, declarations, parse_tree, var_for
 from helper_agent.program.edits.trim import trim_classes
 from helper_agent.program.kinds import household_class, with_classes
 from helper_agent.program.steps import STEP_TOOLS
@@ -185,6 +186,7 @@ def leaves_nothing(compiled: CompiledProgram, outside: Collection[str], steps: C
 
 _STEP_KINDS = {"toast": SubgoalKind.TOAST, "cook": SubgoalKind.COOK, "clean": SubgoalKind.CLEAN,
                "slice": SubgoalKind.SLICE}
+_SWITCHES = {"toggle_on": SubgoalKind.TOGGLE_ON, "toggle_off": SubgoalKind.TOGGLE_OFF}
 
 
 def _sliced_here(subgoals: Iterable[Any], cls: str) -> bool:
@@ -226,6 +228,13 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
             # the words' "cooked" goes with is the planner's reading ("lettuce and a cooked potato slice");
             # a dish to serve on is washed where the plan leaves that dish unwashed
             # (a slice put in the toaster and the toaster switched on is toasted: its tool is the step)
+            if method in _SWITCHES:  # "switch the TV on": a plan that switches no TV gets the switch
+                if not any(s.kind == _SWITCHES[method] and s.target and s.target.object_class == cls
+                           for s in compiled.subgoals):
+                    program = apply_edit(program, Edit("step", cls, method)) if cls in made else append_program(
+                        program, f'{var_for(cls, set())} = InteractionObject("{cls}")\n{var_for(cls, set())}.{method}()\n')
+                    notes.append(f"added {method} of the {cls}, as the request asks")
+                continue
             if method == "slice":
                 if not _sliced_here(compiled.subgoals, cls) and cls in made:
                     program = apply_edit(program, Edit("step", cls, method))

@@ -50,6 +50,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.words import (
+    ALSO_MEANS,
     ARTICLES,
     INDEFINITE,
     LOCATIVE,
@@ -66,7 +67,7 @@ from helper_agent.graphs.helper.understanding.words import (
     past_article,
     stems,
 )
-from helper_agent.program.kinds import household_class
+from helper_agent.program.kinds import household_class, kinds_of
 from helper_agent.program.semantics import affords
 from helper_agent.program.steps import STEP_TOOLS, tools_for
 from helper_agent.world.catalog import load_catalog
@@ -160,6 +161,39 @@ def _definite_plural(lower: list[str], j: int, placed: str) -> bool:
         return True
     # a two-word name: "the remote controls"
     return j >= 3 and lower[j - 3] in _DEFINITE and exact_class(" ".join(lower[j - 2:j])) == placed
+
+
+_TOGGLE_VERBS = frozenset({"turn", "switch", "flip", "put", "get"})
+_CLAUSE = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
+
+
+def _switches(text: str, present: Collection[str]) -> list[tuple[str, str]]:
+    """The switches the words ask for, as (toggle_on | toggle_off, the household's class): a clause
+    with a verb of switching and the particle "on" or "off" right after it or at the clause's end
+    ("switch the TV on", "turn off the lamp"), of the first class it names that can be switched. Not
+    a class whose word names others too (`words.ALSO_MEANS`: "the light"), whose switch is the
+    planner's reading. Why: "switch the TV on" (calibration cal-060) came back as walks and no
+    switch."""
+    catalog = load_catalog()
+    out: list[tuple[str, str]] = []
+    for clause in _CLAUSE.split(text):
+        words = SPAN_WORD.findall(clause)
+        lower = [w.lower() for w in words]
+        verb = next((i for i, w in enumerate(lower) if w in _TOGGLE_VERBS), None)
+        if verb is None:
+            continue
+        particle = next((w for i, w in enumerate(lower) if w in ("on", "off") and (i == verb + 1 or i == len(lower) - 1)),
+                        None)
+        if particle is None:
+            continue
+        for cls in named_classes(" ".join(words[verb + 1:])):
+            if cls in ALSO_MEANS or cls not in catalog or not catalog.get(cls).toggleable:
+                continue
+            if cls not in present and len(kinds_of(cls, present)) > 1:
+                break  # "the lamp" in a room with a desk lamp and a floor lamp: which one is the planner's reading
+            out.append((f"toggle_{particle}", household_class(cls, present)))
+            break
+    return out
 
 
 _ASSEMBLED = {"salad": 0, "sandwich": 2}
@@ -275,4 +309,5 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         if (catalog.base_type(p.placed) != p.placed and dish is not None and dish.pickupable
                 and dish.dirtyable and ("clean", p.where) not in out):
             out.append(("clean", p.where))
+    out += [switch for switch in _switches(text, present) if switch not in out]
     return Asked(tuple(found), tuple(out), everything_to)

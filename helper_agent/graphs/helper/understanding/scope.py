@@ -52,6 +52,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from helper_agent.graphs.helper.understanding.words import (
+    ALSO_MEANS,
     LOCATIVE,
     PIECE_WORDS,
     SPAN_WORD,
@@ -88,9 +89,6 @@ GENERIC_WORDS = ("breakfast", "lunch", "dinner", "supper", "meal", "snack", "tid
 
 _DISHES = ("Plate", "Bowl")
 
-ALSO_MEANS: dict[str, tuple[str, ...]] = {"LightSwitch": ("Lamp",)}
-"""A class whose word also names others: "the light" is the catalog's LightSwitch, and the lamp that
-gives the light (with the household's kinds of it: "put the desk light on" is the DeskLamp)."""
 
 
 def _step_objects() -> dict[str, tuple[str, ...]]:
