@@ -257,3 +257,31 @@ def test_a_whole_thing_carried_before_its_cut_is_moot_when_only_pieces_are_left(
     # without the pre-check a whole bread is searched for, and there is none
     off, _ = _run(env, program, prechecks=Prechecks(skip_done_effects=False))
     assert off.status == "not_found" and off.missing == "Bread"
+
+
+def test_a_washing_step_takes_the_dirty_one_of_several() -> None:
+    """cal-078 ("wash the plate and the bowl"): the nearest of three bowls was clean, and the
+    executor washed it while the dirty bowl the person meant stayed dirty. A step that washes now
+    takes a dirty one; a step that only carries takes a clean one, as before."""
+    seed = next(s for s in range(60) if sum(o.object_type == "Bowl" for o in _env(s).state.objects.values()) > 1)
+    env = _env(seed)
+    bowls = [o for o in env.state.objects.values() if o.object_type == "Bowl"]
+    for bowl in bowls:
+        bowl.is_dirty = False
+    dirty = bowls[-1]
+    dirty.is_dirty = True
+    result, _ = _run(env, 'bowl = InteractionObject("Bowl")\nbowl.clean()\n')
+    assert result.status == "done"
+    assert not dirty.is_dirty
+    env = _env(seed)
+    for bowl in env.state.objects.values():
+        if bowl.object_type == "Bowl":
+            bowl.is_dirty = bowl.object_id == dirty.object_id
+    carried, executor = _run(env, 'bowl = InteractionObject("Bowl")\nbowl.pickup()\n')
+    assert carried.status == "done" and executor.tracker.held_id != dirty.object_id
+
+
+def _env(seed: int) -> SymbolicEnv:
+    env = SymbolicEnv()
+    env.reset(seed, room_type="Kitchen")
+    return env

@@ -339,8 +339,9 @@ PANTRY = frozenset({"Tomato", "Plate", "Bowl", "Apple", "Bread", "Knife", "SinkB
                                                                                          ("clean", "Plate")]),
     ("put the remote on the sofa", [("RemoteControl", "Sofa", 1)], []),
     ("put the apples in a bowl", [], []),  # how many is the household's
-    ("wash the mug and two bowls at the sink", [], []),  # "at" is where a step happens, not a placement
-    ("wash two plates in the sink", [], []),  # the sink is the washing's tool: where it is done
+    # "at" is where a step happens, not a placement; what is washed ends up clean (cal-037)
+    ("wash the mug and two bowls at the sink", [], [("clean", "Mug"), ("clean", "Bowl")]),
+    ("wash two plates in the sink", [], [("clean", "Plate")]),  # the sink is the washing's tool: where it is done
     ("could you make me a coffee?", [], []),
     # "a <dish> of <food>" is the food on a new dish (cal-067); a liquid is no thing to place
     ("serve breakfast on the counter: a coffee and a plate of toast", [("BreadSliced", "Plate", 1)],

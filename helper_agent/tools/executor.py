@@ -20,7 +20,7 @@ Episodes stop at TEACh's limits: 1000 steps or 30 failed actions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from helper_agent.config import get_settings
@@ -192,6 +192,7 @@ class Executor:
         # The subgoals after the one running: a step that carries a whole object to be cut later
         # is moot once only its pieces are left (`cut_later_done`).
         self._later: Sequence[Subgoal] = ()
+        self._current: Subgoal | None = None
         self._scanned = False
         # The latest observation; every action refreshes it, so looking up where the agent is
         # never recomputes perception.
@@ -217,6 +218,7 @@ class Executor:
                 continue
             self._next = subgoals[index + 1] if index + 1 < len(subgoals) else None
             self._later = subgoals[index + 1:]
+            self._current = subgoal
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
@@ -478,6 +480,19 @@ class Executor:
             return self.effect_holds(upcoming.kind, macros.acted_on(ref, upcoming.kind))
         return False
 
+    def _to_be_cleaned(self, ref: ObjectRef) -> ObjectRef:
+        """`ref` with the attribute "clean" when this or a later step of the program washes its
+        object, so a dirty one is chosen over one that is clean already (`Grounding.candidates`):
+        "wash the plate and the bowl" (calibration cal-078) washed the nearest of three bowls,
+        a clean one, and left the dirty one the person meant."""
+        if "clean" in ref.attributes:
+            return ref
+        steps = [self._current, *self._later] if self._current is not None else list(self._later)
+        if any(s.kind is SubgoalKind.CLEAN and s.target is not None and s.target.instance_key == ref.instance_key
+               for s in steps):
+            return replace(ref, attributes=(*ref.attributes, "clean"))
+        return ref
+
     def cut_later_done(self, ref: ObjectRef) -> bool:
         """Whether a walk to, pick-up or placing of the whole object `ref` is moot: the program cuts
         it later, and it counts as cut already (`already_sliced`: only its pieces are left). Why:
@@ -607,16 +622,17 @@ class Executor:
         None when nothing is found and `ref` is not `required`; otherwise `ObjectNotFound`, or a
         failed Place when objects of the class were seen but none has room for `for_placing`.
         """
-        candidates = self.grounding.candidates(ref, self.position, for_placing=for_placing)
+        ranked = self._to_be_cleaned(ref)  # the candidates ranked for what the program does to them
+        candidates = self.grounding.candidates(ranked, self.position, for_placing=for_placing)
         if not candidates:
             self._initial_scan()
-            candidates = self.grounding.candidates(ref, self.position, for_placing=for_placing)
+            candidates = self.grounding.candidates(ranked, self.position, for_placing=for_placing)
         if not candidates and required and self.config.search_unseen:
             # Without a configured locator, search systematically (no LLM involved).
             locator = self.locator if self.locator is not None else explore
             self.note(f"{ref.object_class} not seen yet: searching with {getattr(locator, '__name__', type(locator).__name__)}")
             if locator(self, ref):
-                candidates = self.grounding.candidates(ref, self.position, for_placing=for_placing)
+                candidates = self.grounding.candidates(ranked, self.position, for_placing=for_placing)
         if not candidates:
             if not required:
                 return None

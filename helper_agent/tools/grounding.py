@@ -124,8 +124,9 @@ class Grounding:
             # "clean"/"cooked" requests: those attributes describe what the program will do.
             # Prefer things in plain sight over things inside closed receptacles, then the nearest.
             hidden = 1.0 if t.parent_id and self.inside_closed(t.object_id) else 0.0
-            # Like a person, take a clean dish over a dirty one when nothing asks for washing.
-            mismatch = 0.5 if t.has("dirty") and "clean" not in wanted else 0.0
+            # Like a person, take a clean dish over a dirty one when nothing asks for washing, and
+            # the dirty one when the program washes it.
+            mismatch = 0.5 if t.has("dirty") != ("clean" in wanted) else 0.0
             dist = _distance(t, near)
             # A switch (stove knob) is most likely meant for what this program has used (the
             # burner it put the pot on), then for something that holds anything.

@@ -309,5 +309,10 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         if (catalog.base_type(p.placed) != p.placed and dish is not None and dish.pickupable
                 and dish.dirtyable and ("clean", p.where) not in out):
             out.append(("clean", p.where))
+    if "clean" in steps:
+        # "the pot needs cleaning" (calibration cal-037) came back as `pot.empty()`: what the words
+        # ask to wash is to end up clean (a plan that washes it does that: `scoping.completed`)
+        out += [("clean", c) for c in dict.fromkeys(household_class(n, present) for n in named)
+                if c in catalog and catalog.get(c).dirtyable and ("clean", c) not in out]
     out += [switch for switch in _switches(text, present) if switch not in out]
     return Asked(tuple(found), tuple(out), everything_to)
