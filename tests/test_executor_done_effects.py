@@ -285,3 +285,18 @@ def _env(seed: int) -> SymbolicEnv:
     env = SymbolicEnv()
     env.reset(seed, room_type="Kitchen")
     return env
+
+
+def test_a_piece_of_the_whole_thing_the_program_holds_is_cut_from_it() -> None:
+    """cal-016 ("cut some lettuce and put a slice in a clean bowl"): the plan picked up the only
+    lettuce, then asked for a lettuce slice; the pre-check's cut could not take a lettuce bound to
+    another program object and reported the slice not found. It now cuts the program's own."""
+    seed = next(s for s in range(80) if sum(o.object_type == "Lettuce" for o in _env(s).state.objects.values()) == 1)
+    env = _env(seed)
+    program = ('lettuce = InteractionObject("Lettuce")\nlettuce.pickup()\n'
+               'lettuce_slice = InteractionObject("LettuceSliced")\nlettuce_slice.pickup()\n')
+    result, executor = _run(env, program)
+    assert result.status == "done", result.error
+    held = executor.tracker.held_id
+    assert held is not None and env.state.objects[held].object_type == "LettuceSliced"
+    assert not any(o.object_type == "Lettuce" for o in env.state.objects.values())

@@ -611,10 +611,24 @@ class Executor:
             self._initial_scan()
         if pre_slice and not self.tracker.of_type(ref.object_class):
             self.note(f"pre-check: no {ref.object_class} seen yet: slicing a whole one first")
+            self._whole_of_the_program(whole_version(ref))
             self.slice(whole_version(ref), step=False)
         found = self.find(ref, for_placing=for_placing)
         assert found is not None
         return found
+
+    def _whole_of_the_program(self, whole: ObjectRef) -> None:
+        """Let the pre-check's cut take the program's own whole object when no other is seen: the
+        one the program holds, else one it bound. Movable things bound to a program object are off
+        limits to others (`Grounding.candidates`), so "pick up the lettuce, put a lettuce slice in
+        the bowl" (calibration cal-016) held the only lettuce and found nothing to cut."""
+        if self.grounding.bound(whole) is not None or self.grounding.candidates(whole, self.position):
+            return
+        own = [oid for key, oid in self.bindings.items()
+               if not key.startswith("__") and self.tracker.known(oid) and self.env_type(oid) == whole.object_class]
+        held = self.tracker.held_id
+        if own:
+            self.grounding.bind(whole, held if held in own else own[0])
 
     def find(self, ref: ObjectRef, required: bool = True, for_placing: str | None = None) -> str | None:
         """Bind `ref` to the best seen object; look around, then search, when none is seen.
