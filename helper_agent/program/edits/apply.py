@@ -444,15 +444,21 @@ def put_made(program: str, value: str, target: str) -> str | None:
     made = [d for d in declarations(tree) if d.cls == value]
     if len(made) != 1 or made[0].loop is not None:
         return None
-    dest = next((d.var for d in declarations(tree) if d.cls == target and d.loop is None), None)
+    return _carried_to(tree, target, [made[0].var], f"putting the {value} on the {target}")
+
+
+def _carried_to(tree: ast.Module, where: str, items: list[str], what: str) -> str | None:
+    """The tree with each of `items` (variables) picked up and placed on or in the program's own
+    `where` made at top level (else a new one) after its steps; None when that does not compile."""
+    dest = next((d.var for d in declarations(tree) if d.cls == where and d.loop is None), None)
     lines = []
     if dest is None:
-        dest = var_for(target, names_in(tree))
-        lines.append(f'{dest} = {CTOR}("{target}")')
-    lines.append(f"{made[0].var}.pickup_and_place({dest})")
+        dest = var_for(where, names_in(tree))
+        lines.append(f'{dest} = {CTOR}("{where}")')
+    lines += [f"{item}.pickup_and_place({dest})" for item in items]
     tree.body.extend(parse_tree("\n".join(lines)).body)
     try:
-        return checked_program(tree, True, f"putting the {value} on the {target} would make an invalid program")
+        return checked_program(tree, True, f"{what} would make an invalid program")
     except EditError:
         return None
 
@@ -480,17 +486,7 @@ def carry_all(program: str, where: str) -> str | None:
             items.append(item)
     if not items:
         return program
-    dest = next((d.var for d in declarations(tree) if d.cls == where and d.loop is None), None)
-    lines = []
-    if dest is None:
-        dest = var_for(where, names_in(tree))
-        lines.append(f'{dest} = {CTOR}("{where}")')
-    lines += [f"{item}.pickup_and_place({dest})" for item in items]
-    tree.body.extend(parse_tree("\n".join(lines)).body)
-    try:
-        return checked_program(tree, True, f"carrying everything to the {where} would make an invalid program")
-    except EditError:
-        return None
+    return _carried_to(tree, where, items, f"carrying everything to the {where}")
 
 
 def poured_into(program: str, edit: Edit) -> str | None:
