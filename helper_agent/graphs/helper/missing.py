@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helper_agent.graphs.helper.understanding.words import (
+    CLAUSE_BREAKS,
     NUMBER_WORDS,
     SPAN_WORD_OR_DIGIT,
     STEP_WORDS,
@@ -59,7 +60,6 @@ from helper_agent.world.catalog import load_catalog
 
 __all__ = ["MissingReading", "for_household", "places_of", "put_back", "read_missing", "undo_other_kinds"]
 
-_BREAKS = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
 _ASKING = frozenset({"no", "not", "never", "nothing", "forgot", "forget", "forgotten", "missed", "missing", "still",
                      "need", "needs", "needed", "should", "want", "wanted", "also", "too", "please", "yet", "without"})
 """Words that say a clause asks for something: English's negations and words of wanting or lacking."""
@@ -186,7 +186,7 @@ def read_missing(feedback: str, request: str = "") -> MissingReading:
     words_all = SPAN_WORD_OR_DIGIT.findall(feedback)
     if not words_all:
         return reading
-    for clause in _BREAKS.split(feedback):
+    for clause in CLAUSE_BREAKS.split(feedback):
         words = SPAN_WORD_OR_DIGIT.findall(clause)
         while words and words[0].lower() in _ANSWERS and len(words) > 1:
             words = words[1:]

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from helper_agent.graphs.helper.understanding.words import (
     ALSO_MEANS,
     ARTICLES,
+    CLAUSE_BREAKS,
     INDEFINITE,
     LOCATIVE,
     NUMBER_WORDS,
@@ -164,7 +165,6 @@ def _definite_plural(lower: list[str], j: int, placed: str) -> bool:
 
 
 _TOGGLE_VERBS = frozenset({"turn", "switch", "flip", "put", "get"})
-_CLAUSE = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
 
 
 def _switches(text: str, present: Collection[str]) -> list[tuple[str, str]]:
@@ -176,7 +176,7 @@ def _switches(text: str, present: Collection[str]) -> list[tuple[str, str]]:
     switch."""
     catalog = load_catalog()
     out: list[tuple[str, str]] = []
-    for clause in _CLAUSE.split(text):
+    for clause in CLAUSE_BREAKS.split(text):
         words = SPAN_WORD.findall(clause)
         lower = [w.lower() for w in words]
         verb = next((i for i, w in enumerate(lower) if w in _TOGGLE_VERBS), None)

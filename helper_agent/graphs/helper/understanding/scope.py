@@ -90,7 +90,6 @@ GENERIC_WORDS = ("breakfast", "lunch", "dinner", "supper", "meal", "snack", "tid
 _DISHES = ("Plate", "Bowl")
 
 
-
 def _step_objects() -> dict[str, tuple[str, ...]]:
     return {
         "toast": ("Bread", "BreadSliced", *KNIVES),  # bread is toasted a slice at a time

@@ -15,7 +15,7 @@ from helper_agent.program.classes import LexicalClassMapper, normalise
 from helper_agent.world.catalog import load_catalog
 
 __all__ = [
-    "ALSO_MEANS", "ARTICLES", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "PIECE_WORDS", "PLACING_VERBS", "SPAN_WORD",
+    "ALSO_MEANS", "ARTICLES", "CLAUSE_BREAKS", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "PIECE_WORDS", "PLACING_VERBS", "SPAN_WORD",
     "SPAN_WORD_OR_DIGIT", "STEP_WORDS", "WHOLE_WORDS", "class_before", "class_from", "exact_class",
     "named_classes", "named_steps", "past_article", "stems",
 ]
@@ -72,11 +72,13 @@ NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
 MULTIPLIERS = {"double": 2, "twice": 2, "triple": 3}
 # Pronouns and quantifiers that stand for everything a routine serves ("put them / it all / both /
 # everything on the table"): English's closed class of such words, not a list read from any suite.
+WHOLE_WORDS = ("it", "them", "both", "everything", "all")
 ALSO_MEANS: dict[str, tuple[str, ...]] = {"LightSwitch": ("Lamp",)}
 """A class whose word also names others: "the light" is the catalog's LightSwitch, and the lamp that
 gives the light (with the household's kinds of it: "put the desk light on" is the DeskLamp)."""
-
-WHOLE_WORDS = ("it", "them", "both", "everything", "all")
+CLAUSE_BREAKS = re.compile(r"[,;.!?]+|\b(?:and|but|then|plus)\b", re.I)
+"""Where a person's sentence falls into clauses, each asking one thing: punctuation and English's
+coordinating words (the correction reader and the reading of switches split on it)."""
 
 
 def stems(word: str) -> list[str]:
