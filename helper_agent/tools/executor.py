@@ -187,12 +187,10 @@ class Executor:
         # execute/correct rounds of one request.
         self.grounding = Grounding(self.tracker, self.catalog, bindings)
         self._trace: SubgoalTrace | None = None
-        # The subgoal after the one running: a walk to an object is part of the step that follows it.
-        self._next: Subgoal | None = None
-        # The subgoals after the one running: a step that carries a whole object to be cut later
-        # is moot once only its pieces are left (`cut_later_done`).
-        self._later: Sequence[Subgoal] = ()
-        self._current: Subgoal | None = None
+        # The subgoal running and the ones after it: a walk to an object is part of the step that
+        # follows it (`_next`), a step that carries a whole object to be cut later is moot once only
+        # its pieces are left (`cut_later_done`), and a washing later picks a dirty one (`_to_be_cleaned`).
+        self._from_here: Sequence[Subgoal] = ()
         self._scanned = False
         # The latest observation; every action refreshes it, so looking up where the agent is
         # never recomputes perception.
@@ -216,9 +214,7 @@ class Executor:
         for index, subgoal in enumerate(subgoals):
             if index < start:
                 continue
-            self._next = subgoals[index + 1] if index + 1 < len(subgoals) else None
-            self._later = subgoals[index + 1:]
-            self._current = subgoal
+            self._from_here = subgoals[index:]
             trace = SubgoalTrace(subgoal.describe())
             traces.append(trace)
             self._trace = trace
@@ -480,18 +476,25 @@ class Executor:
             return self.effect_holds(upcoming.kind, macros.acted_on(ref, upcoming.kind))
         return False
 
+    @property
+    def _next(self) -> Subgoal | None:
+        """The subgoal after the one running."""
+        return self._from_here[1] if len(self._from_here) > 1 else None
+
+    def _acts_on(self, ref: ObjectRef, kind: SubgoalKind, *, now: bool) -> bool:
+        """Whether a later subgoal (with `now`, also the one running) does `kind` to `ref`'s object."""
+        steps = self._from_here if now else self._from_here[1:]
+        return any(s.kind is kind and s.target is not None and s.target.instance_key == ref.instance_key
+                   for s in steps)
+
     def _to_be_cleaned(self, ref: ObjectRef) -> ObjectRef:
         """`ref` with the attribute "clean" when this or a later step of the program washes its
         object, so a dirty one is chosen over one that is clean already (`Grounding.candidates`):
         "wash the plate and the bowl" (calibration cal-078) washed the nearest of three bowls,
         a clean one, and left the dirty one the person meant."""
-        if "clean" in ref.attributes:
+        if "clean" in ref.attributes or not self._acts_on(ref, SubgoalKind.CLEAN, now=True):
             return ref
-        steps = [self._current, *self._later] if self._current is not None else list(self._later)
-        if any(s.kind is SubgoalKind.CLEAN and s.target is not None and s.target.instance_key == ref.instance_key
-               for s in steps):
-            return replace(ref, attributes=(*ref.attributes, "clean"))
-        return ref
+        return replace(ref, attributes=(*ref.attributes, "clean"))
 
     def cut_later_done(self, ref: ObjectRef) -> bool:
         """Whether a walk to, pick-up or placing of the whole object `ref` is moot: the program cuts
@@ -504,10 +507,7 @@ class Executor:
             return False
         if self.grounding.bound(ref) is not None:
             return False
-        if not any(s.kind is SubgoalKind.SLICE and s.target is not None and s.target.instance_key == ref.instance_key
-                   for s in self._later):
-            return False
-        return self.already_sliced(ref)
+        return self._acts_on(ref, SubgoalKind.SLICE, now=False) and self.already_sliced(ref)
 
     def effect_holds(self, kind: SubgoalKind, ref: ObjectRef) -> bool:
         """Whether the object `ref` binds to already has the state step `kind` would give it (it is
