@@ -62,6 +62,15 @@ def _run(env: SymbolicEnv, program: str, bindings: dict[str, str] | None = None,
     return executor.run(compile_program(program).subgoals), executor
 
 
+def _remove_all(env: SymbolicEnv, object_type: str) -> None:
+    """Take every object of `object_type` out of the household (a whole thing nobody can find)."""
+    objects = env.state.objects
+    for obj in [o for o in objects.values() if o.object_type == object_type]:
+        del objects[obj.object_id]
+        if obj.parent_id is not None:
+            objects[obj.parent_id].contents.remove(obj.object_id)
+
+
 def _step(result: ExecutionResult, kind: str):
     return next(t for t in result.trace if t.subgoal.startswith(kind))
 
@@ -190,11 +199,8 @@ def test_a_search_for_a_sliced_whole_stops_at_its_pieces(seed: int) -> None:
     env.reset(seed, room_type="Kitchen")
     first, _ = _run(env, 'tomato = InteractionObject("Tomato")\ntomato.slice()\n')
     assert first.status == "done"
+    _remove_all(env, "Tomato")
     objects = env.state.objects
-    for tomato in [o for o in objects.values() if o.object_type == "Tomato"]:
-        del objects[tomato.object_id]
-        if tomato.parent_id is not None:
-            objects[tomato.parent_id].contents.remove(tomato.object_id)
     fridge = next(o for o in objects.values() if o.object_type == "Fridge")
     fridge.is_open = False
     for piece in [o for o in objects.values() if o.object_type == "TomatoSliced"]:  # out of sight
@@ -218,11 +224,7 @@ def test_only_a_slice_step_lets_its_search_stop_at_pieces() -> None:
     """Picking up a tomato still needs a tomato: its not-found does not offer pieces."""
     env = SymbolicEnv()
     env.reset(0, room_type="Kitchen")
-    objects = env.state.objects
-    for tomato in [o for o in objects.values() if o.object_type == "Tomato"]:
-        del objects[tomato.object_id]
-        if tomato.parent_id is not None:
-            objects[tomato.parent_id].contents.remove(tomato.object_id)
+    _remove_all(env, "Tomato")
     config = ExecutorConfig(search_unseen=False)
     pickup = Executor(env, config=config).run(compile_program('t = InteractionObject("Tomato")\nt.pickup()\n').subgoals)
     assert pickup.status == "not_found" and not pickup.missing_sliced
@@ -240,11 +242,7 @@ def test_a_whole_thing_carried_before_its_cut_is_moot_when_only_pieces_are_left(
     env.reset(seed, room_type="Kitchen")
     first, _ = _run(env, 'bread = InteractionObject("Bread")\nbread.slice()\n')
     assert first.status == "done"
-    objects = env.state.objects
-    for bread in [o for o in objects.values() if o.object_type == "Bread"]:  # only pieces are left
-        del objects[bread.object_id]
-        if bread.parent_id is not None:
-            objects[bread.parent_id].contents.remove(bread.object_id)
+    _remove_all(env, "Bread")  # only pieces are left
     program = ('bread = InteractionObject("Bread")\nbread.pickup_and_place(InteractionObject("CounterTop"))\n'
                'bread.slice()\nbread_slice = InteractionObject("BreadSliced")\nbread_slice.pickup()\n')
     again, executor = _run(env, program)
