@@ -36,7 +36,7 @@ from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.edits.append import append_program
 from helper_agent.program.edits.apply import apply_edit, carry_all, put_made
 from helper_agent.program.edits.language import Edit, EditError
-from helper_agent.program.edits.tree import base_class, declarations, parse_tree, var_for
+from helper_agent.program.edits.tree import CTOR, base_class, declarations, parse_tree, var_for
 from helper_agent.program.edits.trim import trim_classes
 from helper_agent.program.kinds import household_class, with_classes
 from helper_agent.program.steps import STEP_TOOLS
@@ -231,8 +231,9 @@ def completed(compiled: CompiledProgram, wanted: Asked) -> tuple[str, list[str]]
             if method in _SWITCHES:  # "switch the TV on": a plan that switches no TV gets the switch
                 if not any(s.kind == _SWITCHES[method] and s.target and s.target.object_class == cls
                            for s in compiled.subgoals):
+                    var = var_for(cls, set())  # append_program renames it if the program has the name
                     program = apply_edit(program, Edit("step", cls, method)) if cls in made else append_program(
-                        program, f'{var_for(cls, set())} = InteractionObject("{cls}")\n{var_for(cls, set())}.{method}()\n')
+                        program, f'{var} = {CTOR}("{cls}")\n{var}.{method}()\n')
                     notes.append(f"added {method} of the {cls}, as the request asks")
                 continue
             if method == "slice":
