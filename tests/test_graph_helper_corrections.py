@@ -22,6 +22,7 @@ from langgraph.types import Command
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
+from helper_agent.graphs.helper.feedback import answers_in_log
 from helper_agent.graphs.helper.household import object_states
 from helper_agent.graphs.helper.replanning import achieved, untitled
 from helper_agent.graphs.helper.scoping import routine_in_scope
@@ -359,3 +360,14 @@ def test_a_routine_keeps_only_what_its_teaching_request_and_answers_asked_for() 
     # a request whose words leave what to change to the planner ("breakfast please") keeps it all
     assert routine_in_scope(BREAKFAST_AS_RUN, {"request": "Perform the Ben breakfast: breakfast please", "log": []},
                             KITCHEN_CLASSES) == (BREAKFAST_AS_RUN, [])
+
+
+def test_an_evaluations_answer_counts_as_asked_like_a_persons() -> None:
+    """`ask_feedback` logs a person's answer as "feedback: not satisfied (...)" and an evaluation's
+    as "feedback: <the checker's sentence>"; both are what the routine was asked for."""
+    log = ["retrieve: ...", "feedback: no, you didn't put the tomato slice on the plate", "replan: ...",
+           "feedback: not satisfied (and the apple too)", "feedback: satisfied"]
+    assert answers_in_log(log) == ["no, you didn't put the tomato slice on the plate", "and the apple too"]
+    taught = "Perform the Ben breakfast: make a coffee in the mug and put a slice of toast on the plate"
+    checked = {"request": taught, "log": ["feedback: no, you didn't put the tomato slice on the plate"]}
+    assert routine_in_scope(BREAKFAST_AS_RUN, checked, KITCHEN_CLASSES) == (BREAKFAST_AS_RUN, [])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -85,3 +86,25 @@ def read_feedback(answer: str, ask: Any) -> FeedbackReading:
     if not answer.strip():
         return FeedbackReading(True)
     return parse_reading(ask(feedback_messages(answer.strip()), FEEDBACK_GRAMMAR), answer)
+
+
+_SATISFIED_LINE = "feedback: satisfied"
+_NOT_SATISFIED = "feedback: not satisfied ("
+
+
+def answers_in_log(log: Iterable[str]) -> list[str]:
+    """The answers of a request's log that asked for more, in order, as `nodes.ask_feedback` writes
+    them: a person's as "feedback: not satisfied (<their words>)", an evaluation's feedback source's
+    as "feedback: <the checker's sentence>" ("feedback: satisfied" either way when nothing was
+    missing). A reader of one format alone missed the other: a taught routine checked against its
+    request and the answers (`scoping.routine_in_scope`) saw no answer in an evaluation."""
+    out: list[str] = []
+    for line in log:
+        if not line.startswith("feedback: ") or line == _SATISFIED_LINE:
+            continue
+        said = line[len("feedback: "):]
+        if line.startswith(_NOT_SATISFIED) and line.endswith(")"):
+            said = line[len(_NOT_SATISFIED):-1]
+        if said:
+            out.append(said)
+    return out

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from helper_agent.graphs.helper.feedback import answers_in_log
 from helper_agent.graphs.helper.requests import teach_request
 from helper_agent.graphs.helper.understanding.asked import Asked, asked
 from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
@@ -284,15 +285,14 @@ def from_words(wanted: Asked, scope: Scope | None,
 
 def routine_in_scope(program: str, state: Mapping[str, Any], present: Collection[str]) -> tuple[str, list[str]]:
     """A routine about to be stored without the steps on things its teaching request never asked
-    for (the request's words after its name, with each answer the person gave on the way: the log's
-    "feedback: not satisfied (...)"), and the classes dropped; the program as it is when the scope
+    for (the request's words after its name, with each answer that asked for more on the way:
+    `feedback.answers_in_log`), and the classes dropped; the program as it is when the scope
     rule does not apply or nothing would be left. Why: a real chat session taught "make a coffee in
     the mug and put a slice of toast on the plate", and a corrective program had put a tomato slice
     (from the request before) back on the plate; the routine offered for storing listed it."""
     request = str(state.get("request") or "")
     teach = teach_request(request)
-    said = [line[len("feedback: not satisfied ("):-1] for line in state.get("log") or []
-            if line.startswith("feedback: not satisfied (") and line.endswith(")")]
+    said = answers_in_log(state.get("log") or [])
     scope = request_scope("\n".join([teach.body if teach else request, *said]), present)
     if scope is None:
         return program, []
