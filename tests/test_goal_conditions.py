@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.base import ActionVocabulary, StepOutcome
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.goal_conditions import stated_goals, unmet, unmet_now
+from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals, unmet, unmet_now
 from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options
 from helper_agent.world.actions import ActionResult
 
@@ -158,3 +158,70 @@ def test_the_precondition_check_approaches_the_object_and_tries_the_step_again(a
         assert env.lit is lit
         assert env.executed == ([("GO", "lamp"), ("SWITCHON", "lamp")] if lit else [])
         assert env.failures == 1  # the first try failed either way
+
+
+# ---------------------------------------------------------------------- achieving steps (achievers=on)
+EFFECTS = {"SWITCHON": ("{0} is ON",), "SIT": ("character is SITTING", "character is ON to {0}"),
+           "LIE": ("character is LYING", "character is ON to {0}"),
+           "GRAB": ("character is HOLDS_RH to {0}", "character is HOLDS_LH to {0}"),
+           "PUTBACK": ("{0} is ON to {1}",), "WALK": ("character is CLOSE to {0}",)}
+ARITIES = {"SWITCHON": 1, "SIT": 1, "LIE": 1, "GRAB": 1, "PUTBACK": 2, "WALK": 1, "TOUCH": 1}
+THINGS = {"tv", "sofa", "bed", "plate", "table", "phone"}
+
+
+def test_each_condition_gets_the_step_whose_effect_it_is() -> None:
+    conditions = ["tv is ON", "plate is ON to table", "character is HOLDS_LH to phone", "character is CLOSE to tv"]
+    assert achieving_steps(conditions, EFFECTS, ARITIES, THINGS) == {
+        "tv is ON": ("SWITCHON", ("tv",)), "plate is ON to table": ("PUTBACK", ("plate", "table")),
+        "character is HOLDS_LH to phone": ("GRAB", ("phone",)), "character is CLOSE to tv": ("WALK", ("tv",))}
+
+
+def test_an_unnamed_object_is_taken_from_the_step_another_condition_gets() -> None:
+    sitting = achieving_steps(["character is ON to sofa", "character is SITTING"], EFFECTS, ARITIES, THINGS)
+    assert sitting == {"character is ON to sofa": ("SIT", ("sofa",)), "character is SITTING": ("SIT", ("sofa",))}
+    lying = achieving_steps(["character is LYING", "character is ON to bed"], EFFECTS, ARITIES, THINGS)
+    assert lying == {"character is LYING": ("LIE", ("bed",)), "character is ON to bed": ("LIE", ("bed",))}
+    # alone, "on the sofa" takes the first action the environment lists; "sitting" alone names no object
+    assert achieving_steps(["character is ON to sofa"], EFFECTS, ARITIES, THINGS) == {"character is ON to sofa": ("SIT", ("sofa",))}
+    assert achieving_steps(["character is SITTING"], EFFECTS, ARITIES, THINGS) == {}
+
+
+def test_no_step_for_an_action_goal_an_unknown_state_or_an_object_the_agent_may_not_name() -> None:
+    conditions = ["do TOUCH", "tv is PLUGGED_IN", "lamp is ON", "plate is ON to shelf"]
+    assert achieving_steps(conditions, EFFECTS, ARITIES, THINGS) == {}
+    assert achieving_steps(["tv is ON"], {}, ARITIES, THINGS) == {}  # an environment that says no effects
+
+
+def test_the_replan_names_the_achieving_step_of_each_unmet_condition() -> None:
+    class EffectRoom(Room):
+        def action_vocabulary(self) -> ActionVocabulary:
+            return ActionVocabulary(actions={"GO": 1, "SWITCHON": 1}, objects=("door", "lamp"), world="the room",
+                                    seen=("door",), approach="GO", effects={"SWITCHON": ("{0} is ON",)})
+
+    chat = Recording(responses=["GO door", "SWITCHON lamp"], prompts=[])
+    agent = build_agent("llm-planner", BuildRequest(chat, {"mode": "closed-loop", "k": "0", "goal_check": "on",
+                                                          "achievers": "on", "preconditions": "on"}))
+    env = EffectRoom()
+    result = agent.run(EpisodeSetup(env=env, request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+    assert "Goals not met yet: lamp is ON (SWITCHON lamp)\n" in chat.prompts[1]
+    assert env.lit and result.outcome == "met"
+    with pytest.raises(ValueError, match="needs goal_check=on"):
+        check_agent_options("llm-planner", {"mode": "closed-loop", "achievers": "on"})
+
+
+def test_virtualhome_says_what_its_actions_make_true() -> None:
+    pytest.importorskip("virtualhome_eval")
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    vocabulary = VirtualHomeEnv("327_2").action_vocabulary()
+    assert set(vocabulary.effects) <= set(vocabulary.actions)  # EAI's actions only: no PLUGIN
+    assert "PLUGIN" not in vocabulary.effects and vocabulary.effects["SWITCHON"] == ("{0} is ON",)
+    steps = achieving_steps(["dishwasher is ON", "plate is ON to dishwasher"], vocabulary.effects,
+                            vocabulary.actions, vocabulary.objects)
+    assert steps == {"dishwasher is ON": ("SWITCHON", ("dishwasher",)),
+                     "plate is ON to dishwasher": ("PUTBACK", ("plate", "dishwasher"))}
+    # the simulator agrees: switching the dishwasher on (from beside it) makes the stated condition true
+    env = VirtualHomeEnv("327_2")
+    env.step("WALK", "dishwasher")
+    assert env.step(*steps["dishwasher is ON"][:1], "|".join(steps["dishwasher is ON"][1])).result.success
+    assert ("dishwasher", "ON") in env.scene_facts()

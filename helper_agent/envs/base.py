@@ -124,6 +124,12 @@ class ActionVocabulary:
     #: the one-object action that brings the robot close to an object (VirtualHome's WALK), for an
     #: agent's precondition check; "" when the environment has none (it navigates by itself)
     approach: str = ""
+    #: What an action makes true, as the environment's own simulator does it: ACTION -> the goal
+    #: conditions it brings about, in the line form tasks state goals in ("{0} is ON",
+    #: "character is HOLDS_RH to {0}", "{0} is ON to {1}"; `{i}` is the action's i-th object). An agent
+    #: turns an unmet stated condition into the step that makes it true with it
+    #: (`graphs/goal_conditions.achieving_steps`); empty when the environment does not say.
+    effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action

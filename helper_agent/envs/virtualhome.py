@@ -43,6 +43,24 @@ ERROR_TYPES = {0: "wrong_order", 1: "missing_step", 2: "affordance_error", 3: "u
 ADDITIONAL_STEP = 4  # EAI's evaluator skips such a step and goes on; every other failure ends a plan
 WORLD = "VirtualHome"
 REACH_RULE = "You must be close to an object (WALK to it) before acting on it."
+#: What each action makes true in VirtualHome's simulator (EAI's `evolving_graph/execution.py`: the
+#: executor of each action and the states and edges it adds), in the goal lines' form. GRAB holds in a
+#: free hand, the right one first (`_find_free_hand`); WALK to a room puts the robot inside it. An
+#: action whose effect is only that it was done (TOUCH, TYPE, DRINK, ...) makes no condition true:
+#: a task asks for it as an action goal ("do TYPE"), which names the action itself.
+EFFECTS: dict[str, tuple[str, ...]] = {
+    "SWITCHON": ("{0} is ON",), "SWITCHOFF": ("{0} is OFF",),
+    "OPEN": ("{0} is OPEN",), "CLOSE": ("{0} is CLOSED",),
+    "PLUGIN": ("{0} is PLUGGED_IN",), "PLUGOUT": ("{0} is PLUGGED_OUT",),  # the simulator's; EAI allows neither
+    "WASH": ("{0} is CLEAN",), "WIPE": ("{0} is CLEAN",),
+    "SIT": ("character is SITTING", "character is ON to {0}"),
+    "LIE": ("character is LYING", "character is ON to {0}"),
+    "GRAB": ("character is HOLDS_RH to {0}", "character is HOLDS_LH to {0}"),
+    "TURNTO": ("character is FACING to {0}",),
+    "WALK": ("character is CLOSE to {0}", "character is INSIDE to {0}"),
+    "PUTBACK": ("{0} is ON to {1}",), "PUTIN": ("{0} is INSIDE to {1}",),
+    "PUTON": ("{0} is ON to character",),
+}
 _IDS = re.compile(r"<([^>]+)> \(\d+\)")
 _TAIL = re.compile(r'\s*when executing ".*$', re.S)
 
@@ -209,7 +227,8 @@ class VirtualHomeEnv:
         may take in this task: the task's relevant objects, the robot itself left out (EAI's rule 3)."""
         objects = tuple(name for name in self.episode.name_to_id if name != "character")
         return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings(),
-                                world=WORLD, seen=self.seen_names(), rule=REACH_RULE, approach="WALK")
+                                world=WORLD, seen=self.seen_names(), rule=REACH_RULE, approach="WALK",
+                                effects={a: e for a, e in EFFECTS.items() if a in action_arities()})
 
     def seen_names(self) -> tuple[str, ...]:
         """The task's object names the robot has perceived so far (LLM-Planner's grounding): the

@@ -25,16 +25,25 @@ one it maps to another object id, is simply reported as unmet or met by this rea
 
 Why a line form and not EAI's goal table: an agent gets the task as text; the goal table is the
 evaluator's.
+
+`achieving_steps` turns unmet conditions into the steps that make them true, from what the
+environment says its actions do (`envs/base.ActionVocabulary.effects`, VirtualHome's simulator's
+effects): "computer is ON" into `SWITCHON computer`. A small model told only "Goals not met yet:
+computer is ON" re-plans walks (issue 53's dev slice); told the step as well, it has the action to
+write. The mapping is the environment's semantics, the same for every task; no task's data chose it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from helper_agent.envs.base import ShowsFacts
+
+#: One step: an action and its objects.
+Step = tuple[str, tuple[str, ...]]
 
 _EDGE = re.compile(r"^(\S+) is ([A-Z_]+) to (\S+)$")
 _NODE = re.compile(r"^(\S+) is ([A-Z_]+)$")
@@ -104,3 +113,55 @@ def unmet_now(env: Any, goals: StatedGoals, executed: Sequence[str]) -> list[str
     if not goals or not isinstance(env, ShowsFacts):
         return None
     return unmet(goals, env.scene_facts(), executed)
+
+
+def _pattern(effect: str) -> re.Pattern[str]:
+    """`{0} is ON to {1}` as a pattern whose groups are the action's objects, in order."""
+    parts = re.split(r"\{(\d)\}", effect)
+    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<o{p}>\\S+)" for i, p in enumerate(parts))
+    return re.compile(f"^{regex}$")
+
+
+def _matches(condition: str, effects: Mapping[str, Sequence[str]], arities: Mapping[str, int],
+             objects: Collection[str]) -> list[tuple[str, tuple[str, ...] | None]]:
+    """The actions whose effect is `condition`, each with its objects (None: the effect leaves
+    them unnamed, as "character is SITTING" leaves what to sit on), in the environment's order."""
+    found: list[tuple[str, tuple[str, ...] | None]] = []
+    for action, lines in effects.items():
+        for line in lines:
+            match = _pattern(line).match(condition)
+            if match is None:
+                continue
+            named = match.groupdict()
+            arity = arities.get(action, len(named))
+            if len(named) < arity:
+                found.append((action, None))
+            elif all(f"o{i}" in named and named[f"o{i}"] in objects for i in range(arity)):
+                found.append((action, tuple(named[f"o{i}"] for i in range(arity))))
+            break
+    return found
+
+
+def achieving_steps(conditions: Sequence[str], effects: Mapping[str, Sequence[str]], arities: Mapping[str, int],
+                    objects: Collection[str]) -> dict[str, Step]:
+    """Each condition's step that makes it true, by the environment's `effects` (ACTION -> the
+    condition lines it brings about): a condition no action brings about, or none on objects the
+    agent may name, has none. Where two actions would do (SIT or LIE for "character is ON to sofa"),
+    the one that also brings about another of `conditions` is taken, else the first the environment
+    lists; a condition whose action leaves its object unnamed ("character is SITTING") takes the
+    step that action has for another condition ("SIT sofa")."""
+    options = {c: _matches(c, effects, arities, objects) for c in conditions}
+    bound = [(c, a, o) for c, found in options.items() for a, o in found if o is not None]
+    chosen: dict[str, Step] = {}
+    for condition, found in options.items():
+        steps = [(a, o) for a, o in found if o is not None]
+        if steps:
+            also = [(a, o) for a, o in steps
+                    if any(a in {x for x, _ in options[other]} for other in conditions if other != condition)]
+            chosen[condition] = (also or steps)[0]
+        else:
+            unnamed = {a for a, o in found if o is None}
+            other = next(((a, o) for c, a, o in bound if a in unnamed and c != condition), None)
+            if other is not None:
+                chosen[condition] = other
+    return chosen

@@ -16,7 +16,10 @@ Switches (`--agent-option KEY=VALUE`):
   goal conditions the task states are checked against what the environment shows, and the planner
   re-plans for the unmet ones, at most `goal_rounds=2` times (`named/nodes.py`, issue 53);
 - `preconditions=off|on` (closed loop, named actions only; off by default): a step that fails is
-  tried once more after approaching its object (`graphs/approach.py`).
+  tried once more after approaching its object (`graphs/approach.py`);
+- `achievers=off|on` (with `goal_check=on`; off by default): each unmet condition a re-plan names
+  comes with the step that makes it true by the environment's effects ("computer is ON (SWITCHON
+  computer)", `graphs/goal_conditions.achieving_steps`).
 
 The train-split pool: each train episode's dialogue is the instruction, and its plan is converted from
 the episode's reference actions (the gold program as the executor ran it) by `plan_from_actions`,
@@ -47,10 +50,10 @@ from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.world.catalog import load_catalog
 
 OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans", "mode", "goal_check",
-           "goal_rounds", "preconditions")
+           "goal_rounds", "preconditions", "achievers")
 MODES = ("subgoals", "open-loop", "closed-loop")
 SUBGOALS_ONLY = ("replan", "retriever", "pool", "pool_size", "replan_steps")
-NAMED_ONLY = ("goal_check", "goal_rounds", "preconditions")
+NAMED_ONLY = ("goal_check", "goal_rounds", "preconditions", "achievers")
 
 
 class LLMPlannerAgent(GraphAgent):
@@ -152,9 +155,12 @@ def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | No
             raise ValueError(f"{', '.join(given)}: a switch of mode=subgoals, not of mode={mode}")
         goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
         preconditions = option(options, "preconditions", "off", ("on", "off")) == "on"
+        achievers = option(options, "achievers", "off", ("on", "off")) == "on"
         if (goal_check or preconditions) and mode != "closed-loop":
             raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
-        return NamedPlanConfig(preconditions=preconditions, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
+        if achievers and not goal_check:
+            raise ValueError("achievers=on names steps for the unmet goal conditions: it needs goal_check=on")
+        return NamedPlanConfig(preconditions=preconditions, achievers=achievers, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
                                max_replans=count_option(options, "max_replans", 2), seed=seed,
                                goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:

@@ -14,7 +14,8 @@ the task states are compared with what the environment shows and the actions exe
 (`graphs/goal_conditions.py`), and while some are unmet the planner re-plans for them, at most
 `goal_rounds` times. Every re-plan then says which are unmet ("Goals not met yet: ...") and may
 name the objects they name as well as those seen (the task names them, so they are no guess).
-With `preconditions`, a step that fails is tried once more after approaching its object
+With `achievers` each unmet condition comes with the step that makes it true by the environment's
+effects (`goal_conditions.achieving_steps`). With `preconditions`, a step that fails is tried once more after approaching its object
 (`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed.
 """
 
@@ -29,7 +30,7 @@ from langgraph.runtime import Runtime
 from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step
 from helper_agent.graphs.approach import act_approaching
-from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
+from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals, unmet_now
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
 from helper_agent.graphs.llm_planner.named.state import NamedPlanState
@@ -147,6 +148,13 @@ def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
     return unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
 
 
+def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
+    """Each unmet condition followed by the step that makes it true, where the environment's
+    effects name one: "computer is ON (SWITCHON computer)"."""
+    steps = achieving_steps(unmet, vocabulary.effects, vocabulary.actions, vocabulary.objects)
+    return [f"{c} ({steps[c][0]} {' '.join(steps[c][1])})" if c in steps else c for c in unmet]
+
+
 def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: RunnableConfig) -> dict[str, Any]:
     """Grounded re-planning: what is completed, and only the objects seen so far (with the goal
     check: the unmet goal conditions too, and the objects they name)."""
@@ -158,6 +166,8 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
     if unmet:
         named = set(stated_goals(state["request"]).objects)
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
+        if ctx.settings().achievers:
+            unmet = with_achievers(unmet, vocabulary)
     query = PlanQuery(state["request"], completed=completed, visible=visible, unmet=unmet or None)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, visible)
