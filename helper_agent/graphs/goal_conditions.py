@@ -36,7 +36,7 @@ write. The mapping is the environment's semantics, the same for every task; no t
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,3 +165,23 @@ def achieving_steps(conditions: Sequence[str], effects: Mapping[str, Sequence[st
             if other is not None:
                 chosen[condition] = other
     return chosen
+
+
+def conditions(goals: StatedGoals) -> list[str]:
+    """Every stated state and relation, worded as `unmet` words them."""
+    return [f"{o} is {s}" for o, s in goals.states] + [f"{a} is {r} to {b}" for a, r, b in goals.relations]
+
+
+def goal_instructions(request: str, effects: Mapping[str, Sequence[str]], arities: Mapping[str, int],
+                      objects: Collection[str], keep: Callable[[str, Step], bool] | None = None) -> list[str]:
+    """Step-by-step instructions for a task that states its goal (LLM-Planner's "Step-by-step
+    instructions", which ALFRED's annotators wrote and EAI's tasks lack): the step that makes each
+    stated condition true, once each, in the order the conditions are stated, then each action goal
+    ("Do LOOKAT or WATCH."). `keep(condition, step)` leaves out the rest: for the task at hand the
+    conditions that already hold, for a solved example the steps its plan did not take. Empty for a
+    request that states no goal."""
+    goals = stated_goals(request)
+    steps = achieving_steps(conditions(goals), effects, arities, objects)
+    chosen = [step for condition, step in steps.items() if keep is None or keep(condition, step)]
+    lines = [f"{a} {' '.join(o)}." for a, o in dict.fromkeys(chosen)]
+    return lines + [f"Do {' or '.join(alternatives)}." for alternatives in goals.actions]

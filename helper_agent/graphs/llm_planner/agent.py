@@ -19,7 +19,11 @@ Switches (`--agent-option KEY=VALUE`):
   tried once more after approaching its object (`graphs/approach.py`);
 - `achievers=off|on` (with `goal_check=on`; off by default): each unmet condition a re-plan names
   comes with the step that makes it true by the environment's effects ("computer is ON (SWITCHON
-  computer)", `graphs/goal_conditions.achieving_steps`).
+  computer)", `graphs/goal_conditions.achieving_steps`);
+- `goal_steps=off|on` (named actions, open or closed loop; off by default): LLM-Planner's
+  "Step-by-step instructions" for a task that states its goal, the task's and each example's alike:
+  the steps that make its stated conditions true by the environment's effects
+  (`graphs/goal_conditions.goal_instructions`).
 
 The train-split pool: each train episode's dialogue is the instruction, and its plan is converted from
 the episode's reference actions (the gold program as the executor ran it) by `plan_from_actions`,
@@ -50,10 +54,10 @@ from helper_agent.memory.fewshot import FewShotMemory, PlanExample, load_knn_set
 from helper_agent.world.catalog import load_catalog
 
 OPTIONS = ("replan", "k", "retriever", "pool", "pool_size", "replan_steps", "max_replans", "mode", "goal_check",
-           "goal_rounds", "preconditions", "achievers")
+           "goal_rounds", "preconditions", "achievers", "goal_steps")
 MODES = ("subgoals", "open-loop", "closed-loop")
 SUBGOALS_ONLY = ("replan", "retriever", "pool", "pool_size", "replan_steps")
-NAMED_ONLY = ("goal_check", "goal_rounds", "preconditions", "achievers")
+NAMED_ONLY = ("goal_check", "goal_rounds", "preconditions", "achievers", "goal_steps")
 
 
 class LLMPlannerAgent(GraphAgent):
@@ -160,7 +164,8 @@ def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | No
             raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
         if achievers and not goal_check:
             raise ValueError("achievers=on names steps for the unmet goal conditions: it needs goal_check=on")
-        return NamedPlanConfig(preconditions=preconditions, achievers=achievers, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
+        goal_steps = option(options, "goal_steps", "off", ("on", "off")) == "on"
+        return NamedPlanConfig(preconditions=preconditions, achievers=achievers, goal_steps=goal_steps, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
                                max_replans=count_option(options, "max_replans", 2), seed=seed,
                                goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:

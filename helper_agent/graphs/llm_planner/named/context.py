@@ -30,6 +30,11 @@ class NamedPlanConfig:
     # comes with the step that makes it true by the environment's own effects ("computer is ON
     # (SWITCHON computer)", `goal_conditions.achieving_steps`)
     achievers: bool = False
+    # step-by-step instructions from the stated goals (off by default): the query's and every
+    # example's "Step-by-step instructions" are the steps that make its stated conditions true by the
+    # environment's effects (`goal_conditions.goal_instructions`); LLM-Planner's prompt has the field
+    # for ALFRED's annotated instructions, which EAI's tasks lack
+    goal_steps: bool = False
 
 
 @dataclass

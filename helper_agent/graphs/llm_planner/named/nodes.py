@@ -15,7 +15,10 @@ the task states are compared with what the environment shows and the actions exe
 `goal_rounds` times. Every re-plan then says which are unmet ("Goals not met yet: ...") and may
 name the objects they name as well as those seen (the task names them, so they are no guess).
 With `achievers` each unmet condition comes with the step that makes it true by the environment's
-effects (`goal_conditions.achieving_steps`). With `preconditions`, a step that fails is tried once more after approaching its object
+effects (`goal_conditions.achieving_steps`). With `goal_steps` the query's and each example's
+"Step-by-step instructions" are the steps that make its stated conditions true
+(`goal_conditions.goal_instructions`): for the task, those not met yet; for an example, those its
+plan took. With `preconditions`, a step that fails is tried once more after approaching its object
 (`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed.
 """
 
@@ -30,7 +33,7 @@ from langgraph.runtime import Runtime
 from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
 from helper_agent.graphs.action_sequences import Step
 from helper_agent.graphs.approach import act_approaching
-from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals, unmet_now
+from helper_agent.graphs.goal_conditions import achieving_steps, goal_instructions, stated_goals, unmet_now
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
 from helper_agent.graphs.llm_planner.named.state import NamedPlanState
@@ -47,7 +50,8 @@ EXPLANATION = ("Create a high-level plan for completing a household task using t
 def plan_messages(vocabulary: ActionVocabulary, examples: list[dict[str, Any]], query: PlanQuery) -> list[BaseMessage]:
     messages: list[BaseMessage] = [SystemMessage(f"{EXPLANATION}\n\n{vocabulary_text(vocabulary)}")]
     for example in examples:
-        messages.append(HumanMessage(PlanQuery(example["task"], visible=example["visible"]).text()))
+        messages.append(HumanMessage(PlanQuery(example["task"], steps=example.get("steps", ()),
+                                               visible=example["visible"]).text()))
         messages.append(AIMessage(example["plan"]))
     messages.append(HumanMessage(query.text()))
     return messages
@@ -93,6 +97,12 @@ def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[
     k = ctx.settings().k
     found = ctx.examples(state.get("instance_id", ""), state["request"], k) if ctx.examples and k > 0 else []
     examples = [{"id": e.id, "task": e.request, "visible": list(e.objects), "plan": plan_text(e.steps)} for e in found]
+    if ctx.settings().goal_steps:
+        vocabulary = ctx.vocabulary()
+        for example, solved in zip(examples, found, strict=True):
+            taken = set(solved.steps)
+            example["steps"] = goal_instructions(solved.request, vocabulary.effects, vocabulary.actions, solved.objects,
+                                                 keep=lambda _condition, step, taken=taken: step in taken)
     return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
             "replans": 0, "status": "", "log": [f"retrieved {len(examples)} examples"]}
 
@@ -102,7 +112,7 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     ctx = NamedPlanContext.of(runtime)
     vocabulary = ctx.vocabulary()
     objects = list(vocabulary.objects)
-    query = PlanQuery(state["request"], visible=objects)
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary), visible=objects)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, objects)
     update = _planned(state, steps, attempts, reason, "plan")
@@ -148,6 +158,16 @@ def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
     return unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
 
 
+def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary) -> list[str]:
+    """With `goal_steps`: the steps that make the stated conditions not met yet true (all of them
+    when the environment shows no facts)."""
+    if not ctx.settings().goal_steps:
+        return []
+    pending = _unmet(state, ctx)
+    return goal_instructions(state["request"], vocabulary.effects, vocabulary.actions, vocabulary.objects,
+                             keep=None if pending is None else lambda condition, _step: condition in pending)
+
+
 def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
     """Each unmet condition followed by the step that makes it true, where the environment's
     effects name one: "computer is ON (SWITCHON computer)"."""
@@ -168,7 +188,8 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
         if ctx.settings().achievers:
             unmet = with_achievers(unmet, vocabulary)
-    query = PlanQuery(state["request"], completed=completed, visible=visible, unmet=unmet or None)
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary), completed=completed,
+                      visible=visible, unmet=unmet or None)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, visible)
     update = _planned(state, steps, attempts, reason, "replan")
