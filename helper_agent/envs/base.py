@@ -130,6 +130,10 @@ class ActionVocabulary:
     #: turns an unmet stated condition into the step that makes it true with it
     #: (`graphs/goal_conditions.achieving_steps`); empty when the environment does not say.
     effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Conditions that moving about undoes or cannot be done in, in the order a plan makes them true
+    #: once its other steps are done (VirtualHome: a WALK drops the robot's CLOSE and FACING, and
+    #: cannot start while it sits or lies); same line form as `effects`.
+    settled_last: tuple[str, ...] = ()
 
     def problem(self, action: str, objects: tuple[str, ...]) -> str | None:
         """Why `action` on `objects` is outside the vocabulary (None: it is inside): what an action

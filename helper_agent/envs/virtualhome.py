@@ -61,6 +61,9 @@ EFFECTS: dict[str, tuple[str, ...]] = {
     "PUTBACK": ("{0} is ON to {1}",), "PUTIN": ("{0} is INSIDE to {1}",),
     "PUTON": ("{0} is ON to character",),
 }
+#: What a WALK undoes (`WalkExecutor` deletes the robot's INSIDE, CLOSE and FACING edges) or cannot
+#: start from (`check_walk`: not while SITTING or LYING): a plan makes these true last, in this order.
+SETTLED_LAST = ("character is CLOSE to {0}", "character is SITTING", "character is LYING", "character is FACING to {0}")
 _IDS = re.compile(r"<([^>]+)> \(\d+\)")
 _TAIL = re.compile(r'\s*when executing ".*$', re.S)
 
@@ -228,7 +231,8 @@ class VirtualHomeEnv:
         objects = tuple(name for name in self.episode.name_to_id if name != "character")
         return ActionVocabulary(actions=action_arities(), objects=objects, meanings=action_meanings(),
                                 world=WORLD, seen=self.seen_names(), rule=REACH_RULE, approach="WALK",
-                                effects={a: e for a, e in EFFECTS.items() if a in action_arities()})
+                                effects={a: e for a, e in EFFECTS.items() if a in action_arities()},
+                                settled_last=SETTLED_LAST)
 
     def seen_names(self) -> tuple[str, ...]:
         """The task's object names the robot has perceived so far (LLM-Planner's grounding): the

@@ -173,15 +173,24 @@ def conditions(goals: StatedGoals) -> list[str]:
 
 
 def goal_instructions(request: str, effects: Mapping[str, Sequence[str]], arities: Mapping[str, int],
-                      objects: Collection[str], keep: Callable[[str, Step], bool] | None = None) -> list[str]:
+                      objects: Collection[str], keep: Callable[[str, Step], bool] | None = None,
+                      settled_last: Sequence[str] = ()) -> list[str]:
     """Step-by-step instructions for a task that states its goal (LLM-Planner's "Step-by-step
     instructions", which ALFRED's annotators wrote and EAI's tasks lack): the step that makes each
     stated condition true, once each, in the order the conditions are stated, then each action goal
-    ("Do LOOKAT or WATCH."). `keep(condition, step)` leaves out the rest: for the task at hand the
+    ("Do LOOKAT or WATCH."). A step whose effect is one of `settled_last` (what moving about undoes,
+    `ActionVocabulary.settled_last`) comes after the others, in that order. `keep(condition, step)` leaves out the rest: for the task at hand the
     conditions that already hold, for a solved example the steps its plan did not take. Empty for a
     request that states no goal."""
     goals = stated_goals(request)
     steps = achieving_steps(conditions(goals), effects, arities, objects)
     chosen = [step for condition, step in steps.items() if keep is None or keep(condition, step)]
+    chosen.sort(key=lambda step: _settling(step[0], effects, settled_last))
     lines = [f"{a} {' '.join(o)}." for a, o in dict.fromkeys(chosen)]
     return lines + [f"Do {' or '.join(alternatives)}." for alternatives in goals.actions]
+
+
+def _settling(action: str, effects: Mapping[str, Sequence[str]], settled_last: Sequence[str]) -> int:
+    """-1 for an action none of whose effects moving undoes, else the first such effect's place."""
+    places = [settled_last.index(e) for e in effects.get(action, ()) if e in settled_last]
+    return min(places, default=-1)

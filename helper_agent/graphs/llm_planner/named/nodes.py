@@ -102,7 +102,8 @@ def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[
         for example, solved in zip(examples, found, strict=True):
             taken = set(solved.steps)
             example["steps"] = goal_instructions(solved.request, vocabulary.effects, vocabulary.actions, solved.objects,
-                                                 keep=lambda _condition, step, taken=taken: step in taken)
+                                                 keep=lambda _condition, step, taken=taken: step in taken,
+                                                 settled_last=vocabulary.settled_last)
     return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
             "replans": 0, "status": "", "log": [f"retrieved {len(examples)} examples"]}
 
@@ -165,7 +166,8 @@ def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: Acti
         return []
     pending = _unmet(state, ctx)
     return goal_instructions(state["request"], vocabulary.effects, vocabulary.actions, vocabulary.objects,
-                             keep=None if pending is None else lambda condition, _step: condition in pending)
+                             keep=None if pending is None else lambda condition, _step: condition in pending,
+                             settled_last=vocabulary.settled_last)
 
 
 def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
