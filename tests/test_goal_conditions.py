@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.base import ActionVocabulary, StepOutcome
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals, unmet, unmet_now
+from helper_agent.graphs.goal_conditions import achieving_steps, goal_instructions, stated_goals, unmet, unmet_now
 from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options
 from helper_agent.world.actions import ActionResult
 
@@ -225,3 +225,66 @@ def test_virtualhome_says_what_its_actions_make_true() -> None:
     env.step("WALK", "dishwasher")
     assert env.step(*steps["dishwasher is ON"][:1], "|".join(steps["dishwasher is ON"][1])).result.success
     assert ("dishwasher", "ON") in env.scene_facts()
+
+
+# ------------------------------------------------------------ step-by-step instructions (goal_steps=on)
+LAST = ("character is CLOSE to {0}", "character is SITTING", "character is LYING", "character is FACING to {0}")
+EFFECTS_WITH_TURN = {**EFFECTS, "TURNTO": ("character is FACING to {0}",)}
+ARITIES_WITH_TURN = {**ARITIES, "TURNTO": 1}
+WATCH = """Node goals are:
+tv is ON
+Edge goals are:
+character is FACING to tv
+character is ON to sofa
+character is HOLDS_RH to phone
+Action goals are:
+The following action(s) should be included:
+LOOKAT or WATCH"""
+
+
+def test_the_instructions_are_the_achieving_steps_with_what_moving_undoes_last_then_the_action_goals() -> None:
+    lines = goal_instructions(WATCH, EFFECTS_WITH_TURN, ARITIES_WITH_TURN, THINGS, settled_last=LAST)
+    # the switch and the grab first (a WALK may come between them), then sitting, then facing (a
+    # WALK would undo it, and none can start from the sofa), then what the task asks to be done
+    assert lines == ["SWITCHON tv.", "GRAB phone.", "SIT sofa.", "TURNTO tv.", "Do LOOKAT or WATCH."]
+    # in the order stated when the environment says nothing of what moving undoes
+    assert goal_instructions(WATCH, EFFECTS_WITH_TURN, ARITIES_WITH_TURN, THINGS)[:3] == ["SWITCHON tv.", "TURNTO tv.", "SIT sofa."]
+    assert goal_instructions("put the mug in the sink", EFFECTS, ARITIES, THINGS) == []
+
+
+def test_keep_leaves_out_what_holds_already_or_what_a_solved_plan_did_not_take() -> None:
+    pending = {"character is FACING to tv", "character is ON to sofa"}
+    lines = goal_instructions(WATCH, EFFECTS_WITH_TURN, ARITIES_WITH_TURN, THINGS, settled_last=LAST,
+                              keep=lambda condition, _step: condition in pending)
+    assert lines == ["SIT sofa.", "TURNTO tv.", "Do LOOKAT or WATCH."]
+    taken = {("SWITCHON", ("tv",))}
+    assert goal_instructions(WATCH, EFFECTS_WITH_TURN, ARITIES_WITH_TURN, THINGS,
+                             keep=lambda _condition, step: step in taken) == ["SWITCHON tv.", "Do LOOKAT or WATCH."]
+
+
+def test_the_first_plan_is_asked_with_the_steps_the_unmet_conditions_need() -> None:
+    class EffectRoom(Room):
+        def action_vocabulary(self) -> ActionVocabulary:
+            return ActionVocabulary(actions={"GO": 1, "SWITCHON": 1}, objects=("door", "lamp"), world="the room",
+                                    seen=("door",), approach="GO", effects={"SWITCHON": ("{0} is ON",)})
+
+        def scene_facts(self) -> frozenset[tuple[str, ...]]:
+            return super().scene_facts() | {("door", "ON")}
+
+    chat = Recording(responses=["GO lamp, SWITCHON lamp"], prompts=[])
+    agent = build_agent("llm-planner", BuildRequest(chat, {"mode": "open-loop", "k": "0", "goal_steps": "on"}))
+    agent.run(EpisodeSetup(env=EffectRoom(), request="Node goals are:\nlamp is ON\ndoor is ON", instance_id="r1"))  # type: ignore[arg-type]
+    assert "Step-by-step instructions: SWITCHON lamp.\nVisible objects are door, lamp\nNext plans:" in chat.prompts[0]
+    off = Recording(responses=["GO lamp"], prompts=[])
+    build_agent("llm-planner", BuildRequest(off, {"mode": "open-loop", "k": "0"})).run(
+        EpisodeSetup(env=EffectRoom(), request="Node goals are:\nlamp is ON", instance_id="r1"))  # type: ignore[arg-type]
+    assert "Step-by-step instructions" not in off.prompts[0]
+
+
+def test_virtualhome_plans_sit_after_walking_and_face_after_sitting() -> None:
+    pytest.importorskip("virtualhome_eval")
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    vocabulary = VirtualHomeEnv("327_2").action_vocabulary()
+    assert "character is FACING to {0}" in vocabulary.effects["TURNTO"]
+    assert vocabulary.settled_last.index("character is SITTING") < vocabulary.settled_last.index("character is FACING to {0}")
