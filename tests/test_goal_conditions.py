@@ -10,8 +10,15 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.base import ActionVocabulary, StepOutcome
+from helper_agent.graphs.approach import act_approaching
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.goal_conditions import achieving_steps, goal_instructions, stated_goals, unmet, unmet_now
+from helper_agent.graphs.goal_conditions import (
+    achieving_steps,
+    goal_instructions,
+    stated_goals,
+    unmet,
+    unmet_now,
+)
 from helper_agent.graphs.registry import BuildRequest, build_agent, check_agent_options
 from helper_agent.world.actions import ActionResult
 
@@ -288,3 +295,63 @@ def test_virtualhome_plans_sit_after_walking_and_face_after_sitting() -> None:
     vocabulary = VirtualHomeEnv("327_2").action_vocabulary()
     assert "character is FACING to {0}" in vocabulary.effects["TURNTO"]
     assert vocabulary.settled_last.index("character is SITTING") < vocabulary.settled_last.index("character is FACING to {0}")
+
+
+# ------------------------------------------------- the reported precondition check (preconditions=reported)
+class Screen:
+    """A world that reports what a failed step lacked: looking at the tv needs facing it, facing it
+    needs nothing, and walking anywhere turns the robot away."""
+
+    def __init__(self, report: bool = True) -> None:
+        self.steps = self.failures = 0
+        self.facing = ""
+        self.report = report
+        self.lacked: list[str] = []
+        self.taken: list[tuple[str, str]] = []
+
+    def action_vocabulary(self) -> ActionVocabulary:
+        return ActionVocabulary(actions={"WALK": 1, "TURNTO": 1, "LOOKAT": 1}, objects=("tv", "sofa"), approach="WALK",
+                                effects={"TURNTO": ("character is FACING to {0}",), "WALK": ("character is CLOSE to {0}",)},
+                                settled_last=("character is CLOSE to {0}", "character is FACING to {0}"))
+
+    def missing_conditions(self) -> list[str]:
+        return list(self.lacked) if self.report else []
+
+    def step(self, action: str, object_id: str | None = None) -> StepOutcome:
+        self.steps += 1
+        ok = action != "LOOKAT" or self.facing == object_id
+        self.facing = "" if action == "WALK" else str(object_id) if action == "TURNTO" else self.facing
+        self.lacked = [] if ok else [f"character is FACING to {object_id}", "tv is OPEN"]
+        self.taken.append((action, str(object_id)))
+        self.failures += not ok
+        return StepOutcome(ActionResult(action, object_id, ok, "" if ok else "does not face it"), lambda: None)  # type: ignore[arg-type,return-value]
+
+
+def test_a_reported_lack_is_made_true_by_its_step_and_the_step_is_tried_again() -> None:
+    env = Screen()
+    taken = act_approaching(env, env.action_vocabulary(), "LOOKAT", ("tv",), reported=True)
+    assert taken.outcome.result.success and taken.approached == [("TURNTO", ("tv",))]
+    assert env.taken == [("LOOKAT", "tv"), ("TURNTO", "tv"), ("LOOKAT", "tv")]  # "tv is OPEN" has no step: left
+
+
+def test_without_a_report_the_check_is_the_approach_alone() -> None:
+    env = Screen(report=False)
+    taken = act_approaching(env, env.action_vocabulary(), "LOOKAT", ("tv",), reported=True)
+    assert not taken.outcome.result.success  # walking to the tv does not turn the robot to it
+    assert env.taken == [("LOOKAT", "tv"), ("WALK", "tv"), ("LOOKAT", "tv")]
+    plain = Screen()
+    assert not act_approaching(plain, plain.action_vocabulary(), "LOOKAT", ("tv",)).outcome.result.success
+    assert ("TURNTO", "tv") not in plain.taken  # preconditions=on reads no report
+
+
+def test_virtualhome_reports_what_a_step_lacked_in_the_goal_lines_form() -> None:
+    pytest.importorskip("virtualhome_eval")
+    from helper_agent.envs.virtualhome import VirtualHomeEnv
+
+    env = VirtualHomeEnv("117_1")  # a dev task (after the first 100)
+    assert not env.step("LOOKAT", "television").result.success
+    assert env.missing_conditions() == ["character is FACING to television"]
+    taken = act_approaching(env, env.action_vocabulary(), "LOOKAT", ("television",), reported=True)
+    assert taken.outcome.result.success and env.missing_conditions() == []
+    with pytest.raises(ValueError, match="preconditions"):
+        check_agent_options("llm-planner", {"mode": "closed-loop", "preconditions": "sometimes"})

@@ -242,6 +242,16 @@ def can_snapshot(env: Any) -> bool:
 
 
 @runtime_checkable
+class ReportsMissing(Protocol):
+    """An environment that says, after a step failed, which conditions the step needed and lacked
+    (VirtualHome's executors record them), in the goal lines' form ("character is FACING to tv")."""
+
+    def missing_conditions(self) -> list[str]:
+        """What the last failed step lacked; [] after a success or when it did not say."""
+        ...
+
+
+@runtime_checkable
 class ShowsFacts(Protocol):
     """An environment that shows what holds now among the objects it names: each named object's
     states and the relations between two named objects (the robot included, by the name its

@@ -185,6 +185,7 @@ class VirtualHomeEnv:
         self.last_failed: str | None = None  # the last script line that failed (an additional step aside)
         self._episode: _Episode | None = None
         self._last: tuple[str | None, bool, str] = (None, True, "")
+        self._missing: list[str] = []
         if task_id is not None:
             self.reset(task_id)
 
@@ -208,6 +209,7 @@ class VirtualHomeEnv:
         self.last_error_type = None
         self.last_failed = None
         self._last = (None, True, "")
+        self._missing = []
         return self.observe()
 
     @property
@@ -315,6 +317,7 @@ class VirtualHomeEnv:
             ok, info = episode.planner.my_execute_primitive_action_eval(script)
         except Exception as exc:  # noqa: BLE001 - the simulator raises on malformed lines and unknown actions
             return self._record(ActionResult(action, script, False, f"cannot execute {script!r}: {exc}"), "unknown_error")
+        self._missing = [] if ok else self._conditions(info.missing_preconds)
         if ok:
             episode.executed.append(script)
             episode.history_states.append(copy.deepcopy(episode.planner.env_state.to_dict()))
@@ -325,6 +328,27 @@ class VirtualHomeEnv:
             self.last_failed = script
         message = checked.get_error_string() or info.get_error_string() or "not executable"
         return self._record(ActionResult(action, script, False, f"{error_type}: {message}"), error_type)
+
+    def missing_conditions(self) -> list[str]:
+        """What the last failed step lacked, as the simulator's executor recorded it
+        (`ExecutionInfo.missing_preconds`), in the goal lines' form (`envs/base.ReportsMissing`). A
+        condition that must not hold (the robot must not sit) and one on an object outside the
+        task's names are left out."""
+        return list(self._missing)
+
+    def _conditions(self, preconditions: list[tuple[bool, dict[str, Any]]]) -> list[str]:
+        names = {i: name for name, i in self.episode.name_to_id.items()}
+        lines = []
+        for negate, condition in preconditions:
+            if negate:
+                continue
+            if {"from_id", "relation", "to_id"} <= set(condition):
+                source, target = names.get(condition["from_id"]), names.get(condition["to_id"])
+                if source and target:
+                    lines.append(f"{source} is {condition['relation']} to {target}")
+            elif {"id", "state"} <= set(condition) and condition["id"] in names:
+                lines.append(f"{names[condition['id']]} is {condition['state']}")
+        return list(dict.fromkeys(lines))
 
     def run(self, scripts: list[str], *, stop_on_failure: bool = True) -> list[ActionResult]:
         """A whole sequence, as EAI's evaluator runs it: an additional step is skipped, any other

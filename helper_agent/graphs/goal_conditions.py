@@ -185,12 +185,12 @@ def goal_instructions(request: str, effects: Mapping[str, Sequence[str]], aritie
     goals = stated_goals(request)
     steps = achieving_steps(conditions(goals), effects, arities, objects)
     chosen = [step for condition, step in steps.items() if keep is None or keep(condition, step)]
-    chosen.sort(key=lambda step: _settling(step[0], effects, settled_last))
+    chosen.sort(key=lambda step: settling(step[0], effects, settled_last))
     lines = [f"{a} {' '.join(o)}." for a, o in dict.fromkeys(chosen)]
     return lines + [f"Do {' or '.join(alternatives)}." for alternatives in goals.actions]
 
 
-def _settling(action: str, effects: Mapping[str, Sequence[str]], settled_last: Sequence[str]) -> int:
+def settling(action: str, effects: Mapping[str, Sequence[str]], settled_last: Sequence[str]) -> int:
     """-1 for an action none of whose effects moving undoes, else the first such effect's place."""
     places = [settled_last.index(e) for e in effects.get(action, ()) if e in settled_last]
     return min(places, default=-1)

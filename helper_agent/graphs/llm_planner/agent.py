@@ -15,8 +15,10 @@ Switches (`--agent-option KEY=VALUE`):
 - `goal_check=off|on` (closed loop, named actions only; off by default): after a plan has run, the
   goal conditions the task states are checked against what the environment shows, and the planner
   re-plans for the unmet ones, at most `goal_rounds=2` times (`named/nodes.py`, issue 53);
-- `preconditions=off|on` (closed loop, named actions only; off by default): a step that fails is
-  tried once more after approaching its object (`graphs/approach.py`);
+- `preconditions=off|on|reported` (closed loop, named actions only; off by default): a step that
+  fails is tried once more after approaching its object (`graphs/approach.py`); `reported` first
+  takes the steps that make true what the environment says the step lacked (VirtualHome: "character
+  is FACING to tv" -> TURNTO tv);
 - `achievers=off|on` (with `goal_check=on`; off by default): each unmet condition a re-plan names
   comes with the step that makes it true by the environment's effects ("computer is ON (SWITCHON
   computer)", `graphs/goal_conditions.achieving_steps`);
@@ -158,14 +160,16 @@ def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | No
         if given:
             raise ValueError(f"{', '.join(given)}: a switch of mode=subgoals, not of mode={mode}")
         goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
-        preconditions = option(options, "preconditions", "off", ("on", "off")) == "on"
+        checks = option(options, "preconditions", "off", ("on", "off", "reported"))
+        preconditions = checks != "off"
         achievers = option(options, "achievers", "off", ("on", "off")) == "on"
         if (goal_check or preconditions) and mode != "closed-loop":
             raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
         if achievers and not goal_check:
             raise ValueError("achievers=on names steps for the unmet goal conditions: it needs goal_check=on")
         goal_steps = option(options, "goal_steps", "off", ("on", "off")) == "on"
-        return NamedPlanConfig(preconditions=preconditions, achievers=achievers, goal_steps=goal_steps, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
+        return NamedPlanConfig(preconditions=preconditions, reported=checks == "reported", achievers=achievers,
+                               goal_steps=goal_steps, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
                                max_replans=count_option(options, "max_replans", 2), seed=seed,
                                goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:

@@ -26,6 +26,9 @@ class NamedPlanConfig:
     goal_rounds: int = 2
     # precondition check (off by default): a failed step is tried again after approaching its object
     preconditions: bool = False
+    # with the precondition check: first make true what the environment reports the failed step
+    # lacked, by the steps its effects name (`graphs/approach.with_reported`; preconditions=reported)
+    reported: bool = False
     # achieving steps (with the goal check; off by default): each unmet condition the re-plan names
     # comes with the step that makes it true by the environment's own effects ("computer is ON
     # (SWITCHON computer)", `goal_conditions.achieving_steps`)

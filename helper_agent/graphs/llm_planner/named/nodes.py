@@ -19,7 +19,8 @@ effects (`goal_conditions.achieving_steps`). With `goal_steps` the query's and e
 "Step-by-step instructions" are the steps that make its stated conditions true
 (`goal_conditions.goal_instructions`): for the task, those not met yet; for an example, those its
 plan took. With `preconditions`, a step that fails is tried once more after approaching its object
-(`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed.
+(`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed; with
+`preconditions=reported`, first after the steps that make true what the environment says it lacked.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     vocabulary = ctx.vocabulary() if approach else None
     for action, args in state.get("plan", []):
         if vocabulary is not None:
-            taken = act_approaching(env, vocabulary, action, tuple(args))
+            taken = act_approaching(env, vocabulary, action, tuple(args), reported=ctx.settings().reported)
             outcome = taken.outcome
             for walk, objects in taken.approached:
                 log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
