@@ -310,18 +310,21 @@ class Screen:
         self.taken: list[tuple[str, str]] = []
 
     def action_vocabulary(self) -> ActionVocabulary:
-        return ActionVocabulary(actions={"WALK": 1, "TURNTO": 1, "LOOKAT": 1}, objects=("tv", "sofa"), approach="WALK",
+        return ActionVocabulary(actions={"WALK": 1, "TURNTO": 1, "LOOKAT": 1, "GRAB": 1}, objects=("tv", "sofa"), approach="WALK",
                                 effects={"TURNTO": ("character is FACING to {0}",), "WALK": ("character is CLOSE to {0}",)},
                                 settled_last=("character is CLOSE to {0}", "character is FACING to {0}"))
 
     def missing_conditions(self) -> list[str]:
         return list(self.lacked) if self.report else []
 
+    def last_step_impossible(self) -> bool:
+        return bool(self.taken) and self.taken[-1][0] == "GRAB"
+
     def step(self, action: str, object_id: str | None = None) -> StepOutcome:
         self.steps += 1
-        ok = action != "LOOKAT" or self.facing == object_id
+        ok = action == "WALK" or action == "TURNTO" or (action == "LOOKAT" and self.facing == object_id)
         self.facing = "" if action == "WALK" else str(object_id) if action == "TURNTO" else self.facing
-        self.lacked = [] if ok else [f"character is FACING to {object_id}", "tv is OPEN"]
+        self.lacked = [] if ok or action == "GRAB" else [f"character is FACING to {object_id}", "tv is OPEN"]
         self.taken.append((action, str(object_id)))
         self.failures += not ok
         return StepOutcome(ActionResult(action, object_id, ok, "" if ok else "does not face it"), lambda: None)  # type: ignore[arg-type,return-value]
@@ -355,3 +358,17 @@ def test_virtualhome_reports_what_a_step_lacked_in_the_goal_lines_form() -> None
     assert taken.outcome.result.success and env.missing_conditions() == []
     with pytest.raises(ValueError, match="preconditions"):
         check_agent_options("llm-planner", {"mode": "closed-loop", "preconditions": "sometimes"})
+
+
+def test_a_step_the_object_can_never_take_is_passed_over_and_the_plan_goes_on() -> None:
+    chat = Recording(responses=["GRAB tv, TURNTO tv, LOOKAT tv"], prompts=[])
+    agent = build_agent("llm-planner", BuildRequest(chat, {"mode": "closed-loop", "k": "0", "preconditions": "reported"}))
+    env = Screen()
+    result = agent.run(EpisodeSetup(env=env, request="watch the tv", instance_id="s1"))  # type: ignore[arg-type]
+    assert env.taken == [("GRAB", "tv"), ("TURNTO", "tv"), ("LOOKAT", "tv")]  # no approach, no retry, no re-plan
+    assert result.outcome == "done" and len(chat.prompts) == 1
+    assert "GRAB tv: impossible: does not face it" in result.log
+    plain = Recording(responses=["GRAB tv, TURNTO tv, LOOKAT tv", "TURNTO tv"], prompts=[])
+    build_agent("llm-planner", BuildRequest(plain, {"mode": "closed-loop", "k": "0", "max_replans": "1"})).run(
+        EpisodeSetup(env=Screen(), request="watch the tv", instance_id="s1"))  # type: ignore[arg-type]
+    assert len(plain.prompts) == 2  # without the reported check the failure is re-planned

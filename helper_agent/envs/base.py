@@ -162,6 +162,20 @@ class ReportsRedundantSteps(Protocol):
 
 
 @runtime_checkable
+class ReportsImpossibleSteps(Protocol):
+    """An environment that tells a step its object can never take (VirtualHome's "affordance
+    error": the television is not grabbable) from one that failed for want of something."""
+
+    def last_step_impossible(self) -> bool: ...
+
+
+def impossible_step(env: Any) -> bool:
+    """Whether `env`'s last step failed because its object cannot take that action at all (never for
+    an environment that does not tell)."""
+    return isinstance(env, ReportsImpossibleSteps) and env.last_step_impossible()
+
+
+@runtime_checkable
 class BriefsErrors(Protocol):
     """An environment whose error messages carry internals an agent does not name (graph ids, the
     script line); `brief_error` gives the message in the words of its vocabulary."""

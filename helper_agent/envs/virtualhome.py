@@ -248,6 +248,11 @@ class VirtualHomeEnv:
                      if name != "character" and node in nodes
                      and (node in rooms or node in self.episode.been_close or _room_of(state, node, rooms) in seen))
 
+    def last_step_impossible(self) -> bool:
+        """Whether the last step failed on an affordance: its object lacks the property the action
+        needs (`envs/base.ReportsImpossibleSteps`)."""
+        return self.last_error_type == "affordance_error"
+
     def last_step_redundant(self) -> bool:
         """Whether the last step was an additional step: its effect already held (EAI skips it)."""
         return self.last_error_type == "additional_step"

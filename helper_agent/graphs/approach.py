@@ -18,7 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from helper_agent.envs.base import ActionVocabulary, ReportsMissing, StepOutcome, redundant_step, step_by_name
+from helper_agent.envs.base import (
+    ActionVocabulary,
+    ReportsMissing,
+    StepOutcome,
+    impossible_step,
+    redundant_step,
+    step_by_name,
+)
 from helper_agent.graphs.goal_conditions import achieving_steps, settling
 
 
@@ -47,11 +54,11 @@ def with_reported(env: Any, vocabulary: ActionVocabulary, action: str, objects: 
     their achieving steps (`goal_conditions.achieving_steps`, from the environment's own effects;
     each taken with the approach check), in the order moving about allows, and the step is tried
     again, at most `rounds` times. When nothing is reported, or nothing reported has a step, this
-    is the approach check."""
+    is the approach check; a step the environment says is impossible is not tried again."""
     taken: list[tuple[str, tuple[str, ...]]] = []
     outcome = step_by_name(env, action, objects)
     for _ in range(rounds):
-        if outcome.result.success or redundant_step(env) or not isinstance(env, ReportsMissing):
+        if outcome.result.success or redundant_step(env) or impossible_step(env) or not isinstance(env, ReportsMissing):
             break
         lacked = env.missing_conditions()
         steps = achieving_steps(lacked, vocabulary.effects, vocabulary.actions, vocabulary.objects)
@@ -65,7 +72,7 @@ def with_reported(env: Any, vocabulary: ActionVocabulary, action: str, objects: 
             if fixed.outcome.result.success:
                 taken.append((fix_action, fix_objects))
         outcome = step_by_name(env, action, objects)
-    if outcome.result.success or redundant_step(env):
+    if outcome.result.success or redundant_step(env) or impossible_step(env):
         return Approached(outcome, taken)
     last = _approaching(env, vocabulary, action, objects, tried=outcome)
     return Approached(last.outcome, taken + last.approached)

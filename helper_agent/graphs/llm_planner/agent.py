@@ -18,7 +18,8 @@ Switches (`--agent-option KEY=VALUE`):
 - `preconditions=off|on|reported` (closed loop, named actions only; off by default): a step that
   fails is tried once more after approaching its object (`graphs/approach.py`); `reported` first
   takes the steps that make true what the environment says the step lacked (VirtualHome: "character
-  is FACING to tv" -> TURNTO tv);
+  is FACING to tv" -> TURNTO tv) and passes over a step the environment says its object can never
+  take (VirtualHome's affordance error), going on with the plan;
 - `achievers=off|on` (with `goal_check=on`; off by default): each unmet condition a re-plan names
   comes with the step that makes it true by the environment's effects ("computer is ON (SWITCHON
   computer)", `graphs/goal_conditions.achieving_steps`);

@@ -20,7 +20,9 @@ effects (`goal_conditions.achieving_steps`). With `goal_steps` the query's and e
 (`goal_conditions.goal_instructions`): for the task, those not met yet; for an example, those its
 plan took. With `preconditions`, a step that fails is tried once more after approaching its object
 (`graphs/approach.py`, HELPER's pre-condition check) before it counts as failed; with
-`preconditions=reported`, first after the steps that make true what the environment says it lacked.
+`preconditions=reported`, first after the steps that make true what the environment says it lacked;
+a step the environment says its object can never take is then passed over like one whose effect
+already held, the rest of the plan going on (the closed loop is scored on the steps executed).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.envs.base import ActionVocabulary, brief_error, redundant_step, step_by_name
+from helper_agent.envs.base import (
+    ActionVocabulary,
+    brief_error,
+    impossible_step,
+    redundant_step,
+    step_by_name,
+)
 from helper_agent.graphs.action_sequences import Step
 from helper_agent.graphs.approach import act_approaching
 from helper_agent.graphs.goal_conditions import achieving_steps, goal_instructions, stated_goals, unmet_now
@@ -143,6 +151,8 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
             status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
+        elif ctx.settings().reported and impossible_step(env):  # nothing can make it possible: passed over
+            status, observation = "skipped", "impossible: " + brief_error(env, outcome.result.error)
         else:
             status, observation = "failed", "failed: " + brief_error(env, outcome.result.error)
         log.append(f"{action} {' '.join(args)}: {observation}")
