@@ -84,7 +84,8 @@ def eai(
                                                   "max_steps=N; both refuse_futile=on|off. helper's and "
                                                   "llm-planner's mode, k and max_replans are --mode, --k, --max-replans; "
                                                   "their closed loop takes goal_check=on|off, goal_rounds=N, "
-                                                  "preconditions=on|off, and llm-planner's achievers=on|off (off by default)."),
+                                                  "preconditions=on|off; llm-planner's also preconditions=reported, achievers=on|off, and "
+                                                  "goal_steps=on|off in either loop (all off by default)."),
     mode: str = typer.Option("open-loop", help="open-loop (EAI's protocol) or closed-loop (acts, sees failures, corrects)."),
     limit: int | None = typer.Option(None, help="The first N tasks in EAI's order (default: all 342)."),
     skip: int = typer.Option(0, min=0, help="Leave out the first N tasks (a calibration split: --skip 100 --limit 20 "
