@@ -29,8 +29,10 @@ evaluator's.
 `achieving_steps` turns unmet conditions into the steps that make them true, from what the
 environment says its actions do (`envs/base.ActionVocabulary.effects`, VirtualHome's simulator's
 effects): "computer is ON" into `SWITCHON computer`. A small model told only "Goals not met yet:
-computer is ON" re-plans walks (issue 53's dev slice); told the step as well, it has the action to
-write. The mapping is the environment's semantics, the same for every task; no task's data chose it.
+computer is ON" re-plans walks (issue 53's dev slices), and still does when the step is named beside
+the condition; given the steps as its prompt's step-by-step instructions, for the task and for its
+examples alike (`goal_instructions`), it writes them into its plans. The mapping is the
+environment's semantics, the same for every task; no task's data chose it.
 """
 
 from __future__ import annotations
@@ -178,10 +180,11 @@ def goal_instructions(request: str, effects: Mapping[str, Sequence[str]], aritie
     """Step-by-step instructions for a task that states its goal (LLM-Planner's "Step-by-step
     instructions", which ALFRED's annotators wrote and EAI's tasks lack): the step that makes each
     stated condition true, once each, in the order the conditions are stated, then each action goal
-    ("Do LOOKAT or WATCH."). A step whose effect is one of `settled_last` (what moving about undoes,
-    `ActionVocabulary.settled_last`) comes after the others, in that order. `keep(condition, step)` leaves out the rest: for the task at hand the
-    conditions that already hold, for a solved example the steps its plan did not take. Empty for a
-    request that states no goal."""
+    ("Do LOOKAT or WATCH."). A step whose effect is one of `settled_last` (what moving about
+    undoes, `ActionVocabulary.settled_last`) comes after the others, in that order.
+    `keep(condition, step)` leaves out the rest: for the task at hand the conditions that already
+    hold, for a solved example the steps its plan did not take. Empty for a request that states no
+    goal."""
     goals = stated_goals(request)
     steps = achieving_steps(conditions(goals), effects, arities, objects)
     chosen = [step for condition, step in steps.items() if keep is None or keep(condition, step)]
