@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.base import ActionVocabulary, StepOutcome
@@ -372,3 +374,20 @@ def test_a_step_the_object_can_never_take_is_passed_over_and_the_plan_goes_on() 
     build_agent("llm-planner", BuildRequest(plain, {"mode": "closed-loop", "k": "0", "max_replans": "1"})).run(
         EpisodeSetup(env=Screen(), request="watch the tv", instance_id="s1"))  # type: ignore[arg-type]
     assert len(plain.prompts) == 2  # without the reported check the failure is re-planned
+
+
+NAMES = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True).filter(lambda n: n != "character")
+
+
+@given(action=st.sampled_from(sorted(EFFECTS)), first=NAMES, second=NAMES)
+def test_an_effect_written_out_is_achieved_by_its_own_action_on_its_own_objects(action: str, first: str, second: str) -> None:
+    """Whatever the objects are called, a condition an action's effect words with them comes back as
+    that action on them (or, where two actions word it alike, one whose effect words it so)."""
+    objects = (first, second)[: ARITIES[action]]
+    for effect in EFFECTS[action]:
+        if "{" not in effect:
+            continue
+        condition = effect.format(*objects)
+        steps = achieving_steps([condition], EFFECTS, ARITIES, set(objects))
+        chosen, named = steps[condition]
+        assert named == objects and condition in {e.format(*named) for e in EFFECTS[chosen]}
