@@ -40,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from helper_agent.envs.base import ShowsFacts
@@ -97,8 +98,7 @@ def stated_goals(request: str) -> StatedGoals:
 def unmet(goals: StatedGoals, facts: Collection[tuple[str, ...]], executed: Sequence[str]) -> list[str]:
     """The stated conditions that do not hold: states and relations against `facts`, action goals
     against the executed actions' names (each after the one before it, as the request orders them)."""
-    missing = [f"{o} is {s}" for o, s in goals.states if (o, s) not in facts]
-    missing += [f"{a} is {r} to {b}" for a, r, b in goals.relations if (a, r, b) not in facts]
+    missing = [line for line, fact in _worded(goals) if fact not in facts]
     done = [a.upper() for a in executed]
     position = 0
     for alternatives in goals.actions:
@@ -117,6 +117,7 @@ def unmet_now(env: Any, goals: StatedGoals, executed: Sequence[str]) -> list[str
     return unmet(goals, env.scene_facts(), executed)
 
 
+@lru_cache(maxsize=256)
 def _pattern(effect: str) -> re.Pattern[str]:
     """`{0} is ON to {1}` as a pattern whose groups are the action's objects, in order."""
     parts = re.split(r"\{(\d)\}", effect)
@@ -169,9 +170,15 @@ def achieving_steps(conditions: Sequence[str], effects: Mapping[str, Sequence[st
     return chosen
 
 
+def _worded(goals: StatedGoals) -> list[tuple[str, tuple[str, ...]]]:
+    """Each stated state and relation as the request words it, with the fact it stands for."""
+    return ([(f"{o} is {s}", (o, s)) for o, s in goals.states]
+            + [(f"{a} is {r} to {b}", (a, r, b)) for a, r, b in goals.relations])
+
+
 def conditions(goals: StatedGoals) -> list[str]:
     """Every stated state and relation, worded as `unmet` words them."""
-    return [f"{o} is {s}" for o, s in goals.states] + [f"{a} is {r} to {b}" for a, r, b in goals.relations]
+    return [line for line, _ in _worded(goals)]
 
 
 def goal_instructions(request: str, effects: Mapping[str, Sequence[str]], arities: Mapping[str, int],

@@ -122,7 +122,8 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     ctx = NamedPlanContext.of(runtime)
     vocabulary = ctx.vocabulary()
     objects = list(vocabulary.objects)
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary), visible=objects)
+    pending = _unmet(state, ctx) if ctx.settings().goal_steps else None
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, pending), visible=objects)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, objects)
     update = _planned(state, steps, attempts, reason, "plan")
@@ -170,12 +171,12 @@ def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
     return unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
 
 
-def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary) -> list[str]:
-    """With `goal_steps`: the steps that make the stated conditions not met yet true (all of them
-    when the environment shows no facts)."""
+def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary,
+                  pending: list[str] | None) -> list[str]:
+    """With `goal_steps`: the steps that make the stated conditions not met yet (`pending`, from
+    `_unmet`) true; all of them when the environment shows no facts."""
     if not ctx.settings().goal_steps:
         return []
-    pending = _unmet(state, ctx)
     return goal_instructions(state["request"], vocabulary.effects, vocabulary.actions, vocabulary.objects,
                              keep=None if pending is None else lambda condition, _step: condition in pending,
                              settled_last=vocabulary.settled_last)
@@ -195,13 +196,15 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
     vocabulary = ctx.vocabulary()
     visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
     completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
-    unmet = _unmet(state, ctx) if ctx.settings().goal_check else None
+    settings = ctx.settings()
+    pending = _unmet(state, ctx) if settings.goal_check or settings.goal_steps else None  # read once for both
+    unmet = pending if settings.goal_check else None
     if unmet:
         named = set(stated_goals(state["request"]).objects)
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
-        if ctx.settings().achievers:
+        if settings.achievers:
             unmet = with_achievers(unmet, vocabulary)
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary), completed=completed,
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, pending), completed=completed,
                       visible=visible, unmet=unmet or None)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, visible)
