@@ -1,7 +1,9 @@
 """The embedded household simulator: TEACh's actions over a `WorldState` with AI2-THOR semantics.
 
 One call to `Simulator.step` is one TEACh step. Failed actions return an `ActionResult` with an
-AI2-THOR-like error message and change nothing; input that is not an action at all (unknown name or
+AI2-THOR-like error message and change nothing; what an interaction checks before acting is the table
+of `world/rules.py` (`CHECKS`), which the environment also declares to agents, and the checks that
+failed on the last step are kept (`last_failed`). Input that is not an action at all (unknown name or
 object id) raises a `WorldError` and also changes nothing. Appliance effects (faucets, burners,
 microwaves, toasters, coffee machines) are applied after every successful action by `effects`.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from helper_agent.world import effects
+from helper_agent.world import effects, rules
 from helper_agent.world.actions import (
     ACTIONS,
     INTERACTION_ACTIONS,
@@ -31,11 +33,9 @@ from helper_agent.world.geometry import (
     in_vertical_view,
     step_vector,
 )
-from helper_agent.world.state import WorldObject, WorldState, occupancy
+from helper_agent.world.rules import KNIFE_TYPES, SWING_DOOR_TYPES
+from helper_agent.world.state import WorldObject, WorldState
 
-KNIFE_TYPES = frozenset({"Knife", "ButterKnife"})
-# Doors that swing towards the agent: opening them from the adjacent cell is blocked by the body.
-SWING_DOOR_TYPES = frozenset({"Fridge"})
 HELD_HEIGHT = 1.0
 
 
@@ -56,6 +56,9 @@ class Simulator:
         self.state = state
         self.catalog = catalog or load_catalog()
         self._rects: dict[str, tuple[float, float, float, float]] = {}
+        #: The checks of `rules.CHECKS` the last step failed, in order (empty after a success, a
+        #: navigation step, or before any step).
+        self.last_failed: tuple[rules.Check, ...] = ()
 
     # ------------------------------------------------------------------ geometry and perception
     def object(self, object_id: str) -> WorldObject:
@@ -149,6 +152,7 @@ class Simulator:
     # ------------------------------------------------------------------ stepping
     def step(self, action: str, object_id: str | None = None) -> ActionResult:
         """Apply one TEACh action. Raises `WorldError` for input that is not a valid action."""
+        self.last_failed = ()
         name = canonical_action(action)
         if name is None:
             raise InvalidActionError(f"unknown action {action!r}; expected one of: {', '.join(ACTIONS)}")
@@ -204,15 +208,17 @@ class Simulator:
         return ActionResult(name, None, True)
 
     # interaction preconditions ----------------------------------------------
-    def _reach_error(self, oid: str) -> str | None:
-        if self.is_hidden(oid):
-            return f"{oid} is not visible: it is inside a closed receptacle"
-        dist, in_fov = self.view_of(oid)
-        if not in_fov:
-            return f"{oid} is not visible from the current viewpoint"
-        if dist > INTERACTION_DISTANCE + 1e-6:
-            return f"{oid} is too far away to interact with ({dist:.2f} m > {INTERACTION_DISTANCE} m)"
-        return None
+    def _refusal(self, name: str, oid: str) -> ActionResult | None:
+        """The failed result when a check of `rules.CHECKS` fails (the first one's error), else None;
+        every failed check is kept in `last_failed`."""
+        failed = rules.failures(self, name, oid)
+        self.last_failed = tuple(check for check, _ in failed)
+        return self._fail(name, oid, failed[0][1]) if failed else None
+
+    def in_door_swing(self, object_id: str) -> bool:
+        """Whether the agent stands next to the object's footprint (where a swinging door hits it)."""
+        ai, aj = self.state.agent.cell
+        return any(abs(ci - ai) + abs(cj - aj) <= 1 for ci, cj in self.state.objects[object_id].cells)
 
     def _fail(self, name: str, oid: str | None, message: str) -> ActionResult:
         return ActionResult(name, oid, False, message)
@@ -220,14 +226,9 @@ class Simulator:
     # interactions ----------------------------------------------------------
     def _pickup(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
         obj = self.state.objects[oid]
-        info = self.catalog.get(obj.object_type)
-        if self.state.held_id is not None:
-            return self._fail(name, oid, f"Agent's hand is already holding {self.state.held_id}")
-        if not info.pickupable:
-            return self._fail(name, oid, f"{oid} is not pickupable")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
         if obj.parent_id is not None:
             self.state.objects[obj.parent_id].contents.remove(oid)
         obj.parent_id = None
@@ -239,24 +240,11 @@ class Simulator:
 
     def _place(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
-        receptacle = self.state.objects[oid]
-        rinfo = self.catalog.get(receptacle.object_type)
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
         held_id = self.state.held_id
-        if held_id is None:
-            return self._fail(name, oid, "Agent is not holding any object")
-        if oid == held_id or oid in self.state.descendants(held_id):
-            return self._fail(name, oid, f"cannot place {held_id} into itself")
+        assert held_id is not None
         held = self.state.objects[held_id]
-        if not rinfo.receptacle:
-            return self._fail(name, oid, f"{oid} is not a receptacle")
-        if not self.catalog.accepts(receptacle.object_type, held.object_type):
-            return self._fail(name, oid, f"{held.object_type} cannot be placed in {receptacle.object_type}")
-        if rinfo.openable and not receptacle.is_open:
-            return self._fail(name, oid, f"{oid} must be open to place objects in it")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
-        if occupancy(receptacle.contents) >= max(rinfo.capacity, 1):
-            return self._fail(name, oid, f"No valid positions to place object found: {oid} is full")
         attach(self.state, held_id, oid)
         held.is_picked_up = False
         held.simbot_last_parent_receptacle = oid
@@ -265,36 +253,17 @@ class Simulator:
 
     def _open_close(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
-        obj = self.state.objects[oid]
-        info = self.catalog.get(obj.object_type)
-        opening = name == "Open"
-        if not info.openable:
-            return self._fail(name, oid, f"{oid} is not openable")
-        if obj.is_open == opening:
-            return self._fail(name, oid, f"{oid} is already {'open' if opening else 'closed'}")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
-        if obj.object_type in SWING_DOOR_TYPES and self._adjacent_to_footprint(obj):
-            verb = "opening" if opening else "closing"
-            return self._fail(name, oid, f"{oid} is blocked from {verb}: the agent is in the way of the door")
-        obj.is_open = opening
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
+        self.state.objects[oid].is_open = name == "Open"
         return ActionResult(name, oid, True, changed=[oid])
-
-    def _adjacent_to_footprint(self, obj: WorldObject) -> bool:
-        ai, aj = self.state.agent.cell
-        return any(abs(ci - ai) + abs(cj - aj) <= 1 for ci, cj in obj.cells)
 
     def _toggle(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
         obj = self.state.objects[oid]
-        info = self.catalog.get(obj.object_type)
         on = name == "ToggleOn"
-        if not info.toggleable:
-            return self._fail(name, oid, f"{oid} is not toggleable")
-        if obj.is_toggled == on:
-            return self._fail(name, oid, f"{oid} is already {'on' if on else 'off'}")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
         obj.is_toggled = on
         changed = [oid]
         for controlled in obj.controlled_ids:
@@ -306,37 +275,23 @@ class Simulator:
 
     def _slice(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
-        obj = self.state.objects[oid]
-        info = self.catalog.get(obj.object_type)
-        held = self.state.objects[self.state.held_id] if self.state.held_id else None
-        if held is None or held.object_type not in KNIFE_TYPES:
-            return self._fail(name, oid, "Agent must be holding a knife to slice")
-        if not info.sliceable or not info.sliced_type:
-            return self._fail(name, oid, f"{oid} is not sliceable")
-        if obj.is_sliced:
-            return self._fail(name, oid, f"{oid} is already sliced")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
+        info = self.catalog.get(self.state.objects[oid].object_type)
+        assert info.sliced_type is not None
         pieces = slice_object(self.state, oid, info.sliced_type, max(info.slice_count, 1))
         return ActionResult(name, oid, True, changed=[oid, *pieces])
 
     def _pour(self, name: str, oid: str | None) -> ActionResult:
         assert oid is not None
+        if (refused := self._refusal(name, oid)) is not None:
+            return refused
         target = self.state.objects[oid]
         tinfo = self.catalog.get(target.object_type)
         held_id = self.state.held_id
-        if held_id is None:
-            return self._fail(name, oid, "Agent is not holding any object")
+        assert held_id is not None
         held = self.state.objects[held_id]
-        if oid == held_id:
-            return self._fail(name, oid, "cannot pour an object into itself")
-        if not held.is_filled_with_liquid:
-            return self._fail(name, oid, f"{held_id} is not filled with liquid")
         drains = target.object_type in effects.DRAIN_TYPES
-        if not (tinfo.can_fill_with_liquid or drains):
-            return self._fail(name, oid, f"cannot pour into {target.object_type}")
-        if (err := self._reach_error(oid)) is not None:
-            return self._fail(name, oid, err)
         liquid = held.fill_liquid or "water"
         if tinfo.can_fill_with_liquid and not drains:
             effects.fill(target, liquid)
@@ -426,4 +381,4 @@ _HANDLERS = {
     "Pour": Simulator._pour,
 }
 
-__all__ = ["Simulator", "VisibleObject", "attach", "slice_object", "GRID_SIZE"]
+__all__ = ["Simulator", "VisibleObject", "attach", "slice_object", "GRID_SIZE", "KNIFE_TYPES", "SWING_DOOR_TYPES"]
