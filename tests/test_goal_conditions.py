@@ -195,6 +195,19 @@ def test_an_unnamed_object_is_taken_from_the_step_another_condition_gets() -> No
     assert achieving_steps(["character is SITTING"], EFFECTS, ARITIES, THINGS) == {}
 
 
+def test_a_named_placeholder_is_an_object_the_action_does_not_take() -> None:
+    """The embedded world's Place puts what the robot holds (`{held}`) on the one object it takes."""
+    effects = {"Place": ("{held} is parentReceptacles to {0}", "{held} is not isPickedUp"), "Pickup": ("{0} is isPickedUp",)}
+    arities = {"Place": 1, "Pickup": 1}
+    on_sink = "Mug_1 is parentReceptacles to Sink_1"
+    assert achieving_steps([on_sink], effects, arities, {"Sink_1"}) == {on_sink: ("Place", ("Sink_1",))}
+    assert achieving_steps([on_sink], effects, arities, {"Mug_1"}) == {}  # the sink is not one it may name
+    put_down = "Mug_1 is not isPickedUp"  # names no place: only with a placement that does
+    assert achieving_steps([put_down], effects, arities, {"Sink_1"}) == {}
+    assert achieving_steps([put_down, on_sink], effects, arities, {"Sink_1"}) == {
+        put_down: ("Place", ("Sink_1",)), on_sink: ("Place", ("Sink_1",))}
+
+
 def test_no_step_for_an_action_goal_an_unknown_state_or_an_object_the_agent_may_not_name() -> None:
     conditions = ["do TOUCH", "tv is PLUGGED_IN", "lamp is ON", "plate is ON to shelf"]
     assert achieving_steps(conditions, EFFECTS, ARITIES, THINGS) == {}

@@ -126,9 +126,10 @@ class ActionVocabulary:
     approach: str = ""
     #: What an action makes true, as the environment's own simulator does it: ACTION -> the goal
     #: conditions it brings about, in the line form tasks state goals in ("{0} is ON",
-    #: "character is HOLDS_RH to {0}", "{0} is ON to {1}"; `{i}` is the action's i-th object). An agent
-    #: turns an unmet stated condition into the step that makes it true with it
-    #: (`graphs/goal_conditions.achieving_steps`); empty when the environment does not say.
+    #: "character is HOLDS_RH to {0}", "{0} is ON to {1}"; `{i}` is the action's i-th object, a named
+    #: placeholder such as `{held}` an object the action does not take: the embedded world's Place puts
+    #: what the robot holds). An agent turns an unmet stated condition into the step that makes it true
+    #: with it (`graphs/goal_conditions.achieving_steps`); empty when the environment does not say.
     effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: Conditions that moving about undoes or cannot be done in, in the order a plan makes them true
     #: once its other steps are done (VirtualHome: a WALK drops the robot's CLOSE and FACING, and

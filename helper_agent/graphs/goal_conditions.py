@@ -119,9 +119,12 @@ def unmet_now(env: Any, goals: StatedGoals, executed: Sequence[str]) -> list[str
 
 @lru_cache(maxsize=256)
 def _pattern(effect: str) -> re.Pattern[str]:
-    """`{0} is ON to {1}` as a pattern whose groups are the action's objects, in order."""
-    parts = re.split(r"\{(\d)\}", effect)
-    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<o{p}>\\S+)" for i, p in enumerate(parts))
+    """`{0} is ON to {1}` as a pattern whose groups are the action's objects, in order. A named
+    placeholder (`{held}`: the embedded world's Place puts what the robot holds, an object the
+    action does not take) matches any object and names none of the step's."""
+    parts = re.split(r"\{(\w+)\}", effect)
+    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<o{p}>\\S+)" if p.isdigit() else r"\S+"
+                    for i, p in enumerate(parts))
     return re.compile(f"^{regex}$")
 
 
