@@ -194,8 +194,8 @@ class AppPerson:
         table = reply.outputs.get("routines") or {}
         rows = table.get("data") if isinstance(table, dict) else table
         listed = {name_key(str(row[0])) for row in rows or [] if row and row[0]}
-        expected = set(self.ledger.expected())
-        for name in listed - expected:
+        expected = set(self.ledger.expected()) | set(self.ledger.taught)
+        for name in listed - expected - set(self.ledger.teaching):
             self.live.leaked.append(f"{self.user}'s list shows {name!r}, which they do not hold")
         for name in expected - listed:
             self.live.lost.append(f"{self.user}'s list lacks {name!r}")
@@ -304,9 +304,9 @@ def stored_data(home: Path, ledgers: list[Ledger]) -> tuple[dict[str, list[Any]]
     runtime = ChatRuntime.open(home)
     try:
         routines = {ledger.user: runtime.memories.routines.list(user=ledger.user) for ledger in ledgers}
-        everyone = runtime.memories.routines.list()
-        for record in everyone:  # a version filed under nobody's ledger is somebody's leak
-            routines.setdefault(record.user, [])
+        for record in runtime.memories.routines.list():  # a version under a user nobody is: the check counts it
+            if record.user not in routines:
+                routines.setdefault(record.user, []).append(record)
         threads: dict[str, list[tuple[str, str]]] = {}
         for ledger in ledgers:
             seen: list[tuple[str, str]] = []

@@ -104,6 +104,10 @@ def check_routines(ledgers: list[Ledger], stored: dict[str, list[Any]]) -> Verdi
     """Compare what each person's ledger expects with `stored`: person -> their stored `Routine`s (as
     the memory lists them for that person). Writes still in flight may be present in full or absent."""
     verdict = Verdict()
+    people = {ledger.user for ledger in ledgers}
+    for user, records in stored.items():
+        if user not in people:
+            verdict.leaked += [f"a version stored for {user!r}, who did nothing: {r.name!r}" for r in records]
     owners: dict[str, str] = {}
     for ledger in ledgers:
         for key in ledger.names():

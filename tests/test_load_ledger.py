@@ -124,3 +124,9 @@ def test_threads_hold_the_persons_acknowledged_requests_in_order_and_nobody_else
     check_threads([ledger], {"ann": seen}, verdict)
     counts = verdict.counts()
     assert (sum(counts.values()) == 0) if kind is None else counts[kind] >= 1, verdict.lines()
+
+
+def test_a_version_stored_for_somebody_who_did_nothing_is_leaked() -> None:
+    rows = [(v("tidy", "A1"), 1), (v("tidy", "A2"), 2), (v("wash", "W1"), 1)]
+    verdict = check_routines([ann()], {"ann": stored("ann", rows), "zed": stored("zed", [(v("tidy", "A1"), 1)])})
+    assert verdict.counts()["leaked"] == 1 and "zed" in verdict.leaked[0]
