@@ -34,7 +34,10 @@ metadata unchanged; the old collection is dropped only after every user's copy i
 
 Imports validate the whole file first, then commit in batches of `HELPER_ROUTINE_IMPORT_BATCH`
 versions: a process killed mid-import (`kill -9`) loses at most the batch in flight, and importing
-the same file again adds exactly what is missing (versions already stored are skipped).
+the same file again adds exactly what is missing (versions already stored are skipped). A full disk
+is the same: one line (`store.disk_full`), whether the disk was full before the import or another
+process filled it during a batch; the batches committed stay, and the same command completes once
+space is freed.
 
 CLI: `helper routines add|list|show|remove|export|import --user NAME`.
 """

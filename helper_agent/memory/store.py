@@ -42,6 +42,7 @@ incompatible version (or a Chroma folder not written by us) is refused with `Inc
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -57,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from helper_agent import __version__
+from helper_agent.files import FileWriteError, atomic_write_text
 from helper_agent.memory.errors import (
     EmbeddingMismatchError,
     IncompatibleStoreError,
@@ -131,18 +133,37 @@ def _is_connection_failure(exc: BaseException) -> bool:
     return False
 
 
+def _is_lookup_miss(exc: BaseException) -> bool:
+    """Whether `exc` is Chroma's answer that a collection does not exist (older versions raise a
+    ValueError saying so): a read that found nothing, whatever the free space."""
+    return type(exc).__name__ == "NotFoundError" or (isinstance(exc, ValueError) and "does not exist" in str(exc))
+
+
 def _out_of_space(path: Path, exc: BaseException) -> bool:
     """Whether `exc` (or its cause) is a full disk: ENOSPC, SQLite's "database or disk is full", or
-    an error while the folder's disk has under 1 MiB free."""
+    an error while the folder's disk has under 1 MiB free. A collection that does not exist is never
+    one: with under 1 MiB free every `routines list` once said the disk was full (the first-layout
+    check looks up a collection that is not there), so the routines stored could not even be read."""
     seen: BaseException | None = exc
     while seen is not None:
         if getattr(seen, "errno", None) == 28 or "disk is full" in str(seen) or "No space left" in str(seen):
             return True
+        if _is_lookup_miss(seen):
+            return False
         seen = seen.__cause__ or seen.__context__
     try:
         return shutil.disk_usage(path).free < 1 << 20
     except OSError:
         return False
+
+
+def disk_full(path: Path, what: str) -> MemoryStoreError:
+    """The one-line error for a write the embedded store's disk had no room for: what could not be
+    written, where, and that the disk is full; what was committed before stays (see `check_space`)."""
+    return MemoryStoreError(
+        f"{path}: cannot write {what}: the disk is full (No space left on device); free some space and run "
+        "the command again (what was committed is kept, an import resumes)"
+    )
 
 
 def server_unavailable(host: str, port: int, ssl: bool, reason: str) -> StoreUnavailableError:
@@ -258,6 +279,8 @@ class VectorStore:
                 try:
                     self.client = chromadb.PersistentClient(path=str(self.path), settings=_chroma_settings())
                 except Exception as exc:  # chromadb raises many kinds on a foreign or damaged folder
+                    if _out_of_space(self.path, exc):
+                        raise disk_full(self.path, "Chroma's database") from exc
                     raise IncompatibleStoreError(
                         f"{self.path}: Chroma cannot open this folder ({exc})"
                     ) from exc
@@ -314,9 +337,12 @@ class VectorStore:
                 f"{self.path}: holds a Chroma database but no {META_FILE}, so it was not written by "
                 "helper-agent's memory layer (or by a version before schema 1); use another folder"
             )
-        tmp = meta_path.with_name(f".{META_FILE}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self._meta(), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, meta_path)
+        try:
+            atomic_write_text(meta_path, json.dumps(self._meta(), indent=2) + "\n")
+        except FileWriteError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise disk_full(meta_path, "the new store's metadata file") from None
+            raise MemoryStoreError(f"{meta_path}: cannot create the memory store here ({exc})") from None
 
     def check_space(self) -> None:
         """Refuse a write to the embedded store while its disk has less than HELPER_MEMORY_MIN_FREE_MB free.
@@ -326,7 +352,14 @@ class VectorStore:
         segment", and no resume helps). So the space is checked first, before each batch, with a margin
         far above what one batch takes (an import commits `HELPER_ROUTINE_IMPORT_BATCH` versions at a
         time): a refused write leaves the store as the last batch left it, and the same command resumes
-        once space is freed. A disk that another process fills during the batch is not covered."""
+        once space is freed.
+
+        A disk that another process fills during a batch gets past this check. With chromadb 1.5.9 the
+        batch's write then fails whole (SQLite's "database or disk is full", or ENOSPC on the stamp
+        written after it), `guard` reports it in one line, the batches before it stay and the same
+        command resumes (`tests/test_last_faults.py`, a file growing beside an import on a tmpfs; every
+        one of about twenty such runs resumed). The reserve stays all the same: the failure above was
+        seen (issue 52), and nothing in Chroma promises that a write cut by a full disk is undone."""
         if self.path is None:
             return
         need = int(self.settings.memory_min_free_mb) << 20
@@ -353,10 +386,7 @@ class VectorStore:
                 raise
             except Exception as exc:
                 if self.path is not None and _out_of_space(self.path, exc):
-                    raise MemoryStoreError(
-                        f"{self.path}: cannot write (No space left on device); free some space and run the "
-                        "command again (what was committed is kept, an import resumes)"
-                    ) from exc
+                    raise disk_full(self.path, "to the memory store") from exc
                 raise
             return
         try:
@@ -433,8 +463,12 @@ class VectorStore:
         folder.mkdir(exist_ok=True)
         target = folder / self._full_name(name)
         tmp = folder / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(uuid.uuid4().hex, encoding="ascii")
-        os.replace(tmp, target)
+        try:
+            tmp.write_text(uuid.uuid4().hex, encoding="ascii")
+            os.replace(tmp, target)
+        except OSError:
+            tmp.unlink(missing_ok=True)  # a full disk: no stray stamp file; the caller's guard says why
+            raise
         return self._generation(name)
 
     def _seen(self, name: str) -> tuple[bool, tuple[int, int, int] | None]:
