@@ -24,6 +24,10 @@ from pathlib import Path
 
 import pytest
 
+from helper_agent.evals.benchmark import generate_benchmark
+from helper_agent.evals.engine.runner import run_eval
+from helper_agent.evals.engine.spec import EvalSpec
+
 HELPER = [sys.executable, "-m", "helper_agent.cli"]
 HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false", "NO_COLOR": "1", "COLUMNS": "200"}
 PROGRAM = 'mug = InteractionObject("Mug")\nmug.pickup()\n'
@@ -202,3 +206,43 @@ def test_a_nearly_full_disk_still_reads_its_routines(small_disk: Path, tmp_path:
     assert nobody.returncode == 0 and "no routines for nobody" in nobody.stdout, nobody.stderr
     refused = helper(["routines", "add", "second", "-p", PROGRAM, "--user", "u", "--memory-dir", str(memory)])
     assert "HELPER_MEMORY_MIN_FREE_MB" in one_error_line(refused)
+
+
+# ------------------------------------------------------------------------------ a record's field
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("bench")
+    generate_benchmark(out, seed=7, sizes={"valid_unseen": 3})
+    return out
+
+
+def test_a_resumed_record_with_a_word_for_a_number_names_the_file_line_and_field(bench: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said `error: could not convert string to float: 'many'`: no file, no record, no field."""
+    monkeypatch.setenv("HELPER_EMBEDDINGS", "hash:64")
+    run = tmp_path / "run"
+    run_eval(EvalSpec(mode="tfd", data=str(bench), split="valid_unseen", planner="gold", out=str(run)))
+    results = run / "results.jsonl"
+    lines = results.read_text().splitlines()
+    last = json.loads(lines[-1])
+    last["llm_calls"] = "many"
+    results.write_text("\n".join([*lines[:-1], json.dumps(last)]) + "\n")
+    before = results.read_bytes()
+    done = helper(["eval", "tfd", "--data", str(bench), "--agent", "gold", "--out", str(run)])
+    assert one_error_line(done) == (f"error: {results}: line {len(lines)} (episode {last['instance_id']!r}): "
+                                    "field 'llm_calls': Input should be a valid number, unable to parse string as "
+                                    "a number")
+    assert done.returncode == 2 and results.read_bytes() == before  # bad input; the file untouched
+
+
+def test_a_record_with_a_negative_or_infinite_figure_is_refused_too(tmp_path: Path) -> None:
+    from helper_agent.evals.engine.store import read_records
+    from helper_agent.files import FileFormatError
+
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"instance_id": "a", "seconds": 1.5, "llm_calls": null}\n{"instance_id": "b", "seconds": -1}\n')
+    with pytest.raises(FileFormatError, match=r"results.jsonl: line 2 \(episode 'b'\): field 'seconds'"):
+        list(read_records(path))
+    path.write_text('{"instance_id": "a", "prompt_tokens": Infinity}\n')
+    with pytest.raises(FileFormatError, match=r"line 1 \(episode 'a'\): field 'prompt_tokens'"):
+        list(read_records(path))

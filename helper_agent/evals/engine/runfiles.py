@@ -87,9 +87,18 @@ class MetricsFile(_Open):
 
 
 class ResultLine(_Open):
-    """One line of `results.jsonl`: an episode's record, keyed by its instance id."""
+    """One line of `results.jsonl`: an episode's record, keyed by its instance id, with the figures the
+    report adds up (`report.summarise`) checked as numbers when it is read. A resumed run whose last
+    record said `"llm_calls": "many"` once ended in `could not convert string to float: 'many'`, with
+    no file, line or field: the line is now refused where it is read, naming all three."""
 
     instance_id: StrictStr = Field(min_length=1)
+    llm_calls: NonNegative | None = None
+    replans: NonNegative | None = None
+    prompt_tokens: NonNegative | None = None
+    completion_tokens: NonNegative | None = None
+    llm_seconds: NonNegative | None = None
+    seconds: NonNegative | None = None
 
 
 def read_spec(path: str | Path) -> dict[str, Any] | None:

@@ -33,7 +33,10 @@ def read_records(path: str | Path) -> Iterator[dict[str, Any]]:
             if not line.endswith(b"\n") or not line.strip():
                 continue
             source = f"{path}: line {number}"
-            yield result_line(parse_json_text(line, source), source)
+            data = parse_json_text(line, source)
+            if isinstance(data, dict) and isinstance(data.get("instance_id"), str):
+                source = f"{source} (episode {data['instance_id']!r})"
+            yield result_line(data, source)
 
 
 def errored(record: dict[str, Any]) -> bool:
