@@ -16,6 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
@@ -180,6 +181,16 @@ class Settings(BaseSettings):
                     "routine recallable); a larger one through the approximate HNSW index.",
     )
 
+    @field_validator("llm")
+    @classmethod
+    def _server_url(cls, value: str) -> str:
+        """A server URL is checked when it is read: `HELPER_LLM='http://'` used to be dialed three times
+        and reported as a server that did not answer, never as a malformed URL."""
+        problem = server_url_problem(value) if value.strip().startswith(SERVER_SCHEMES) else None
+        if problem:
+            raise ValueError(f"the server URL is malformed: {problem} (write it as http://HOST:PORT/v1)")
+        return value
+
     @field_validator("embeddings")
     @classmethod
     def _known_embeddings(cls, value: str) -> str:
@@ -250,6 +261,30 @@ class Settings(BaseSettings):
     @property
     def checkpoint_path(self) -> Path:
         return self.home / "checkpoints.sqlite"
+
+
+SERVER_SCHEMES = ("http://", "https://")
+"""How a chat-model spec names an OpenAI-compatible server (`HELPER_LLM`, `--llm`): by its base URL."""
+
+
+def server_url_problem(url: str) -> str | None:
+    """What makes `url` unusable as a server's base URL (`http[s]://HOST[:PORT][/PATH]`, optionally
+    followed by `#MODEL`), or None. Read by the `llm` setting and by the chat-model factory (`--llm`)."""
+    base = url.strip().partition("#")[0]
+    if not base.startswith(SERVER_SCHEMES):
+        return "it does not start with http:// or https://"
+    if any(char.isspace() for char in base):
+        return "it holds a space"
+    parts = urlsplit(base)
+    if not parts.hostname:
+        return "it names no host"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        return f"its port {parts.netloc.rpartition(':')[2]!r} is not a number from 1 to 65535"
+    return None
 
 
 def checked_env_file(path: Path) -> Path | None:

@@ -20,13 +20,16 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from helper_agent.config import server_url_problem
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.engine.runner import run_eval
 from helper_agent.evals.engine.spec import EvalSpec
+from helper_agent.llm import LLMUnavailable, make_chat_model
 
 HELPER = [sys.executable, "-m", "helper_agent.cli"]
 HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false", "NO_COLOR": "1", "COLUMNS": "200"}
@@ -246,3 +249,35 @@ def test_a_record_with_a_negative_or_infinite_figure_is_refused_too(tmp_path: Pa
     path.write_text('{"instance_id": "a", "prompt_tokens": Infinity}\n')
     with pytest.raises(FileFormatError, match=r"line 1 \(episode 'a'\): field 'prompt_tokens'"):
         list(read_records(path))
+
+
+# ------------------------------------------------------------------------------ HELPER_LLM's URL
+@pytest.mark.parametrize(("url", "problem"), [
+    ("http://", "it names no host"),
+    ("https://:8080/v1", "it names no host"),
+    ("http:///v1", "it names no host"),
+    ("http://localhost:abc/v1", "its port 'abc' is not a number from 1 to 65535"),
+    ("http://localhost:99999/v1", "its port '99999' is not a number from 1 to 65535"),
+    ("http://local host:8080/v1", "it holds a space"),
+])
+def test_a_malformed_server_url_is_named_before_any_connection(url: str, problem: str) -> None:
+    assert server_url_problem(url) == problem
+    started = time.monotonic()
+    with pytest.raises(LLMUnavailable, match="is malformed: " + problem):
+        make_chat_model(url)
+    assert time.monotonic() - started < 1  # no attempt was made
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8080/v1", "https://api.example.org/v1#my-model",
+                                 "http://[::1]:8080/v1", "http://127.0.0.1:9/v1"])
+def test_well_formed_server_urls_pass(url: str) -> None:
+    assert server_url_problem(url) is None
+
+
+def test_helper_llm_with_a_malformed_url_names_the_setting(tmp_path: Path) -> None:
+    """It said "the model server did not answer after 3 attempts", after trying to connect."""
+    started = time.monotonic()
+    done = helper(["run", "make me a coffee", "--out", str(tmp_path / "out")], HELPER_LLM="http://")
+    assert one_error_line(done) == ("error: setting HELPER_LLM='http://' (environment or .env): value error, the "
+                                    "server URL is malformed: it names no host (write it as http://HOST:PORT/v1)")
+    assert done.returncode == 2 and time.monotonic() - started < 60

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain.chat_models import init_chat_model
 
-from helper_agent.config import get_settings
+from helper_agent.config import SERVER_SCHEMES, get_settings, server_url_problem
 from helper_agent.llm.errors import LLMUnavailable
 from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model
 from helper_agent.llm.inprocess import InProcessChatModel
@@ -66,7 +66,11 @@ def make_chat_model(
         return _local_models[key]
     if timeout is None:
         timeout = get_settings().llm_timeout
-    if spec.startswith(("http://", "https://")):
+    if spec.startswith(SERVER_SCHEMES):
+        problem = server_url_problem(spec)
+        if problem:  # said before any attempt: `http://` was dialed three times, "did not answer"
+            raise LLMUnavailable(f"the server URL {spec!r} (--llm or HELPER_LLM) is malformed: {problem}; "
+                                 "write it as http://HOST:PORT/v1")
         return _served_model(spec, temperature=temperature, max_tokens=max_tokens, timeout=timeout)
     extra: dict[str, Any] = {}
     if spec.partition(":")[0] in _SINGLE_ATTEMPT_PROVIDERS:
