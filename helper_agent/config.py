@@ -42,7 +42,8 @@ longer than this is refused before parsing, which keeps the worst case under a s
 
 
 class SettingsError(ValueError):
-    """A settings file that cannot be read (too big, not UTF-8): one line naming the file and line."""
+    """A setting or settings file that cannot be used (a `.env` too big, not UTF-8 or not parsed; a
+    `HELPER_MODEL_DIR` that cannot hold a folder): one line naming the file and line, or the setting."""
 
 DEFAULT_MAX_SCENE_OBJECTS = 2000
 """AI2-THOR and TEACh scenes hold about 50-300 objects; 2000 leaves room for bigger houses."""

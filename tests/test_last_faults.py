@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from helper_agent.config import server_url_problem
+from helper_agent.config import SettingsError, server_url_problem
 from helper_agent.evals.benchmark import generate_benchmark
 from helper_agent.evals.engine.runner import run_eval
 from helper_agent.evals.engine.spec import EvalSpec
 from helper_agent.llm import LLMUnavailable, make_chat_model
+from helper_agent.llm.gguf import ensure_model_dir
 
 HELPER = [sys.executable, "-m", "helper_agent.cli"]
 HASH_ENV = {"HELPER_EMBEDDINGS": "hash:64", "HELPER_EMBEDDING_CACHE": "false", "NO_COLOR": "1", "COLUMNS": "200"}
@@ -281,3 +282,39 @@ def test_helper_llm_with_a_malformed_url_names_the_setting(tmp_path: Path) -> No
     assert one_error_line(done) == ("error: setting HELPER_LLM='http://' (environment or .env): value error, the "
                                     "server URL is malformed: it names no host (write it as http://HOST:PORT/v1)")
     assert done.returncode == 2 and time.monotonic() - started < 60
+
+
+# ------------------------------------------------------------------------------ HELPER_MODEL_DIR
+def test_helper_model_dir_that_cannot_hold_a_folder_names_the_setting(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    for value, why in ((afile, f"{afile} is a file, not a folder"), (afile / "x", f"{afile} is a file, not a folder"),
+                       (Path("/proc/nope/x"), "cannot create /proc/nope (No such file or directory)")):
+        if str(value).startswith("/proc") and not Path("/proc/self").exists():
+            continue
+        monkeypatch.setenv("HELPER_MODEL_DIR", str(value))
+        with pytest.raises(SettingsError) as caught:
+            ensure_model_dir("openvino")
+        assert str(caught.value) == (f"setting HELPER_MODEL_DIR={str(value)!r}: {why}; set it to a folder the local "
+                                     "models can be written to (unset: ~/.cache/helper-agent/models)")
+    monkeypatch.setenv("HELPER_MODEL_DIR", str(tmp_path / "models"))
+    assert ensure_model_dir("openvino") == tmp_path / "models" / "openvino" and (tmp_path / "models" / "openvino").is_dir()
+
+
+@pytest.mark.parametrize("command", ["run", "eval", "models"])
+def test_helper_model_dir_as_a_file_is_one_line_from_each_command(command: str, tmp_path: Path, bench: Path) -> None:
+    """`HELPER_MODEL_DIR=/etc/passwd` ended in `NotADirectoryError ... '/etc/passwd/openvino'`. The
+    local model is refused before it could load: the folder it would live in is checked first."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    args = {"run": ["run", "make me a coffee", "--llm", "local", "--out", str(tmp_path / "out")],
+            "eval": ["eval", "tfd", "--data", str(bench), "--agent", "helper", "--llm", "local",
+                     "--out", str(tmp_path / "run")],
+            "models": ["models", "prepare"]}[command]
+    done = helper(args, HELPER_MODEL_DIR=str(afile))
+    line = one_error_line(done)
+    assert f"setting HELPER_MODEL_DIR={str(afile)!r}: {afile} is a file, not a folder" in line, line
+    assert done.returncode == 2
+    if command == "eval":
+        assert not (tmp_path / "run" / "results.jsonl").exists()  # refused before any episode

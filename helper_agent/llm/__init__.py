@@ -63,6 +63,7 @@ from helper_agent.llm.gguf import (
     LOCAL_MODELS,
     LocalModel,
     assemble_local_model,
+    ensure_model_dir,
     model_cache_dir,
     served_vocabulary,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "local_model",
     "local_model_size",
     "make_chat_model",
+    "ensure_model_dir",
     "model_cache_dir",
     "openvino_model_dir",
     "prepare_openvino_model",

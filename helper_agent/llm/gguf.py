@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helper_agent.config import SettingsError
 from helper_agent.llm.errors import LLMUnavailable
 
 
@@ -57,13 +58,38 @@ def model_cache_dir() -> Path:
     return Path(os.environ.get("HELPER_MODEL_DIR", Path.home() / ".cache" / "helper-agent" / "models"))
 
 
+def ensure_model_dir(sub: str = "") -> Path:
+    """`model_cache_dir() / sub`, created; `SettingsError` naming HELPER_MODEL_DIR when it cannot be.
+
+    `HELPER_MODEL_DIR=/etc/passwd` ended in `NotADirectoryError: ... '/etc/passwd/openvino'` and
+    `HELPER_MODEL_DIR=/proc/nope/x` in a `FileNotFoundError`, neither naming the setting."""
+    root = model_cache_dir()
+    folder = root / sub if sub else root
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"setting HELPER_MODEL_DIR={str(root)!r}: {_unusable(root, exc)}; set it to a folder "
+                            "the local models can be written to (unset: ~/.cache/helper-agent/models)") from None
+    return folder
+
+
+def _unusable(root: Path, exc: OSError) -> str:
+    """Why a model folder cannot be made: the part of its path that is a file, or the system's reason."""
+    for part in (root, *root.parents):
+        if part.exists() or part.is_symlink():
+            if not part.is_dir():
+                return f"{part} is a file, not a folder"
+            break
+    return f"cannot create {exc.filename or root} ({exc.strerror or type(exc).__name__})"
+
+
 _assemble_lock = threading.Lock()
 
 
 def assemble_local_model(size: str = "0.5b", cache_dir: Path | None = None) -> Path:
     """Concatenate the chunk packages into one GGUF file (once) and verify it; returns its path."""
     model = LOCAL_MODELS[size]
-    target = (cache_dir or model_cache_dir()) / model.filename
+    target = (cache_dir or ensure_model_dir()) / model.filename
     with _assemble_lock:
         if target.exists() and _verified(target, model):
             return target

@@ -27,7 +27,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from helper_agent.llm.errors import LLMUnavailable
-from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model, model_cache_dir
+from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model, ensure_model_dir, model_cache_dir
 
 WEIGHT_FORMAT = "int8"
 """int8 weights: the format whose prompt evaluation and quality `benchmarks/llm_bench.py` measured;
@@ -73,7 +73,7 @@ def prepare_openvino_model(size: str = "0.5b", weight_format: str = WEIGHT_FORMA
     folder = openvino_model_dir(size, weight_format)
     if is_prepared(size, weight_format):
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    ensure_model_dir(folder.parent.name)
     with FileLock(str(folder) + ".lock"):
         if is_prepared(size, weight_format):  # another process converted it while this one waited
             return folder

@@ -39,7 +39,7 @@ from helper_agent.evals.engine.spec import ORACLE_PLANNERS, EvalSpec
 from helper_agent.evals.engine.store import ResultStore
 from helper_agent.graphs.helper.agent import Memories, helper_config
 from helper_agent.graphs.registry import build_agent
-from helper_agent.llm import local_model_size, make_chat_model
+from helper_agent.llm import ensure_model_dir, local_model_size, make_chat_model
 from helper_agent.memory.errors import StoreUnavailableError
 from helper_agent.memory.examples import ProgramExample
 from helper_agent.teach.formats import TeachDataset
@@ -92,7 +92,10 @@ def check_chat_model(llm: str) -> None:
     workers); any other model is made here and kept, as this process's first episode would keep it
     (a client opens no connection until it is asked)."""
     key = f"chat:{llm}"
-    if key in _worker_cache or local_model_size(llm) is not None:
+    if key in _worker_cache:
+        return
+    if local_model_size(llm) is not None:
+        ensure_model_dir()  # a HELPER_MODEL_DIR that cannot hold the model: said once, not by every episode
         return
     _worker_cache[key] = make_chat_model(llm)
 
