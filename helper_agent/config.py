@@ -13,11 +13,14 @@ error that names the file, the field and the setting, never processed for minute
 
 from __future__ import annotations
 
+import io
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from dotenv.parser import parse_stream
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -293,6 +296,8 @@ def checked_env_file(path: Path) -> Path | None:
 
     Raises `SettingsError` naming the file (and line) for a file over `MAX_ENV_FILE_BYTES`, a line
     over `MAX_ENV_LINE_CHARS`, or bytes that are not UTF-8: each used to be a traceback or a hang.
+    And for a statement python-dotenv cannot parse (an unterminated quote): python-dotenv skips it
+    with a warning on stderr, so its settings were silently not applied.
     """
     try:
         if not path.is_file():
@@ -314,7 +319,35 @@ def checked_env_file(path: Path) -> Path | None:
             raise SettingsError(
                 f"{path}: line {number} has {len(line_text)} characters; the limit is {MAX_ENV_LINE_CHARS}"
             )
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:
+            lines = binding.original.string.splitlines()
+            blank = next((i for i, line in enumerate(lines) if line.strip()), 0)  # blank lines it starts with
+            raise SettingsError(f"{path}: line {binding.original.line + blank} cannot be read as a setting "
+                                f"({_statement(binding.original.string)}); {ENV_LINE_FORM}")
     return path
+
+
+ENV_LINE_FORM = "write KEY=VALUE, and close a quoted value with the same quote"
+"""What a `.env` line python-dotenv refuses should look like (its refusal says only where it stopped)."""
+
+
+def _statement(text: str) -> str:
+    """How a refused `.env` statement is named without showing its value (it may be a key): its
+    name, and a quote that is not closed."""
+    head = text.strip().splitlines()[0] if text.strip() else ""
+    name, sep, value = head.partition("=")
+    name = name.strip().removeprefix("export ").strip()[:60]
+    if not sep:
+        return f"{name!r} has no '='"
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+        return f"{name!r} is not a setting's name"
+    value = value.strip()
+    if value[:1] in {"'", '"'}:
+        if value[0] in value[1:]:
+            return f"the value of {name} goes on after its closing {value[0]} quote"
+        return f"the value of {name} opens a {value[0]} quote that is not closed"
+    return f"the value of {name}"
 
 
 @lru_cache(maxsize=1)

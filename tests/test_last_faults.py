@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -318,3 +319,37 @@ def test_helper_model_dir_as_a_file_is_one_line_from_each_command(command: str, 
     assert done.returncode == 2
     if command == "eval":
         assert not (tmp_path / "run" / "results.jsonl").exists()  # refused before any episode
+
+
+# ------------------------------------------------------------------------------ a .env that does not parse
+@pytest.mark.parametrize(("content", "message"), [
+    ('HELPER_USER=mary\nHELPER_MAX_STEPS="7\n', 'line 2 cannot be read as a setting (the value of HELPER_MAX_STEPS '
+                                                'opens a " quote that is not closed)'),
+    ("export HELPER_LLM='http://x:8080/v1\nA=1\n", "line 1 cannot be read as a setting (the value of HELPER_LLM "
+                                                  "opens a ' quote that is not closed)"),
+    ('A=1\nHELPER_USER="mary" smith\n', 'line 2 cannot be read as a setting (the value of HELPER_USER goes on after '
+                                       'its closing " quote)'),
+    ("A=1\n\nHELPER USER=mary\n", "line 3 cannot be read as a setting ('HELPER USER' is not a setting's name)"),
+])
+def test_a_dotenv_that_does_not_parse_is_refused_naming_the_line(content: str, message: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from helper_agent.config import Settings
+
+    (tmp_path / ".env").write_text(content)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SettingsError, match=rf"^\.env: {re.escape(message)}; write KEY=VALUE"):
+        Settings()
+
+
+def test_a_dotenv_with_an_unterminated_quote_stops_the_command(tmp_path: Path) -> None:
+    """Its settings were skipped, with only python-dotenv's warning on stderr, and the command ran on."""
+    (tmp_path / ".env").write_text('HELPER_HOME=here\nHELPER_USER="mary\nHELPER_MAX_STEPS=7\n')
+    done = helper(["routines", "list"], cwd=tmp_path)
+    assert one_error_line(done) == ('error: .env: line 2 cannot be read as a setting (the value of HELPER_USER opens '
+                                    'a " quote that is not closed); write KEY=VALUE, and close a quoted value with '
+                                    "the same quote")
+    assert done.returncode == 2 and "mary" not in done.stderr  # the value is not echoed (it may be a secret)
+    assert not (tmp_path / "here").exists()  # refused at start: nothing was created
+    (tmp_path / ".env").write_text('HELPER_HOME=here\nHELPER_USER="mary"\n')
+    fixed = helper(["routines", "list"], cwd=tmp_path)
+    assert fixed.returncode == 0 and "no routines for mary" in fixed.stdout, fixed.stderr
