@@ -247,6 +247,7 @@ def cases() -> list[Case]:
         out.append(Case(f"program check: {label} after the dot of the last line", ["program", "check", "p.py"],
                         files={"p.py": program.encode()}, names=("line 3", label)))
     out += issue_52_cases()
+    out += issue_65_cases()
     return out
 
 
@@ -315,6 +316,26 @@ def issue_52_cases() -> list[Case]:
                        ("with success 'maybe'", '{"instance_id": "valid_unseen_0000.tfd", "game_id": "g", "success": "maybe"}')):
         out.append(Case(f"i52 results.jsonl with an episode's record {what}: eval", EVAL, fixture="run",
                         files={"run/results.jsonl+": (line + "\n").encode()}, names=("results.jsonl", "valid_unseen_0000")))
+    return out
+
+
+def issue_65_cases() -> list[Case]:
+    """Issue 65's errors that did not name the setting, file or field (its full disks need a tmpfs:
+    `tests/test_last_faults.py`)."""
+    out: list[Case] = []
+    out.append(Case("i65 setting HELPER_LLM='http://': run", ["run", "make me a coffee"], env={"HELPER_LLM": "http://"},
+                    names=("HELPER_LLM", "malformed")))
+    out.append(Case("i65 --llm 'http://:8080/v1': run", ["run", "make me a coffee", "--llm", "http://:8080/v1"],
+                    names=("--llm", "HELPER_LLM", "malformed")))
+    for what, value in (("a file", "afile"), ("a folder under a file", "afile/models")):
+        out.append(Case(f"i65 setting HELPER_MODEL_DIR naming {what}: run --llm local",
+                        ["run", "make me a coffee", "--llm", "local"], files={"afile": b"not a folder\n"},
+                        env={"HELPER_MODEL_DIR": value}, names=("HELPER_MODEL_DIR", "afile is a file")))
+    out.append(Case("i65 .env with an unterminated quote: routines list", ["routines", "list"],
+                    files={".env": b'HELPER_USER=u\nHELPER_MAX_STEPS="7\n'}, names=(".env", "line 2", "quote")))
+    line = b'{"instance_id": "valid_unseen_0002.tfd", "game_id": "g", "llm_calls": "many"}\n'
+    out.append(Case("i65 results.jsonl whose last record has llm_calls 'many': eval", EVAL, fixture="run",
+                    files={"run/results.jsonl+": line}, names=("results.jsonl", "line 4", "llm_calls")))
     return out
 
 
