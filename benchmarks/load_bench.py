@@ -89,7 +89,8 @@ class Timings:
 
     seconds: dict[str, list[float]] = field(default_factory=dict)
     waits: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # calls that got no answer (the kill), or an unexpected one
+    failed: list[str] = field(default_factory=list)  # calls the server answered with an error
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     flying: dict[str, int] = field(default_factory=dict)
@@ -149,8 +150,10 @@ class AppPerson:
             self.timings.end(op)
         self.timings.add(op, reply.seconds)
         error = reply.text("error")
-        if error.startswith("⚠️"):
-            self.timings.errors.append(f"{self.user} {op}: {error}")
+        said = reply.outputs.get("chatbot") or []
+        content = message_text(said[-1]) if isinstance(said, list) and said else ""
+        if error.startswith("⚠️") or content.startswith("⚠️"):
+            self.timings.failed.append(f"{self.user} {op}: {error or content}")
         return reply
 
     def run(self) -> None:
@@ -167,7 +170,7 @@ class AppPerson:
         self.check_list("list")
         if self.teach:
             self.chat("teach", f"Perform the {self.user} coffee: make me a coffee", answers=2)
-        self.chat("recall", f"Do the {self.names[0]}", answers=1)
+        self.chat("recall", f"Do {self.names[0]}", answers=1)
         self.import_file("b", self.names[:2], 3)
         self.export()
         self.delete(self.names[2])
@@ -217,7 +220,7 @@ class AppPerson:
             reply = self.call(f"{op}:answer", "answer-done", "click", {})
             self._waits(reply)
         if op == "teach":
-            said = str(reply.outputs.get("chatbot") or "").lower()
+            said = " ".join(message_text(m) for m in reply.outputs.get("chatbot") or []).lower()
             if f"routine '{taught}" in said and "stored)" in said:
                 self.ledger.taught.append(taught)
                 self.ledger.teaching.remove(taught)
@@ -254,6 +257,14 @@ class AppPerson:
             write.acknowledged = True
         else:
             self.timings.errors.append(f"{self.user} delete: {reply.text('routines-note')}")
+
+
+def message_text(message: Any) -> str:
+    """A conversation message's text (Gradio sends its content as a list of parts)."""
+    content = message.get("content") if isinstance(message, dict) else message
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content)
+    return str(content or "")
 
 
 def exported_records(body: bytes) -> list[Any]:
@@ -401,6 +412,7 @@ def app_round(n: int, llm: str, llm_users: int, scratch: Path, kill_after: float
         "queue_wait_max_s": max(timings.waits, default=0.0), "taught_with_llm": taught,
         "llm_users": min(llm_users, n), "resumed_imports": resumed,
         "versions_stored": sum(len(v) for v in routines.values()),
+        "failed_calls": len(timings.failed), "failed": timings.failed,
         **verdict.counts(), "findings": verdict.lines(), "errors": timings.errors,
         "load_before": load_before, "load_after": _load(), "home": str(home),
     }
@@ -410,7 +422,7 @@ def app_round(n: int, llm: str, llm_users: int, scratch: Path, kill_after: float
 def table(rounds: list[dict[str, Any]], title: str) -> str:
     ops = sorted({op for r in rounds for op in r["ops"]})
     head = ["N", "kill -9", "calls", "calls/s", *[f"{op} p50/p99 s" for op in ops], "queue waits (p50/max s)",
-            "lost", "dup", "leaked", "out of order", "half-written"]
+            "failed calls", "lost", "dup", "leaked", "out of order", "half-written"]
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rounds:
         cells = [str(r["users"]), "yes" if r["killed"] else "", str(r["calls"]), f"{r['calls_per_s']:.2f}"]
@@ -418,7 +430,7 @@ def table(rounds: list[dict[str, Any]], title: str) -> str:
             o = r["ops"].get(op)
             cells.append(f"{o['p50_s']:.2f} / {o['p99_s']:.2f}" if o else "")
         cells.append(f"{r['queue_waits']} ({r['queue_wait_p50_s']:.1f}/{r['queue_wait_max_s']:.1f})")
-        cells += [str(r[k]) for k in ("lost", "duplicated", "leaked", "out_of_order", "half_written")]
+        cells += [str(r[k]) for k in ("failed_calls", "lost", "duplicated", "leaked", "out_of_order", "half_written")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -433,6 +445,7 @@ def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "leaked": sum(r["leaked"] for r in rounds),
         "out_of_order": sum(r["out_of_order"] for r in rounds),
         "half_written": sum(r["half_written"] for r in rounds),
+        "failed_calls": sum(r["failed_calls"] for r in rounds),
         "calls": sum(r["calls"] for r in rounds),
         "kill_rounds": sum(1 for r in rounds if r["killed"]),
         **{f"calls_per_s_n{r['users']}{'_kill' if r['killed'] else ''}": r["calls_per_s"] for r in rounds},

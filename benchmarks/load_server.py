@@ -75,7 +75,13 @@ class LangGraphServer:
         self.folder, self.executable, self.llm = folder, executable, llm
         self.proc: subprocess.Popen | None = None
         self.url = ""
-        config = {"dependencies": [str(ROOT)], "graphs": {"helper": str(ROOT / "helper_agent/serving.py") + ":graph"}}
+        # the repository's langgraph.json, as shipped, with its paths made absolute
+        shipped = json.loads((ROOT / "langgraph.json").read_text())
+        config = {**shipped, "dependencies": [str(ROOT)],
+                  "graphs": {"helper": str(ROOT / shipped["graphs"]["helper"].removeprefix("./"))}}
+        if "checkpointer" in shipped:
+            config["checkpointer"] = {**shipped["checkpointer"],
+                                      "path": str(ROOT / shipped["checkpointer"]["path"].removeprefix("./"))}
         (folder / "langgraph.json").write_text(json.dumps(config))
 
     def start(self) -> float:
@@ -132,7 +138,10 @@ class ThreadPerson:
         if answer.status_code != 200:
             raise Killed(f"{self.user} {op}: HTTP {answer.status_code}: {answer.text[:200]}")
         self.timings.add(op, time.monotonic() - start)
-        return answer.json()
+        out = answer.json()
+        if isinstance(out, dict) and out.get("__error__"):
+            self.timings.failed.append(f"{self.user} {op}: {out['__error__']}")
+        return out
 
     def run(self) -> None:
         try:
@@ -162,6 +171,7 @@ class ThreadPerson:
                                                              "seed": 0}})
         self.ledger.requests_in_flight.remove(text)
         self.ledger.requests.append(text)
+        self.threads[thread]["answered"] = True  # the run answered (its interrupt, or its end)
         for answer in answers:
             if not out.get("__interrupt__"):
                 break
@@ -185,6 +195,8 @@ def check_threads_on(server: LangGraphServer, people: list[ThreadPerson], verdic
                     continue
                 values = got.json().get("values") or {}
                 read += 1
+                if sent.get("answered") and not values.get("request"):
+                    verdict.lost.append(f"{person.user}: thread {thread} answered its run, but holds no request now")
                 if values.get("user") not in (None, person.user):
                     verdict.leaked.append(f"{person.user}'s thread {thread} holds user {values.get('user')!r}")
                 if values.get("request") not in (None, sent["request"]):
@@ -258,6 +270,7 @@ def server_round(n: int, args: Any, scratch: Path, kill_after: float | None) -> 
         "queue_waits": 0, "queue_wait_p50_s": 0.0, "queue_wait_max_s": 0.0,
         "taught_with_llm": sum(len(p.ledger.taught) for p in people), "llm_users": min(args.llm_users, n),
         "threads_read_back": read, "versions_stored": sum(len(v) for v in stored.values()),
+        "failed_calls": len(timings.failed), "failed": timings.failed,
         **verdict.counts(), "findings": verdict.lines(), "errors": timings.errors,
         "load_before": load_before, "load_after": _load(), "folder": str(folder),
     }
