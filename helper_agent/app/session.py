@@ -7,7 +7,9 @@ tested without a browser.
 
 The conversation is rebuilt from the thread's checkpoints (`transcript`), with the same rules the
 live view applies step by step (`step_messages`), so a reloaded page or a restarted app shows what
-the person saw.
+the person saw: the person's own answers (read back from the checkpoints' resume values, not the
+log's "not satisfied (...)"), and the graph's notes in plain words (`facts.plain_note`), never a
+node's name or an example's id (the node log keeps those).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.serde.types import RESUME as RESUME_CHANNEL
 from langgraph.types import Command
 
 from helper_agent.app.home import changes, picture
@@ -35,7 +38,7 @@ from helper_agent.chat_runtime import (
 )
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.base import AgentResult, EpisodeSetup
-from helper_agent.graphs.helper.facts import question_lines
+from helper_agent.graphs.helper.facts import plain_note, question_lines, step_outcome
 from helper_agent.graphs.helper.nodes import CONFIRM_KIND
 from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.llm import LLMUnavailable
@@ -43,9 +46,14 @@ from helper_agent.llm import LLMUnavailable
 Message = dict[str, str]
 RESUME = "/resume"
 SUBGOAL_COLUMNS = ["#", "subgoal", "outcome", "actions"]
-# Log lines that go into the conversation: the locator and corrections as they happen, replans,
-# an early end, and any line about a routine (recalled, adapted).
+# Log lines that go into the conversation, in plain words (`facts.plain_note`): the locator and
+# corrections as they happen, replans, and any line about a routine (recalled, adapted).
 SHOWN_NODES = ("locate", "correct", "replan", "finish")
+# What the status line says while the LLM answers, by the call's name (not the node's name).
+LLM_WORK = {"plan": "writing the program", "locate": "asking where to look", "correct": "writing a fix for the failed step",
+            "read_feedback": "reading your answer", "replan": "writing what is missing",
+            "request": "reading the changes you asked for", "read_changes": "reading the changes you asked for",
+            "edit": "changing your routine", "name": "reading your routine's name", "program": "writing the program"}
 
 
 def new_log_lines(before: dict[str, Any], values: dict[str, Any]) -> list[str]:
@@ -54,9 +62,22 @@ def new_log_lines(before: dict[str, Any], values: dict[str, Any]) -> list[str]:
     return log[len(old):] if log[: len(old)] == old else log
 
 
-def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
+def person_words(line: str) -> str:
+    """What the person answered, as well as the log line says it (when the checkpoint's own resume
+    value is not there): "feedback: not satisfied (the mug is dirty)" -> "the mug is dirty"."""
+    said = line.partition(": ")[2]
+    if line.startswith("feedback: "):
+        if said == "satisfied":
+            return "done"
+        if said.startswith("not satisfied (") and said.endswith(")"):
+            return said[len("not satisfied ("):-1]
+    return said
+
+
+def step_messages(prev: Any, snap: Any, replay: bool, heard: str | None = None) -> list[Message]:
     """What the conversation gains between two checkpoints of a thread. `replay`: rebuilding from
-    history, where the person's own words come from the checkpoints too."""
+    history, where the person's own words come from the checkpoints too (`heard`: what the person
+    answered to the question `prev` waited on, as they typed it)."""
     values, before = snap.values, (prev.values if prev is not None else {})
     out: list[Message] = []
     if replay and snap.next == ("retrieve",):
@@ -65,13 +86,13 @@ def step_messages(prev: Any, snap: Any, replay: bool) -> list[Message]:
     new = new_log_lines(before, values)
     for line in new:
         node = line.partition(":")[0]
-        if node == "feedback" and replay:
-            answer = line.partition(": ")[2]
-            out.append({"role": "user", "content": "done" if answer == "satisfied" else answer})
-        elif node == "confirm" and replay:  # the answer to "Store it?"
-            out.append({"role": "user", "content": line.partition(": ")[2]})
+        if node in ("feedback", "confirm") and replay:  # the answer to the question, or to "Store it?"
+            out.append({"role": "user", "content": heard if heard is not None else person_words(line)})
+            heard = None
         elif node in SHOWN_NODES or (node in ("retrieve", "plan") and "routine" in line):
-            out.append({"role": "assistant", "content": f"_{line}_"})
+            note = plain_note(line)
+            if note:
+                out.append({"role": "assistant", "content": f"_{note}_"})
     adaptation = values.get("adaptation") or {}
     if adaptation.get("summary") and adaptation != (before.get("adaptation") or {}):
         out.append({"role": "assistant", "content": f"**{adaptation['summary']}**"})  # the routine and the changes understood
@@ -101,7 +122,7 @@ def question_messages(payload: dict[str, Any]) -> list[Message]:
 def subgoal_rows(values: dict[str, Any]) -> list[list[Any]]:
     """The whole request's subgoal runs (plan, corrections, replans) as table rows."""
     trace = (values.get("execution") or {}).get("trace") or []
-    return [[n, subgoal, status, actions] for n, (subgoal, status, actions) in enumerate(trace, 1)]
+    return [[n, subgoal, step_outcome(str(status)), actions] for n, (subgoal, status, actions) in enumerate(trace, 1)]
 
 
 @dataclass
@@ -139,6 +160,10 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     picture: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Held by the page from a send until its turn ends (waiting for another tab's turn included):
+    # a second send meanwhile is refused in words and its text stays in the box (`refused`).
+    busy: threading.Lock = field(default_factory=threading.Lock)
+    refused: bool = False
     # The household when the current request started: the picture after each turn highlights
     # everything the request changed (its answer turn and replans included).
     request_start: list[dict[str, Any]] | None = None
@@ -161,7 +186,7 @@ class Session:
         snap = runtime.snapshot(session.thread)
         if snap.next and pending_question(snap) is None:
             session.messages.append({"role": "assistant", "content": (
-                f"Paused: the request “{snap.values.get('request', '')}” stopped at `{snap.next[0]}` before it finished "
+                f"Paused: the request “{snap.values.get('request', '')}” stopped before it finished "
                 f"(the app or the LLM stopped); send **{RESUME}** to finish it, or ask something else.")})
         session.subgoals = subgoal_rows(snap.values)
         session.request_start = session.last_request_start()
@@ -200,14 +225,27 @@ class Session:
         return question_lines(pending)[-1] if pending else None
 
     def transcript(self) -> list[Message]:
-        """The conversation of the thread, rebuilt from its checkpoints."""
-        history = list(self.runtime.graph.get_state_history(self.runtime.config(self.thread)))
+        """The conversation of the thread, rebuilt from its checkpoints, with the person's answers
+        as they typed them (each question's checkpoint keeps the value it was resumed with)."""
+        config = self.runtime.config(self.thread)
+        history = list(self.runtime.graph.get_state_history(config))
+        answers = self.answers()
         messages: list[Message] = []
         prev = None
         for snap in reversed(history):
-            messages += step_messages(prev, snap, replay=True)
+            heard = answers.get(_checkpoint_id(prev)) if prev is not None else None
+            messages += step_messages(prev, snap, replay=True, heard=heard)
             prev = snap
         return messages
+
+    def answers(self) -> dict[str, str]:
+        """Checkpoint id -> what the person answered to the question it waited on."""
+        found: dict[str, str] = {}
+        for saved in self.runtime.graph.checkpointer.list(self.runtime.config(self.thread)):
+            for _, channel, value in saved.pending_writes or []:
+                if channel == RESUME_CHANNEL and isinstance(value, str):
+                    found.setdefault(str(saved.config["configurable"]["checkpoint_id"]), value)
+        return found
 
     def new_home(self, scene: int, room: str) -> None:
         """Act in a new household from now on (the session keeps its routines and conversation)."""
@@ -259,7 +297,7 @@ class Session:
                     self.messages.append({"role": "assistant", "content": f"{method} wrote:\n```\n{result.program.strip()}\n```"})
                 self.subgoals = [[n, *row] for n, row in enumerate(result.trace, 1)]
                 self.log += result.log
-                self.messages.append({"role": "assistant", "content": f"{method}: {result.outcome}"
+                self.messages.append({"role": "assistant", "content": f"{method}: {step_outcome(result.outcome)}"
                                       + (f" ({result.error})" if result.error else "")})
             self.runtime.graph.update_state(self.runtime.config(self.thread), {"world": self.env.snapshot()},
                                             as_node="finish")
@@ -310,12 +348,12 @@ class Session:
                 event = events.get()
                 kind = event[0]
                 if kind == "llm":
-                    status = f"asking the LLM ({event[1]})..."
+                    status = f"asking the LLM: {LLM_WORK.get(str(event[1]).rpartition(':')[2], 'thinking')}..."
                 elif kind == "subgoal":
                     name, outcome, actions = event[1]
-                    self.subgoals.append([len(self.subgoals) + 1, name, outcome, actions])
+                    self.subgoals.append([len(self.subgoals) + 1, name, step_outcome(str(outcome)), actions])
                     self.picture = event[2]
-                    status = f"{name}: {outcome}"
+                    status = f"{name}: {step_outcome(str(outcome))}"
                 elif kind == "step":
                     prev, snap = event[1], event[2]
                     self.messages += step_messages(prev, snap, replay=False)
@@ -343,6 +381,10 @@ class Session:
     def _progress(self, status: str, question: str | None = None, done: bool = False) -> Progress:
         return Progress(list(self.messages), [list(row) for row in self.subgoals], self.picture,
                         list(self.log[-200:]), status, question, done)
+
+
+def _checkpoint_id(snap: Any) -> str:
+    return str(((snap.config or {}).get("configurable") or {}).get("checkpoint_id", ""))
 
 
 def explain_error(exc: BaseException) -> str:

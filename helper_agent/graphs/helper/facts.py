@@ -34,6 +34,9 @@ class RequestFacts(BaseModel):
     # classes a program ran with although the request does not ask for them (the scope check could
     # not trim them): the reply says so, so "success" never hides a change nobody asked for
     unasked: list[str] = Field(default_factory=list)
+    # what the robot opened while it searched, and what for: (the opened thing's class, the class it
+    # looked for); a drawer left open showed only in the app's picture legend, the reply says it now
+    opened_looking: list[tuple[str, str]] = Field(default_factory=list)
     stored: StoredRoutine | None = None
     recalled: str | None = None  # the name of the routine the request recalled, if any
     failed_subgoal: str = ""
@@ -48,12 +51,14 @@ class RequestFacts(BaseModel):
 
     def reply(self) -> str:
         """The one-line verdict a person reads (plain text; front ends add colour), with what it
-        changed that was not asked for, when the scope check could not keep it out."""
-        verdict = self._verdict()
-        if not self.unasked or self.outcome == "refused":
-            return verdict
-        things = ", ".join(_words(c) for c in self.unasked)
-        return f"{verdict}; I also changed the {things}, which you did not ask for"
+        changed that was not asked for, when the scope check could not keep it out, and what it
+        opened while it searched ("I opened a drawer looking for the mug")."""
+        parts = [self._verdict()]
+        if self.unasked and self.outcome != "refused":
+            parts.append(f"I also changed the {', '.join(_words(c) for c in self.unasked)}, which you did not ask for")
+        if self.opened_looking:
+            parts.append(opened_sentence(self.opened_looking))
+        return "; ".join(parts)
 
     def _verdict(self) -> str:
         if self.outcome == "success":
@@ -107,6 +112,7 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
         feedback=str(values.get("feedback") or ""),
         refusal=str(values.get("refusal") or ""),
         unasked=_unasked_done(values),
+        opened_looking=[(str(opened), str(wanted)) for opened, wanted in values.get("opened_looking") or []],
         finished=execution.get("status") == "done",
         steps=max(steps, 0),
         failures=max(failures, 0),
@@ -160,6 +166,44 @@ def _a(name: str) -> str:
     return f"an {name}" if name[:1].lower() in "aeiou" else f"a {name}"
 
 
+def thing_words(cls: str) -> str:
+    """An object class as a person says it: "CoffeeMachine" -> "coffee machine", "TomatoSliced" ->
+    "tomato slice", "EggCracked" -> "cracked egg"."""
+    if cls.endswith("Sliced") and len(cls) > 6:
+        return f"{_words(cls[:-6])} slice"
+    if cls.endswith("Cracked") and len(cls) > 7:
+        return f"cracked {_words(cls[:-7])}"
+    return _words(cls)
+
+
+_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _counted(cls: str, n: int) -> str:
+    """"a drawer", "two cabinets", "12 drawers"."""
+    words = thing_words(cls)
+    if n == 1:
+        return _a(words)
+    plural = words + ("es" if words.endswith(("s", "x", "ch", "sh")) else "s")
+    return f"{_NUMBERS[n] if n < len(_NUMBERS) else n} {plural}"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def opened_sentence(opened_looking: list[tuple[str, str]]) -> str:
+    """What a search opened, per thing looked for, in the order it happened: "I opened a drawer and
+    two cabinets looking for the mug" (the app's picture rang "Drawer_3 opened" and no reply said why)."""
+    by_wanted: dict[str, dict[str, int]] = {}
+    for opened, wanted in opened_looking:
+        counts = by_wanted.setdefault(wanted, {})
+        counts[opened] = counts.get(opened, 0) + 1
+    said = [f"{_listed([_counted(cls, n) for cls, n in counts.items()])} looking for the {thing_words(wanted)}"
+            for wanted, counts in by_wanted.items()]
+    return "I opened " + _listed(said)
+
+
 def question_lines(payload: dict[str, Any]) -> list[str]:
     """The lines a front end shows for the feedback question `ask_feedback` waits on (its
     `interrupt` payload): what was not done first, then the question, and on the last round that
@@ -176,3 +220,80 @@ def log_lines(update: Any) -> list[str]:
     if isinstance(update, Overwrite):
         update = update.value
     return [str(line) for line in update or []]
+
+
+# ---------------------------------------------------------------------------------- plain words
+STEP_OUTCOMES = {"done": "done", "skipped": "skipped", "failed": "failed", "not_found": "not found",
+                 "stopped": "stopped (out of steps or tries)", "pending": "not run"}
+"""A subgoal's outcome (the executor's status) as a person reads it in a subgoal table."""
+
+
+def step_outcome(status: str) -> str:
+    """"not_found" -> "not found"; an unknown status with its underscores as spaces."""
+    return STEP_OUTCOMES.get(status, status.replace("_", " "))
+
+
+_LIMITS = {"step_limit": "this request's steps are used up", "failure_limit": "too many actions failed"}
+# The missing part's steps ("place TomatoSliced in Plate x2", `program.edits.part.Missing.describe`)
+_PART_STEP = re.compile(r"^(?P<step>[a-z_]+) (?P<cls>[A-Za-z]+)(?: in (?P<place>[A-Za-z]+))?(?: x(?P<n>\d+))?$")
+_PART_WORDS = {"slice": "slice {t}", "open": "open {t}", "close": "close {t}", "clean": "wash {t}",
+               "empty": "empty {t}", "fill_up": "fill {t}", "cook": "cook {t}", "toast": "toast {t}",
+               "boil": "boil {t} in {p}", "coffee": "make coffee in {t}", "water": "water {t} with {p}",
+               "place": "put {t} in {p}", "toggle_on": "switch on {t}", "toggle_off": "switch off {t}"}
+
+
+def _part_step(described: str) -> str:
+    """One step of a missing part in words: "place TomatoSliced in Plate" -> "put the tomato slice in the plate"."""
+    match = _PART_STEP.match(described.strip())
+    if match is None or match["step"] not in _PART_WORDS:
+        return ""
+    n = int(match["n"] or 1)
+    thing = f"the {thing_words(match['cls'])}" if n == 1 else _counted(match["cls"], n)
+    return _PART_WORDS[match["step"]].format(t=thing, p=f"the {thing_words(match['place'] or '')}")
+
+
+def plain_note(line: str) -> str | None:
+    """A line of the graph's log as a sentence a person reads, or None for a line that is the
+    engineers' (the app's node log keeps every line as it is). The conversation once showed
+    "finish: refused", "replan: attempt 1 repeated the failed program" and "correct: corrective
+    program (examples corr-blocked-open-01, ...)": node names and example ids, not words.
+
+    `finish` says nothing: the request's end is the reply (`RequestFacts.reply`) right after it."""
+    node, _, rest = line.partition(": ")
+    if node == "retrieve":
+        match = re.search(r"; routine '(?P<name>.*)' \([^()]*\)$", rest)
+        return f"I'm recalling your routine '{match['name']}'." if match else None
+    if node == "plan":
+        if match := re.fullmatch(r"recalled routine '(?P<name>.*)'", rest):
+            return f"I'm doing your routine '{match['name']}' as you taught it."
+        if match := re.fullmatch(r"attempt (?P<n>\d+) adapting routine '(?P<name>.*)'", rest):
+            again = "" if match["n"] == "1" else " again"
+            return f"I'm adapting your routine '{match['name']}' to this request{again}."
+        return None
+    if node == "locate":
+        if match := re.fullmatch(r"stopped by (?P<why>\w+)", rest):
+            return f"I stopped looking: {_LIMITS.get(match['why'], match['why'].replace('_', ' '))}."
+        if match := re.fullmatch(r"(?P<cls>\w+) (?P<found>found|not found)", rest):
+            thing = thing_words(match["cls"])
+            return f"I found the {thing}." if match["found"] == "found" else \
+                f"I looked for the {thing} but did not find it."
+        return None
+    if node == "correct":
+        if rest.startswith("corrective program rejected"):
+            return "The fix I wrote for the failed step did not work out, so I am trying that step again."
+        why = re.sub(r"\s*\(examples[^()]*\)$", "", rest).strip()
+        if why in ("", "corrective program"):
+            return "A step failed, so I am trying another way."
+        return f"A step failed, so I am trying another way: {why.rstrip('.')}."
+    if node == "replan":
+        if rest.startswith("from feedback: "):
+            return "I'll do what you say is missing."
+        if rest.startswith("the missing part, read from the feedback: "):
+            steps = [_part_step(s) for s in rest.split(": ", 1)[1].split(";")]
+            return f"What I'll do now: {'; '.join(steps)}." if all(steps) and steps else None
+        if re.fullmatch(r"attempt \d+ repeated the failed program", rest):
+            return "The new program I wrote was the one that did not finish; I am writing another."
+        if rest.startswith("every attempt repeated the failed program"):
+            return "Every new program I wrote was the one that did not finish, so I did not run it again."
+        return None
+    return None

@@ -191,6 +191,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     # household's snapshot is kept in the state anyway (a chat); an evaluation keeps the household
     # out of the state and its traces (a traced episode grew by a tenth with it).
     update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
+    update["opened_looking"] = []
     if ctx.config.refuse_absent and not update["routine"]:
         refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
         if refusal is not None:
@@ -351,6 +352,7 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
         locator: Any = LLMLocator(chat, dialogue=state["request"])
     else:
         locator = RandomLocator(ctx.config.seed + int(state.get("locate_attempts", 0)))
+    closed = _closed(ctx.environment())
     try:
         # Search as the program object that needed it, so objects bound to other program objects
         # (the first of two cups) do not count as found.
@@ -360,9 +362,25 @@ def locate(state: HelperState, runtime: Runtime[HelperContext], config: Runnable
         found = bool(locator(executor, ObjectRef(key, missing, attributes=sliced)))
     except EpisodeLimit as limit:
         return {**_acted(ctx, executor), "execution": {**state["execution"], "status": limit.reason},
+                "opened_looking": _opened_looking(state, ctx.environment(), closed, missing),
                 "log": [f"locate: stopped by {limit.reason}"]}
     return {**_acted(ctx, executor), "locate_attempts": int(state.get("locate_attempts", 0)) + 1,
+            "opened_looking": _opened_looking(state, ctx.environment(), closed, missing),
             "log": [f"locate: {missing} {'found' if found else 'not found'}"]}
+
+
+def _closed(env: Any) -> set[str]:
+    """The ids of the household's closed things that open (a search may open them)."""
+    return {str(obj.get("objectId")) for obj in env.objects_metadata() if obj.get("openable") and not obj.get("isOpen")}
+
+
+def _opened_looking(state: HelperState, env: Any, closed: set[str], missing: str) -> list[list[str]]:
+    """This request's `opened_looking` with what the search just opened (closed before it, open now):
+    a side effect nobody asked for, which the reply names (a drawer left open showed only in the
+    app's picture legend)."""
+    opened = [[str(obj.get("objectType")), missing] for obj in env.objects_metadata()
+              if obj.get("isOpen") and str(obj.get("objectId")) in closed]
+    return [*(state.get("opened_looking") or []), *opened]
 
 
 def correct(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:

@@ -90,6 +90,9 @@ class HelperState(TypedDict, total=False):
     # correction "you shouldn't have moved the plate" puts it back there (`missing.put_back`). Kept
     # only with `keep_snapshots` (a chat); empty otherwise, and such a correction goes to the planner.
     places_at_start: dict[str, str]
+    # What the locator opened while it searched, and what for: [opened class, class looked for] in
+    # the order it happened (`nodes.locate`); the reply says it (`facts.RequestFacts.opened_looking`).
+    opened_looking: list[list[str]]
     # What this request logged. Nodes append; `retrieve` starts a new list with `Overwrite`, so a
     # reply never reads an earlier request's line (a chat once said "stored" after "nothing to store").
     log: Annotated[list[str], operator.add]
