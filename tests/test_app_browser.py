@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,10 @@ playwright_api.expect.set_options(timeout=WAIT_MS)
 SHOTS = Path(os.environ.get("HELPER_APP_SCREENSHOTS") or tempfile.gettempdir())
 COFFEE = ('mug = InteractionObject("Mug", attributes=["clean"])\nmug.clean()\ncm = InteractionObject("CoffeeMachine")\n'
           'mug.pickup_and_place(cm)\ncm.toggle_on()')
+# What a person must never read in the conversation: a node's name, an executor's or the memory's
+# identifier, an example's id, an ISO timestamp (issue 63).
+RAW = re.compile(r"\b(?:retrieve|plan|validate|execute|locate|correct|replan|feedback|confirm|memorize|finish):|"
+                 r"not_found|confirmed_success|not satisfied \(|\(examples |\d{4}-\d\d-\d\dT")
 
 DRIVER = textwrap.dedent(
     """
@@ -54,6 +59,8 @@ DRIVER = textwrap.dedent(
                 time.sleep(20)
             if "Read the person's answer" in text:  # the feedback reader: "not yet: ..." is not satisfied
                 return "not satisfied" if "not yet" in str(messages[-1].content).lower() else "satisfied"
+            if "blarg" in text and "InteractionObject" in text:  # the knife is in a closed drawer
+                return "```python\\nknife = InteractionObject('Knife')\\nknife.pickup()\\n```"
             if "zorblax" in text and "InteractionObject" in text:
                 # A television the kitchen does not have (the request fails); one more step each time,
                 # so a replan never repeats the program before it.
@@ -72,12 +79,13 @@ DRIVER = textwrap.dedent(
 _bench = load_script("benchmarks/cluster_bench.py")
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    home = tmp_path_factory.mktemp("app-home")
+def _start(home: Path) -> tuple[subprocess.Popen[bytes], object, str]:
+    """The app on a free port with the driver's model; its log is `home/app.log`, its Gradio cache
+    under `home/gradio-tmp`."""
     port = _bench.free_port()
     env = {**os.environ, "HELPER_HOME": str(home), "HELPER_EMBEDDINGS": "hash", "PYTHONPATH": str(ROOT),
            "GRADIO_ANALYTICS_ENABLED": "False", "NO_PROXY": "127.0.0.1,localhost",
+           "GRADIO_TEMP_DIR": str(home / "gradio-tmp"),
            # three rounds of searching a kitchen for a television (about 330 steps each) fit in one request
            "HELPER_MAX_STEPS": "5000"}
     log = open(home / "app.log", "w")  # noqa: SIM115 - closed by stop_server
@@ -85,13 +93,26 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                 "--home", str(home)], env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
-        try:
-            _bench.wait_until_serving(process, url, 600)  # minutes when the machine is loaded
-        except RuntimeError as exc:
-            raise AssertionError(f"{exc}: " + (home / "app.log").read_text()[-3000:]) from None
-        yield url
+        _bench.wait_until_serving(process, url, 600)  # minutes when the machine is loaded
+    except RuntimeError as exc:
+        _bench.stop_server(process, log)
+        raise AssertionError(f"{exc}: " + (home / "app.log").read_text()[-3000:]) from None
+    return process, log, url
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    home = tmp_path_factory.mktemp("app-home")
+    process, log, url = _start(home)
+    try:
+        yield url, home
     finally:
         _bench.stop_server(process, log)
+
+
+@pytest.fixture(scope="module")
+def app_url(app_server: tuple[str, Path]) -> str:
+    return app_server[0]
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +133,9 @@ def _open(page: object, url: str, user: str) -> None:
     page.goto(url)  # type: ignore[attr-defined]
     _text(page, "#user").fill(user)
     page.locator("#open").click()  # type: ignore[attr-defined]
-    playwright_api.expect(page.locator("#sessions")).to_contain_text("", timeout=WAIT_MS)  # type: ignore[attr-defined]
+    # Opened: the session list holds the user's session (a send before that is "open a session first").
+    playwright_api.expect(_text(page, "#sessions")).to_have_value(re.compile(rf"^household:{re.escape(user)}"),
+                                                                  timeout=WAIT_MS)
 
 
 def _ask(page: object, text: str) -> None:
@@ -148,19 +171,28 @@ def test_chat_home_feedback_routines_and_resume(app_url: str, browser: object) -
     expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
     expect(page.locator("#subgoals")).to_contain_text("ToggleOn(CoffeeMachine)")
 
-    # Answer: what will be remembered is shown; the same button confirms it and the routine is taught.
+    # Answer: what will be remembered is shown, a yes/no question with yes and no (issue 63: only
+    # "done" and "not yet: …" answered it); yes stores the routine.
     page.locator("#answer-done").click()
     expect(page.locator("#question")).to_contain_text("I'll remember the morning coffee as: coffee in the mug. Store it?",
                                                       timeout=WAIT_MS)
-    page.locator("#answer-done").click()
+    expect(page.locator("#answer-yes")).to_be_visible()
+    expect(page.locator("#answer-no")).to_be_visible()
+    expect(page.locator("#answer-done")).to_be_hidden()
+    expect(page.locator("#answer-not-yet")).to_be_hidden()
+    page.locator("#answer-yes").click()
     expect(page.locator("#chatbot")).to_contain_text("Result: success (routine 'the morning coffee' v1 for mary stored)",
                                                       timeout=WAIT_MS)
     expect(page.locator("#answer-done")).to_be_hidden()
+    expect(page.locator("#answer-yes")).to_be_hidden()
     page.screenshot(path=str(SHOTS / "app-after-a-successful-request.png"), full_page=True)
 
-    page.get_by_role("tab", name="Routines").click()  # the list follows what the chat taught
+    page.get_by_role("tab", name="Routines").click()  # the list follows what the chat taught, in words
     expect(page.locator("#routines")).to_contain_text("the morning coffee", timeout=WAIT_MS)
+    expect(page.locator("#routines")).to_contain_text("taught and confirmed")
     expect(page.locator("#routine-program")).to_contain_text("cm.toggle_on()", timeout=WAIT_MS)
+    listed = page.locator("#routines").inner_text() + _text(page, "#routine-version").input_value()
+    assert not RAW.search(listed), listed
 
     # Recall it in a new home.
     page.get_by_role("tab", name="Chat").click()
@@ -265,6 +297,11 @@ def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_u
                                  "done, because I could not find a Television.")
     said = chat.inner_text()
     assert said.index("I did not finish the task") < said.rindex("Is the task completed")
+    # Plain words, not the graph's (issue 63): "locate: Television not found", "not_found".
+    expect(chat).to_contain_text("I looked for the television but did not find it.")
+    assert not RAW.search(said), said
+    expect(page.locator("#subgoals")).to_contain_text("not found")
+    assert "not_found" not in page.locator("#subgoals").inner_text()
     page.screenshot(path=str(SHOTS / "app-after-a-failed-request.png"), full_page=True)
 
     # "not yet: …" puts the cursor in the request box, every time.
@@ -297,10 +334,14 @@ def test_a_failed_request_is_said_plainly_and_not_yet_keeps_the_correction(app_u
     page.locator("#send").click()
     expect(chat).to_contain_text("Result: not done: the execution did not finish", timeout=WAIT_MS)
     expect(page.locator("#answer-done")).to_be_hidden()
+    assert not RAW.search(chat.inner_text()), chat.inner_text()  # "finish: incomplete" once stood before it
 
-    # A reload keeps the room, the trace and the highlights of the last request.
+    # A reload keeps the room, the trace and the highlights of the last request, and the person's
+    # own words (they read "not satisfied (…)").
     page.reload()
     expect(chat).to_contain_text("I did not finish the task", timeout=WAIT_MS)
+    expect(chat).to_contain_text("not yet: the zorblax is still off")
+    assert not RAW.search(chat.inner_text()), chat.inner_text()
     page.get_by_role("tab", name="Trace").click()
     expect(_text(page, "#turn")).to_have_value("4. feedback: not yet: it is still off", timeout=WAIT_MS)
     expect(page.locator("#trace")).to_contain_text("ask_feedback")
@@ -370,3 +411,62 @@ def test_a_reload_shows_the_room_the_household_is(app_url: str, browser: object)
     expect(_text(page, "#user")).to_have_value("omar", timeout=WAIT_MS)
     expect(room).to_have_value("LivingRoom", timeout=WAIT_MS)
     page.close()
+
+
+def test_what_is_typed_while_a_request_runs_stays_and_a_second_send_is_refused_in_words(
+        app_url: str, browser: object) -> None:
+    """Issue 63: text typed while a request ran was erased within half a second, a second request
+    sent then vanished without a word, and "send" stayed enabled; "Store it?" had only "done" and
+    "not yet: …" for an answer."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "ines")
+    _ask(page, "Perform the slow coffee: slowly make me a coffee")
+    expect(page.locator("#status")).to_contain_text("asking the LLM: writing the program", timeout=WAIT_MS)
+    expect(page.locator("#send")).to_be_disabled()
+    box = _text(page, "#request")
+    expect(box).to_have_value("")
+    box.fill("and a toast please")
+    box.press("Enter")  # a second send while the first runs (the LLM takes 20 s)
+    error = page.locator("#error")
+    expect(error).to_contain_text("a request is running: what you typed stays in the box", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)  # the first request reached its question
+    expect(box).to_have_value("and a toast please")  # through every step of the first request
+    expect(page.locator("#send")).to_be_enabled()
+    expect(error).to_contain_text("The request has finished: what you typed while it ran is still in the box")
+    chat = page.locator("#chatbot")
+    expect(chat).not_to_contain_text("and a toast please")
+
+    # "Store it?" is a yes/no question: yes and no, and no stores nothing.
+    page.locator("#answer-done").click()
+    expect(page.locator("#question")).to_contain_text("I'll remember the slow coffee as", timeout=WAIT_MS)
+    expect(page.locator("#answer-no")).to_be_visible()
+    expect(page.locator("#answer-not-yet")).to_be_hidden()
+    page.locator("#answer-no").click()
+    expect(chat).to_contain_text("Result: success", timeout=WAIT_MS)
+    expect(page.locator("#answer-no")).to_be_hidden()
+    assert "stored" not in chat.inner_text().rpartition("Result:")[2]
+    expect(box).to_have_value("and a toast please")  # the answer did not take it either
+    page.get_by_role("tab", name="Routines").click()
+    expect(page.locator("#routines-note")).to_contain_text("no routines of ines yet", timeout=WAIT_MS)
+    page.close()
+
+
+def test_what_a_search_opened_is_said_in_the_reply(app_url: str, browser: object) -> None:
+    """Issue 63: "Drawer D opened" showed only in the picture's legend. The knife is in a closed
+    drawer; the locator is told the cabinets first."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "kim")
+    _ask(page, "blarg: hand me the knife")
+    expect(page.locator("#answer-done")).to_be_visible(timeout=WAIT_MS)
+    chat = page.locator("#chatbot")
+    expect(chat).to_contain_text("I found the knife.")
+    page.locator("#answer-done").click()
+    expect(chat).to_contain_text("Result: success; I opened", timeout=WAIT_MS)
+    result = chat.inner_text().rpartition("Result:")[2]
+    assert re.search(r"I opened .*drawer.* looking for the knife", result), result
+    page.close()
+

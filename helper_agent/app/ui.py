@@ -7,7 +7,9 @@ its turns). Requests run one at a time (`AgentTurns`: the in-process model answe
 time); a request that waits says so in the status line ("waiting for another request to finish")
 instead of Gradio's queue counter and estimate, which said "1/1 | 2.2/16.2s" for a wait of 150 s.
 The routines and trace panels do not wait on requests, so a long episode in one tab does not
-freeze another tab's routine list.
+freeze another tab's routine list. Within a tab, a request sent while one runs is refused in words
+and its text stays in the box (the page once erased what was typed at every step of the running
+request, and dropped a second send without a word); "send" is off until the running one ends.
 
 Whose data a tab sees: only its opened session's user's. Every handler reads the user from the tab's
 `gr.State` (kept on the server, empty for a script that never opened a session), never from the user
@@ -33,6 +35,7 @@ from langchain_core.language_models import BaseChatModel
 
 from helper_agent.app.session import RESUME, SUBGOAL_COLUMNS, Progress, Session, explain_error
 from helper_agent.app.trace import COLUMNS as TRACE_COLUMNS
+from helper_agent.app.words import local_time, routine_source
 from helper_agent.chat_runtime import (
     ChatRuntime,
     RequestTooLong,
@@ -58,6 +61,9 @@ TITLE = "helper-agent: a household assistant"
 FOCUS_REQUEST = ("() => { const box = document.querySelector('#request textarea'); if (box) { box.focus(); "
                  "box.setSelectionRange(box.value.length, box.value.length); } }")
 NOT_YET = "not yet:"
+BUSY = ("⚠️ a request is running: what you typed stays in the box; send it when this one has finished "
+        "(the send button comes back)")
+SEND_NOW = "The request has finished: what you typed while it ran is still in the box; press send to ask it."
 # The conversation's corner toolbar (clear, copy all) lay over the first bubble when scrolled.
 CSS = "#chatbot .top-panel { display: none !important; }"
 INTRO = ("Pick a user and open a session; then ask for something in your own words (\"make me a coffee\"). "
@@ -133,17 +139,22 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         return runtime.threads(user) if user else []
 
     def view(session: Session, progress: Progress | None = None) -> tuple[Any, ...]:
-        """chatbot, subgoals, home, log, status, feedback box, question, trace turns, the last turn's spans."""
+        """chatbot, subgoals, home, log, status, feedback box, question, trace turns, the last turn's
+        spans, the answers (done and not yet for the feedback question, yes and no for "Store it?")
+        and send (off while the turn runs)."""
         if progress is None:
             question = session.question()
             progress = Progress(session.messages, session.subgoals, session.picture, session.log, "", question, True)
         asking = bool(progress.question) and progress.done
+        yes_no = asking and session.confirming()
         turns = [f"{n}. {turn.label}" for n, turn in enumerate(session.turns, 1)]
         return (progress.messages, progress.subgoals or None, str(progress.picture) if progress.picture else None,
                 "\n".join(progress.log), progress.status,
                 gr.update(visible=asking), f"**{progress.question}**" if asking else "",
                 gr.update(choices=turns, value=turns[-1] if turns else None),
-                (session.turns[-1].trace.rows() or None) if session.turns else None)
+                (session.turns[-1].trace.rows() or None) if session.turns else None,
+                *[gr.update(visible=asking and not yes_no)] * 2, *[gr.update(visible=yes_no)] * 2,
+                gr.update(interactive=progress.done))
 
     with gr.Blocks(title=TITLE, delete_cache=(3600, 3600)) as demo:
         session_state = gr.State(None)
@@ -175,6 +186,9 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                             with gr.Row():
                                 done_button = gr.Button("done", elem_id="answer-done")
                                 not_yet = gr.Button("not yet: …", elem_id="answer-not-yet")
+                                # a yes/no question ("... Store it?") gets yes and no
+                                yes_button = gr.Button("yes", elem_id="answer-yes", visible=False)
+                                no_button = gr.Button("no", elem_id="answer-no", visible=False)
                         subgoals = gr.Dataframe(headers=SUBGOAL_COLUMNS, label="subgoals", elem_id="subgoals",
                                                 interactive=False, wrap=True)
                     with gr.Column(scale=2):
@@ -209,7 +223,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 trace_table = gr.Dataframe(headers=TRACE_COLUMNS, label="spans", elem_id="trace", interactive=False,
                                            wrap=True)
 
-        chat_outputs = [chatbot, subgoals, home, log, status, feedback_box, question, turn, trace_table]
+        chat_outputs = [chatbot, subgoals, home, log, status, feedback_box, question, turn, trace_table,
+                        done_button, not_yet, yes_button, no_button, send]
 
         # ------------------------------------------------------------------ sessions
         def on_open(user: str, thread: str | None, scene: int, room_type: str,
@@ -255,34 +270,74 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
         demo.load(on_load, [saved], [*open_outputs, user_box], **PRIVATE)
 
         # ------------------------------------------------------------------ chat
-        def run(session: Session | None, text: str, agent: str = "helper",
-                typed: bool = True) -> Iterator[tuple[Any, ...]]:
-            """A typed request or answer (`typed`: bounded like `helper chat`'s), or a loaded dialogue."""
+        def run(session: Session | None, text: str, agent: str = "helper", typed: bool = True,
+                from_box: bool = True) -> Iterator[tuple[Any, ...]]:
+            """A typed request or answer (`typed`: bounded like `helper chat`'s), or a loaded dialogue.
+            `from_box`: the text is the request box's (send, Enter), not a button's or a file's.
+
+            One at a time per tab: a send while this tab's request runs (or waits for another tab's)
+            is refused in words and leaves the box alone. A turn clears the box once, when it starts
+            and only if it took the box's text, and never again: what the person types meanwhile stays."""
             unchanged = [gr.update()] * len(chat_outputs)
             if session is None:
                 yield ("⚠️ open a session first: type a user name and press open", text, *unchanged)
                 return
+            if not session.busy.acquire(blocking=False):
+                session.refused = True
+                yield (BUSY, gr.update(), *unchanged)
+                return
+            held = {"busy": True, "turn": False}
+
+            def release() -> None:
+                """Free the tab and the turn before the last update goes out: a send right after it is
+                not refused."""
+                if held["turn"]:
+                    held["turn"] = False
+                    turns.release()
+                if held["busy"]:
+                    held["busy"] = False
+                    session.busy.release()
+
+            try:
+                yield from turn_of(session, text, agent, typed, from_box, held, release)
+            finally:
+                release()
+
+        def turn_of(session: Session, text: str, agent: str, typed: bool, from_box: bool, held: dict[str, bool],
+                    release: Callable[[], None]) -> Iterator[tuple[Any, ...]]:
+            unchanged = [gr.update()] * len(chat_outputs)
             text = (text or "").strip()
+            kept = text if from_box else gr.update()  # a refused text stays in the box; a button's never goes there
             asking = session.question()
             if not text:
                 yield ("⚠️ the request is empty: type what you would like done" if not asking else
-                       "⚠️ the answer is empty: press done, or write what is missing", "", *unchanged)
+                       "⚠️ the answer is empty: press done, or write what is missing", "" if from_box else kept,
+                       *unchanged)
                 return
             if asking and text.rstrip(" :.…").lower() == NOT_YET.rstrip(":"):
                 # A bare "not yet:" was replanned as the correction "# not yet:".
                 yield ("⚠️ say what is missing after “not yet:” (e.g. not yet: the mug is still dirty), or press done",
-                       text, *unchanged)
+                       kept, *unchanged)
                 return
             try:
                 if typed:
                     check_request(text)
             except RequestTooLong as exc:
-                yield (f"⚠️ {exc}", text, *unchanged)
+                yield (f"⚠️ {exc}", kept, *unchanged)
                 return
+            session.refused = False
             waiting = turns.acquire()
+            cleared = False  # the error line (and the box, for its own text) are cleared once, when the turn starts
+
+            def box() -> Any:
+                return "" if from_box and not cleared else gr.update()
+
             if waiting is not None:
-                yield ("", "", *[gr.update()] * 4, waiting, *[gr.update()] * (len(chat_outputs) - 5))
+                yield ("", box(), *[gr.update()] * 4, waiting, *[gr.update()] * (len(chat_outputs) - 6),
+                       gr.update(interactive=False))
+                cleared = True
                 turns.wait()
+            held["turn"] = True
             try:
                 if session.question():  # asked again: the wait may have changed it
                     turn_progress = session.answer(text)
@@ -293,23 +348,39 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 else:
                     turn_progress = session.ask(text)
                 for progress in turn_progress:
-                    yield ("", "", *view(session, progress))
+                    said: Any = gr.update() if cleared else ""
+                    if progress.done:
+                        release()
+                        said = SEND_NOW if session.refused else said
+                        session.refused = False
+                    yield (said, box(), *view(session, progress))
+                    cleared = True
             except Exception as exc:  # noqa: BLE001 - a model that cannot be built: the page says which
-                yield (f"⚠️ {explain_error(exc)}", "", *view(session))
-            finally:
-                turns.release()
+                release()
+                yield (f"⚠️ {explain_error(exc)}", box(), *view(session))
 
         run_outputs = [error, request, *chat_outputs]
+        # "multiple": a second send while one runs reaches `run`, which says why it waits; Gradio's
+        # default ("once") dropped it in the browser without a word.
         send.click(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden",
-                   **PRIVATE)
-        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None, show_progress="hidden",
-                   **PRIVATE)
-        def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
-            # "done" answers the feedback question; at "... Store it?" the same button says yes
-            yield from run(session, "yes" if session is not None and session.confirming() else "done")
+                   trigger_mode="multiple", **PRIVATE)
+        request.submit(run, [session_state, request, method], run_outputs, concurrency_limit=None,
+                       show_progress="hidden", trigger_mode="multiple", **PRIVATE)
 
-        done_button.click(answer_done, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden",
-                   **PRIVATE)
+        def answer_done(session: Session | None) -> Iterator[tuple[Any, ...]]:
+            # "done" answers the feedback question; the page shows yes and no at "... Store it?", where
+            # a "done" (a script's, a page drawn before the question changed) still means yes
+            yield from run(session, "yes" if session is not None and session.confirming() else "done", from_box=False)
+
+        def answer_yes(session: Session | None) -> Iterator[tuple[Any, ...]]:
+            yield from run(session, "yes", from_box=False)
+
+        def answer_no(session: Session | None) -> Iterator[tuple[Any, ...]]:
+            yield from run(session, "no", from_box=False)
+
+        for button, answer in ((done_button, answer_done), (yes_button, answer_yes), (no_button, answer_no)):
+            button.click(answer, [session_state], run_outputs, concurrency_limit=None, show_progress="hidden",
+                         **PRIVATE)
         not_yet.click(lambda: f"{NOT_YET} ", None, [request], **PRIVATE).then(None, None, None, js=FOCUS_REQUEST, **PRIVATE)
 
         def on_new_home(session: Session | None, scene: int, room_type: str) -> tuple[Any, ...]:
@@ -327,15 +398,17 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
 
         def on_instance(session: Session | None, upload_path: str | None) -> Iterator[tuple[Any, ...]]:
             if session is None or not upload_path:
-                yield ("⚠️ open a session first" if session is None else "", "", *[gr.update()] * len(chat_outputs))
+                yield ("⚠️ open a session first" if session is None else "", gr.update(),
+                       *[gr.update()] * len(chat_outputs))
                 return
             try:
                 loaded = load_instance(upload_path)
             except (TeachFormatError, ValueError, OSError) as exc:
-                yield (f"⚠️ {Path(upload_path).name} is not a TEACh instance: {exc}", "", *[gr.update()] * len(chat_outputs))
+                yield (f"⚠️ {Path(upload_path).name} is not a TEACh instance: {exc}", gr.update(),
+                       *[gr.update()] * len(chat_outputs))
                 return
             loaded.start(session.env)
-            yield from run(session, loaded.dialogue, typed=False)
+            yield from run(session, loaded.dialogue, typed=False, from_box=False)
 
         instance.upload(on_instance, [session_state, instance], run_outputs, concurrency_limit=None, show_progress="hidden",
                         **PRIVATE)
@@ -358,7 +431,8 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
             counts: dict[str, int] = {}
             for r in versions:
                 counts[r.key] = counts.get(r.key, 0) + 1
-            rows = [[r.name, r.version, counts[r.key], r.source, r.created_at[:19], r.request] for r in latest]
+            rows = [[r.name, r.version, counts[r.key], routine_source(r.source), local_time(r.created_at), r.request]
+                    for r in latest]
             names = [r.name for r in latest]
             text = note or (f"{len(latest)} routine(s) of {who}" if latest else
                             f"no routines of {who} yet; teach one with *Perform the NAME: what to do*")
@@ -378,7 +452,7 @@ def build(runtime: ChatRuntime, chat_model: Callable[[], BaseChatModel], llm: st
                 return (gr.update(choices=[], value=None), f"# {exc}")
             if not versions:
                 return (gr.update(choices=[], value=None), "")
-            labels = [f"v{r.version} ({r.source}, {r.created_at[:19]})" for r in versions]
+            labels = [f"v{r.version} ({routine_source(r.source)}, {local_time(r.created_at)})" for r in versions]
             chosen = labels.index(version) if version in labels else len(labels) - 1
             return (gr.update(choices=labels, value=labels[chosen]), versions[chosen].program)
 
