@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -470,3 +472,54 @@ def test_what_a_search_opened_is_said_in_the_reply(app_url: str, browser: object
     assert re.search(r"I opened .*drawer.* looking for the knife", result), result
     page.close()
 
+
+def _post(url: str, body: bytes) -> int:
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def test_an_unknown_api_name_is_a_404_and_no_traceback(app_server: tuple[str, Path]) -> None:
+    """Issue 63: `/gradio_api/call/<name>` for a name no endpoint has answered 500 and logged a traceback."""
+    url, home = app_server
+    log = home / "app.log"
+    seen = len(log.read_text(errors="replace"))
+    for name in ("no_such_name", "v2/no_such_name", "run", "list_routines"):
+        assert _post(f"{url}gradio_api/call/{name}", b'{"data": []}') == 404, name
+    try:
+        urllib.request.urlopen(f"{url}gradio_api/call/no_such_name/abc123", timeout=60)
+        status = 200
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    assert status == 404
+    assert "Traceback" not in log.read_text(errors="replace")[seen:]
+
+
+def test_the_cache_and_the_apps_files_are_emptied_when_it_stops(browser: object, tmp_path: Path) -> None:
+    """Issue 63: a home picture and an export stayed in Gradio's cache folder after the app stopped,
+    though the docs say it is emptied then."""
+    expect = playwright_api.expect
+    home = tmp_path / "home"
+    home.mkdir()
+    process, log, url = _start(home)
+    try:
+        page = browser.new_page()  # type: ignore[attr-defined]
+        page.set_default_timeout(WAIT_MS)
+        _open(page, url, "ulla")
+        _home_src(page)
+        page.get_by_role("tab", name="Routines").click()
+        page.locator("#routines-export").click()
+        expect(page.locator("#routines-note")).to_contain_text("exported 0 routine version(s) of ulla", timeout=WAIT_MS)
+        expect(page.locator("#routines-exported a").first).to_have_attribute(
+            "href", re.compile(r"routines-ulla\.jsonl$"), timeout=WAIT_MS)
+        page.close()
+        cached = [p.name for p in (home / "gradio-tmp").rglob("*") if p.is_file()]
+        assert any(n.startswith("home-") for n in cached) and "routines-ulla.jsonl" in cached, cached
+    finally:
+        _bench.stop_server(process, log)  # SIGTERM, as a service manager stops it
+    assert process.returncode == 0, (home / "app.log").read_text()[-3000:]
+    left = sorted(str(p.relative_to(home)) for p in [*(home / "gradio-tmp").rglob("*"), *(home / "app-files").rglob("*")])
+    assert left == [], left
