@@ -204,7 +204,8 @@ class AppPerson:
             self.live.lost.append(f"{self.user}'s list lacks {name!r}")
 
     def chat(self, op: str, text: str, answers: int) -> None:
-        """A request, then `answers` presses of "done" (the feedback question, then "Store it?")."""
+        """A request, then `answers` answers as a person presses them: "done" at the feedback question,
+        "yes" at "Store it?" (the page's yes button)."""
         self.ledger.requests_in_flight.append(text)
         taught = name_key(f"the {self.user} coffee")
         if op == "teach":
@@ -217,7 +218,8 @@ class AppPerson:
             question = reply.text("question")
             if not question:
                 break
-            reply = self.call(f"{op}:answer", "answer-done", "click", {})
+            button = "answer-yes" if "Store it" in question else "answer-done"
+            reply = self.call(f"{op}:answer", button, "click", {})
             self._waits(reply)
         if op == "teach":
             said = " ".join(message_text(m) for m in reply.outputs.get("chatbot") or []).lower()
