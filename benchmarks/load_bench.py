@@ -421,9 +421,12 @@ def app_round(n: int, llm: str, llm_users: int, scratch: Path, kill_after: float
 
 
 # ------------------------------------------------------------------------------------------ reports
-def table(rounds: list[dict[str, Any]], title: str) -> str:
+def table(rounds: list[dict[str, Any]], title: str, waits: bool = True) -> str:
+    """The rounds as a Markdown table; `waits`: with the queue waits the page stated (the app's page
+    states them; the LangGraph server has no such line)."""
     ops = sorted({op for r in rounds for op in r["ops"]})
-    head = ["N", "kill -9", "calls", "calls/s", *[f"{op} p50/p99 s" for op in ops], "queue waits (p50/max s)",
+    head = ["N", "kill -9", "calls", "calls/s", *[f"{op} p50/p99 s" for op in ops],
+            *(["queue waits (p50/max s)"] if waits else []),
             "failed calls", "lost", "dup", "leaked", "out of order", "half-written"]
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rounds:
@@ -431,7 +434,8 @@ def table(rounds: list[dict[str, Any]], title: str) -> str:
         for op in ops:
             o = r["ops"].get(op)
             cells.append(f"{o['p50_s']:.2f} / {o['p99_s']:.2f}" if o else "")
-        cells.append(f"{r['queue_waits']} ({r['queue_wait_p50_s']:.1f}/{r['queue_wait_max_s']:.1f})")
+        if waits:
+            cells.append(f"{r['queue_waits']} ({r['queue_wait_p50_s']:.1f}/{r['queue_wait_max_s']:.1f})")
         cells += [str(r[k]) for k in ("failed_calls", "lost", "duplicated", "leaked", "out_of_order", "half_written")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -484,7 +488,7 @@ def main() -> None:
 
         rounds = server_rounds(args, sizes, scratch)
     title = "helper app over HTTP" if args.part == "app" else "LangGraph server"
-    text = table(rounds, title)
+    text = table(rounds, title, waits=args.part == "app")
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.part}.md").write_text(text)
