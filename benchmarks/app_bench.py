@@ -3,8 +3,8 @@ subgoal row and to the feedback question, and three screenshots (chat mid-task, 
 task, the routines tab).
 
 Starts `helper app` on a free port (the local 0.5B by default: run it under `flock /tmp/llm.lock`
-on a shared machine), drives it with Playwright in Debian's chromium, answers "done" so the
-request is taught as a routine, and stops the app.
+on a shared machine), drives it with Playwright in Debian's chromium, answers "done" and then
+"yes" to "Store it?" so the request is taught as a routine, and stops the app.
 
 Run: `python benchmarks/app_bench.py [--llm local] [--shots results/app] [--json figures.json]`.
 """
@@ -76,6 +76,13 @@ def main() -> None:
             page.screenshot(path=str(args.shots / "chat-feedback.png"))
             page.locator("#answer-done").click()
             expect(page.locator("#answer-done")).to_be_hidden(timeout=WAIT_MS)
+            # A request that teaches a routine asks "... Store it?" next, with yes and no buttons.
+            page.wait_for_function("() => { const yes = document.querySelector('#answer-yes'); "
+                                   "return (yes && yes.offsetParent !== null) || "
+                                   "/routine '/.test(document.querySelector('#chatbot').innerText); }", timeout=WAIT_MS)
+            if page.locator("#answer-yes").is_visible():
+                figures["store_question"] = page.locator("#question").inner_text().strip()
+                page.locator("#answer-yes").click()
             expect(page.locator("#chatbot")).to_contain_text("routine '", timeout=WAIT_MS)  # the reply (stored or not)
             figures["reply"] = page.locator("#chatbot").inner_text().strip().splitlines()[-1]
             page.get_by_role("tab", name="Routines").click()
