@@ -247,3 +247,14 @@ def test_a_request_about_nothing_here_is_refused_before_planning(tmp_path: Path)
     out = result.stdout
     assert "I can't mow the lawn: there is no lawn in this house." in out
     assert "Is the task completed" not in out and "─ program ─" not in out
+
+
+def test_the_subgoal_table_says_each_outcome_in_words(capsys) -> None:
+    """`helper chat`'s subgoal table reads as the app's does (issue 63): "not found", not the
+    executor's "not_found" (which the --verbose log keeps)."""
+    from helper_agent.commands.agent import _print_trace
+
+    _print_trace({"execution": {"trace": [["Navigate(Mug)", "not_found", 12], ["Pickup(Mug)", "done", 1]]}})
+    out = capsys.readouterr().out
+    assert "not found" in out and "not_found" not in out
+

@@ -35,7 +35,7 @@ from helper_agent.config import get_settings
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
-from helper_agent.graphs.helper.facts import log_lines, question_lines, request_facts
+from helper_agent.graphs.helper.facts import log_lines, question_lines, request_facts, step_outcome
 from helper_agent.graphs.helper.household import household_lines
 from helper_agent.graphs.options import parse_agent_options
 from helper_agent.graphs.registry import BuildRequest, build_agent, method_names
@@ -66,7 +66,7 @@ def _print_trace(state: dict[str, Any], since: int = 0) -> None:
     table.add_column("actions", justify="right")
     for n, (subgoal, status, actions) in rows:
         colour = "green" if status == "done" else "yellow" if status == "skipped" else "red"
-        table.add_row(str(n), subgoal, f"[{colour}]{status}[/{colour}]", str(actions))
+        table.add_row(str(n), subgoal, f"[{colour}]{step_outcome(status)}[/{colour}]", str(actions))
     console.print(table)
 
 
