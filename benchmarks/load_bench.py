@@ -178,7 +178,7 @@ class AppPerson:
 
     def import_file(self, part: str, names: list[str], offset: int) -> None:
         path, versions = routine_file(self.folder, self.user, part, names, offset)
-        write = Write(versions=versions)
+        write = Write(versions=versions, source=str(path))
         self.ledger.writes.append(write)
         self.gate()
         try:
@@ -385,15 +385,16 @@ def app_round(n: int, llm: str, llm_users: int, scratch: Path, kill_after: float
         server.start()
         for person in people:
             for write in person.ledger.in_flight():
-                if write.versions:  # the import resumes: the same file again, in a new tab
+                if write.source:  # the import resumes: the same file again, in a new tab
                     tab = PageTab(server.url, layout)
                     try:
                         tab.call("open", "click", {"user": person.user, "seed": 0, "room": "Kitchen"})
-                        path = files / f"{person.user}-{'a' if write is person.ledger.writes[0] else 'b'}.jsonl"
-                        reply = tab.call("routines-import", "upload", {"routines-import": tab.upload(path)})
+                        sent = tab.upload(Path(write.source))
+                        reply = tab.call("routines-import", "upload", {"routines-import": sent})
                         if reply.text("routines-note").startswith("imported"):
                             resumed += 1
-                            person.ledger.writes.append(Write(versions=write.versions, acknowledged=True))
+                            person.ledger.writes.append(Write(versions=write.versions, acknowledged=True,
+                                                              source=write.source))
                     finally:
                         tab.close()
     server.stop()

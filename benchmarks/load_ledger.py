@@ -36,11 +36,13 @@ def name_key(name: str) -> str:
 
 @dataclass
 class Write:
-    """One write a person sent: an import of `versions`, or a deletion of `deleted` (a name key)."""
+    """One write a person sent: an import of `versions` (from the file `source`), or a deletion of
+    `deleted` (a name key)."""
 
     versions: tuple[Version, ...] = ()
     deleted: str | None = None
     acknowledged: bool = False
+    source: str | None = None  # the file an import sent, which a resumed import sends again
 
 
 @dataclass
