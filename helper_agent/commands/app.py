@@ -62,7 +62,7 @@ def app(
                                 "listen on 127.0.0.1")
     # Deferred: Gradio takes longer to import than the whole rest of the CLI (measured: 75 s against 31 s
     # for `helper_agent.cli` on the loaded 2-core machine), and every other command and `helper --help` would pay it.
-    from helper_agent.app.ui import launch
+    from helper_agent.app.launch import launch
 
     runtime = ChatRuntime.open(home)
     lock = threading.Lock()
