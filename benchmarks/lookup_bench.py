@@ -39,12 +39,12 @@ from helper_agent.graphs.helper.adaptation import (
     request_words,
 )
 from helper_agent.graphs.helper.prompts import load_adaptation_examples, replanner_messages
-from helper_agent.graphs.helper.understanding.grounding import Grounding
 from helper_agent.llm.gguf import model_cache_dir
 from helper_agent.llm.inprocess import chat_messages
 from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
 from helper_agent.program.edits.grammar import edit_grammar
 from helper_agent.program.edits.tree import program_classes, program_roles
+from helper_agent.understanding.grounding import Grounding
 
 MODELS = {"0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "1.5b": "qwen2.5-coder-1.5b-instruct.gguf"}
 FEEDBACK = "You did not finish everything I asked for; please do the rest."

@@ -16,8 +16,8 @@ from helper_agent.evals.benchmark.families import (
 )
 from helper_agent.evals.studies.requests import Household, RequestCase, load_suite
 from helper_agent.evals.studies.requests.households import prepare
-from helper_agent.graphs.helper.understanding.in_household import in_household
 from helper_agent.program import CompiledProgram, compile_program
+from helper_agent.understanding.in_household import in_household
 
 COFFEE = ['mug = InteractionObject("Mug", attributes=["clean"])', "mug.clean()",
           'coffee_machine = InteractionObject("CoffeeMachine")', "mug.pickup_and_place(coffee_machine)",

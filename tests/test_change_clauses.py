@@ -1,5 +1,5 @@
-"""Clause breaks of a request (graphs/helper/clauses.py) and new objects with contents
-(`new_holder`, `Grounding.holder` in graphs/helper/understanding/): the deterministic parts of reading changes."""
+"""Clause breaks of a request (understanding/clauses.py) and new objects with contents
+(`new_holder`, `Grounding.holder` in understanding/): the deterministic parts of reading changes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from helper_agent.evals.studies import personalization as P
 from helper_agent.graphs.helper.adaptation import request_words
-from helper_agent.graphs.helper.clauses import Clauses, asks_something, names_something
-from helper_agent.graphs.helper.understanding.grounding import Grounding
-from helper_agent.graphs.helper.understanding.phrases import new_holder
 from helper_agent.program.edits.grammar import edit_grammar
 from helper_agent.program.edits.language import EditError, parse_edit
 from helper_agent.program.edits.tree import program_classes
+from helper_agent.understanding.clauses import Clauses, asks_something, names_something
+from helper_agent.understanding.grounding import Grounding
+from helper_agent.understanding.phrases import new_holder
 
 # the calibration suite's first routine: wash the mug and two bowls
 OMAR = P.load_suite(Path(P.__file__).parent / "data" / "personalization_calibration.json").routine("the Omar dishes").program

@@ -99,7 +99,7 @@ def test_chat_killed_mid_task_resumes_from_checkpoint(tmp_path: Path) -> None:
 
 # No television in a kitchen: the request acts on the mug, which is there, and names the television
 # only as a place, so it is planned (a request that acts on the television, or names only it, is
-# refused before planning: `graphs/helper/absent.py`, test_a_request_about_nothing_here).
+# refused before planning: `understanding/absent.py`, test_a_request_about_nothing_here).
 MISSING_TV = 'tv = InteractionObject("Television")\\ntv.toggle_on()'
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from test_scope import run
 
 from helper_agent.envs.symbolic import SymbolicEnv
-from helper_agent.graphs.helper.understanding.asked import Placement, asked
+from helper_agent.understanding.asked import Placement, asked
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
 

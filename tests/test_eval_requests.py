@@ -299,7 +299,7 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 # The agent sends back a program that washes a mug for "wash the plate" (its scope check,
-# graphs/helper/understanding/scope.py); a request that names no object is left to the planner, so
+# understanding/scope.py); a request that names no object is left to the planner, so
 # these cases say "do the washing up" to see the benchmark find the unasked change.
 WASHING_UP = "could you do the washing up?"
 
@@ -319,7 +319,7 @@ def test_a_correction_is_heard_and_an_unasked_change_is_seen(runtime: ChatRuntim
 def test_what_the_person_says_is_missing_is_done_without_another_program(runtime: ChatRuntime) -> None:
     # The first program only washes the plate (a program doing only what was not asked is not run
     # at all, graphs/helper/scoping.py); the person's answer lists the toast, and the replan writes
-    # it from their words (graphs/helper/missing.py): the chat model is scripted with one program,
+    # it from their words (understanding/missing.py): the chat model is scripted with one program,
     # so a replan that asked it would fail the test.
     toast = case(request="toast a slice of bread and put it on a clean plate", family="plate_of_toast",
                  goal=[{"task": "Plate Of Toast"}], may_change=["Bread", "BreadSliced", "Plate"])
@@ -413,7 +413,7 @@ def test_an_impossible_request_the_chat_attempts_is_not_refused(runtime: ChatRun
 
 
 def test_the_chat_refuses_an_impossible_request_and_the_benchmark_counts_it(runtime: ChatRuntime) -> None:
-    """The chat's own refusal (graphs/helper/absent.py) read by the benchmark: a refusal that says
+    """The chat's own refusal (understanding/absent.py) read by the benchmark: a refusal that says
     why, no LLM call, nothing changed."""
     chat = Chat(responses=[MOVE_MUG] * 6, readings=["satisfied"])
     record = run_case(RequestCase.model_validate(IMPOSSIBLE), ChatAgent(runtime, chat, chat_config()))

@@ -96,7 +96,7 @@ def test_no_means_not_satisfied_and_the_replan_hears_the_words_and_sees_the_hous
     env = SymbolicEnv()
     env.reset(kitchen())
     # The planner writes the replan here (`missing_parts=False`): by default this correction is read
-    # into its missing part without a model call (issue 54, `graphs/helper/missing.py`), and the
+    # into its missing part without a model call (issue 54, `understanding/missing.py`), and the
     # planner's replan prompt, what this test reads, is for a correction the reader cannot read.
     context = HelperContext(env=env, chat_model=chat, keep_snapshots=True,
                             config=HelperConfig(feedback_rounds=2, missing_parts=False), **memories)

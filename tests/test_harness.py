@@ -22,7 +22,6 @@ from helper_agent.evals.engine.harness import run_instance
 from helper_agent.graphs.base import EpisodeSetup
 from helper_agent.graphs.helper import HelperConfig
 from helper_agent.graphs.helper.agent import HelperAgent, Memories
-from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -30,6 +29,7 @@ from helper_agent.memory.routines import RoutineMemory
 from helper_agent.teach import default_registry
 from helper_agent.teach.formats import Game, TfdInstance
 from helper_agent.teach.instances import LoadedInstance, load_instance
+from helper_agent.understanding.requests import is_unchanged_recall, teach_request
 
 PUT_MUG_ON_TABLE = 'mug = InteractionObject("Mug")\ntable = InteractionObject("DiningTable")\nmug.pickup_and_place(table)'
 

@@ -1,9 +1,9 @@
 """Words map to the household's classes (issue 54): "the lamp" is the FloorLamp of a living room that
 has one, or its DeskLamp, never a `Lamp` the executor searches for in vain.
 
-The rule (`program/kinds.py`): a class the household lacks stands for the kind of it the household
+The rule (`understanding/kinds.py`): a class the household lacks stands for the kind of it the household
 has, a kind being a catalog class whose CamelCase name ends in the class's name. It is applied where a
-program is compiled for the household (`graphs/helper/understanding/in_household.py`, the `validate`
+program is compiled for the household (`understanding/in_household.py`, the `validate`
 and `correct` nodes) and where a change's words are read against a routine (`Grounding`, `part_lacks`).
 The households here are generated living rooms (`world.generator`); the household's lamps are read
 from each, not assumed.
@@ -18,9 +18,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.understanding.grounding import Grounding
-from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
-from helper_agent.graphs.helper.understanding.part_check import part_lacks
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -28,7 +25,10 @@ from helper_agent.memory.routines import RoutineMemory
 from helper_agent.program import compile_program
 from helper_agent.program.edits.grammar import edit_grammar
 from helper_agent.program.edits.tree import program_classes
-from helper_agent.program.kinds import household_class, kinds_of, with_classes
+from helper_agent.understanding.grounding import Grounding
+from helper_agent.understanding.in_household import household_classes, in_household
+from helper_agent.understanding.kinds import household_class, kinds_of, with_classes
+from helper_agent.understanding.part_check import part_lacks
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
 

@@ -1,13 +1,13 @@
-"""A correction's missing part: the person's words read as steps (`graphs/helper/missing.py`) and
+"""A correction's missing part: the person's words read as steps (`understanding/missing.py`) and
 the steps written in the action API (`program/edits/part.py`), checked by compiling the program."""
 
 from __future__ import annotations
 
 import pytest
 
-from helper_agent.graphs.helper.missing import for_household, read_missing, undo_other_kinds
 from helper_agent.program import compile_program
 from helper_agent.program.edits.part import Missing, part_program
+from helper_agent.understanding.missing import for_household, read_missing, undo_other_kinds
 
 
 def steps(feedback: str, request: str = "") -> list[str]:

@@ -1,26 +1,26 @@
 """The edit language over a program's syntax tree (`helper_agent.program.edits`) and the reading of a
-change it is written for (`graphs/helper/understanding/`): every edit kind,
+change it is written for (`understanding/`): every edit kind,
 rejections with a reason the model can act on, and the grammar that constrains the model."""
 
 from __future__ import annotations
 
 import pytest
 
-from helper_agent.graphs.helper.understanding.grounding import Grounding
-from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_lacks
-from helper_agent.graphs.helper.understanding.phrases import (
-    contrast_parts,
-    negated_objects,
-    placements,
-    unwanted_steps,
-)
-from helper_agent.graphs.helper.understanding.words import named_steps
 from helper_agent.program import compile_program
 from helper_agent.program.edits.append import append_program
 from helper_agent.program.edits.apply import apply_edit, in_form, poured_into, replaced_steps
 from helper_agent.program.edits.grammar import edit_grammar
 from helper_agent.program.edits.language import Edit, EditError, parse_edit
 from helper_agent.program.edits.tree import program_classes, served
+from helper_agent.understanding.grounding import Grounding
+from helper_agent.understanding.part_check import PartLacks, part_lacks
+from helper_agent.understanding.phrases import (
+    contrast_parts,
+    negated_objects,
+    placements,
+    unwanted_steps,
+)
+from helper_agent.understanding.words import named_steps
 
 CLEANING = """for i in range(2):
     plate = InteractionObject("Plate", attributes=["clean"])

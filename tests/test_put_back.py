@@ -10,12 +10,12 @@ from test_eval_requests import Chat, fence
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.missing import places_of, put_back, read_missing
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
 from helper_agent.program.edits.part import Missing
+from helper_agent.understanding.missing import places_of, put_back, read_missing
 
 
 @pytest.mark.parametrize(("feedback", "back"), [

@@ -1,5 +1,5 @@
 """A request about nothing the household has is refused with the reason; one about things it has
-(or about what the agent was shown how to make) is planned (`graphs/helper/absent.py`).
+(or about what the agent was shown how to make) is planned (`understanding/absent.py`).
 
 Both ways over the embedded world's generated rooms: the household is the real generator's, the
 vocabulary the packaged catalog and example requests the graph uses. The false-refusal side also
@@ -22,10 +22,10 @@ from helper_agent.evals.benchmark.dialogue import request_sentences
 from helper_agent.evals.benchmark.episodes import prepared_scenes
 from helper_agent.evals.benchmark.families import FAMILIES
 from helper_agent.graphs.helper import HelperConfig, HelperContext, build_graph
-from helper_agent.graphs.helper.absent import Vocabulary, named_phrases, phrase_roles, refusal_for
 from helper_agent.graphs.helper.facts import request_facts
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory, load_seed_examples, load_train_examples
+from helper_agent.understanding.absent import Vocabulary, named_phrases, phrase_roles, refusal_for
 from helper_agent.world.catalog import load_catalog
 
 ROOMS = ("Kitchen", "LivingRoom", "Bedroom", "Bathroom")

@@ -33,9 +33,6 @@ from helper_agent.graphs.helper.scoping import (
     scope_of,
     trimmed,
 )
-from helper_agent.graphs.helper.understanding.asked import asked
-from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
-from helper_agent.graphs.helper.understanding.scope import changed_classes, request_scope
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.embeddings import get_embedder
 from helper_agent.memory.examples import ExampleMemory
@@ -44,6 +41,9 @@ from helper_agent.program import compile_program
 from helper_agent.program import steps as program_steps
 from helper_agent.program.edits.apply import carry_all
 from helper_agent.teach.instances import load_instance
+from helper_agent.understanding.asked import asked
+from helper_agent.understanding.in_household import household_classes, in_household
+from helper_agent.understanding.scope import changed_classes, request_scope
 from helper_agent.world.generator import generate_scene
 from helper_agent.world.metadata import export_state
 

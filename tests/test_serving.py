@@ -80,7 +80,7 @@ def test_langgraph_json_serves_this_graph() -> None:
 def test_feedback_interrupt_resumes_in_the_household_it_left(served) -> None:  # noqa: ANN001
     graph, replies, _ = served
     # plan, locator, the reading of "you forgot ...", the reading of "yes": the replan's missing part
-    # is read from the person's words without a model call (issue 54, `graphs/helper/missing.py`)
+    # is read from the person's words without a model call (issue 54, `understanding/missing.py`)
     replies += [fenced(COFFEE), "Cabinet", "not satisfied: switch the coffee machine off", "satisfied"]
     config = {"configurable": {"thread_id": "mary-1"}}
     first = graph.invoke({"request": "make me a coffee", "user": "mary", "room": "Kitchen", "seed": 3}, config,

@@ -1,5 +1,5 @@
 """The tools each kind of step needs: one table shared by the agent (which reads a request's steps
-from its words, `graphs/helper/understanding/scope.py`) and the requests benchmark (which reads them
+from its words, `understanding/scope.py`) and the requests benchmark (which reads them
 from a case's goal, `evals/studies/requests/scope.py`), so that "needed by a step the request
 implies" means the same thing on both sides.
 

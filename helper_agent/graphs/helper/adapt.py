@@ -36,14 +36,9 @@ from helper_agent.graphs.helper.adaptation import (
     parse_changes,
     request_words,
 )
-from helper_agent.graphs.helper.clauses import Clauses
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.prompts import planner_messages
-from helper_agent.graphs.helper.requests import is_unchanged_recall
 from helper_agent.graphs.helper.state import HelperState
-from helper_agent.graphs.helper.understanding.grounding import Grounding
-from helper_agent.graphs.helper.understanding.in_household import household_classes
-from helper_agent.graphs.helper.understanding.part_check import PartLacks, part_lacks
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding
 from helper_agent.program import ProgramError, compile_program
 from helper_agent.program.edits.append import append_program
@@ -57,6 +52,11 @@ from helper_agent.program.edits.tree import (
     program_steps,
     served,
 )
+from helper_agent.understanding.clauses import Clauses
+from helper_agent.understanding.grounding import Grounding
+from helper_agent.understanding.in_household import household_classes
+from helper_agent.understanding.part_check import PartLacks, part_lacks
+from helper_agent.understanding.requests import is_unchanged_recall
 from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = ["adapt", "after_adapt", "describe_adaptation", "understand"]

@@ -41,10 +41,12 @@ class HelperConfig:
     # off: the planner rewrites the whole program from the routine, the request and examples.
     routine_edits: bool = True
     # Refuse, before planning, a request whose named things are all absent from the household
-    # ("mow the lawn" in a flat), with the reason (`absent.py`); off: every request is planned.
+    # ("mow the lawn" in a flat), with the reason (`understanding/absent.py`); off: every request is
+    # planned.
     refuse_absent: bool = True
-    # Write a correction's missing part from the person's words (`missing.py`, `program/edits/part.py`)
-    # when every clause that asks for something is read; off: the planner writes every replan.
+    # Write a correction's missing part from the person's words (`understanding/missing.py`,
+    # `program/edits/part.py`) when every clause that asks for something is read; off: the planner
+    # writes every replan.
     missing_parts: bool = True
     seed: int = 0
 

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from helper_agent.graphs.base import RunContext
-from helper_agent.graphs.helper.class_mapping import EmbeddingClassMapper
 from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.memory.corrections import CorrectionMemory
 from helper_agent.memory.examples import ExampleMemory
 from helper_agent.memory.routines import RoutineMemory
 from helper_agent.perception.diagnosis import FailureDiagnoser, TextDiagnoser
 from helper_agent.program.classes import ClassMapper
+from helper_agent.understanding.class_mapping import EmbeddingClassMapper
 
 FeedbackSource = Callable[[], str]
 """Answers the feedback question after execution: "" when nothing is missing, else what is."""

@@ -2,7 +2,7 @@
 
     retrieve -> plan -> validate --(invalid, retries left)--> plan
        |--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
-       '--(nothing the request names is in the household)--> finish -> END   (absent.py)
+       '--(nothing the request names is in the household)--> finish -> END   (understanding/absent.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
                                                      (memorize asks the person to confirm a routine before storing it)
                                             |--(unseen object)--> locate -> execute

@@ -19,17 +19,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
-from helper_agent.graphs.helper.absent import Vocabulary, refusal_for
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.feedback import read_feedback
-from helper_agent.graphs.helper.missing import places_of
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
     explanation_of,
     planner_messages,
     routine_messages,
 )
-from helper_agent.graphs.helper.requests import is_unchanged_recall, teach_request
 from helper_agent.graphs.helper.scoping import example_note, fit_to_request, routine_in_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
@@ -41,7 +38,6 @@ from helper_agent.graphs.helper.teaching import (
     whole_program,
 )
 from helper_agent.graphs.helper.tracing import SubgoalSpans
-from helper_agent.graphs.helper.understanding.in_household import household_classes, in_household
 from helper_agent.llm import grammar_decoding, invoke_with_retry, program_decoding, prompt_kind
 from helper_agent.memory.corrections import correction_query
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
@@ -58,6 +54,10 @@ from helper_agent.tools.executor import (
     Prechecks,
 )
 from helper_agent.tools.locator import LLMLocator, RandomLocator
+from helper_agent.understanding.absent import Vocabulary, refusal_for
+from helper_agent.understanding.in_household import household_classes, in_household
+from helper_agent.understanding.missing import places_of
+from helper_agent.understanding.requests import is_unchanged_recall, teach_request
 from helper_agent.world.catalog import load_catalog
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
@@ -516,8 +516,8 @@ def finish(state: HelperState) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------- routing
 def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
-    """A request about nothing the household has ends (`absent.py`); a recalled routine is adapted
-    by edits (adapt.py) unless the configuration says otherwise."""
+    """A request about nothing the household has ends (`understanding/absent.py`); a recalled routine
+    is adapted by edits (adapt.py) unless the configuration says otherwise."""
     if state.get("refusal"):
         return "finish"
     return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"

@@ -27,7 +27,6 @@ from langgraph.runtime import Runtime
 
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.household import household_lines, object_states
-from helper_agent.graphs.helper.missing import for_household, put_back, read_missing, undo_other_kinds
 from helper_agent.graphs.helper.nodes import _ask, _compiled_here, _present, _program_decoding
 from helper_agent.graphs.helper.prompts import replanner_messages
 from helper_agent.graphs.helper.scoping import out_of_scope, scope_of
@@ -36,6 +35,7 @@ from helper_agent.graphs.helper.teaching import round_done
 from helper_agent.program import ProgramError
 from helper_agent.program.edits.part import part_program
 from helper_agent.program.extract import parse_code
+from helper_agent.understanding.missing import for_household, put_back, read_missing, undo_other_kinds
 
 __all__ = ["achieved", "replan", "untitled"]
 

@@ -30,18 +30,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from helper_agent.graphs.helper.feedback import answers_in_log
-from helper_agent.graphs.helper.requests import teach_request
-from helper_agent.graphs.helper.understanding.asked import Asked, asked
-from helper_agent.graphs.helper.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.program import CompiledProgram, ProgramError, compile_program
 from helper_agent.program.edits.append import append_program
 from helper_agent.program.edits.apply import apply_edit, carry_all, put_made
 from helper_agent.program.edits.language import Edit, EditError
 from helper_agent.program.edits.tree import CTOR, base_class, declarations, parse_tree, var_for
 from helper_agent.program.edits.trim import trim_classes
-from helper_agent.program.kinds import household_class, with_classes
 from helper_agent.program.steps import STEP_TOOLS
 from helper_agent.program.subgoals import SubgoalKind
+from helper_agent.understanding.asked import Asked, asked
+from helper_agent.understanding.kinds import household_class, with_classes
+from helper_agent.understanding.requests import teach_request
+from helper_agent.understanding.scope import Scope, changed_classes, request_scope
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Fitted", "asked_of", "completed", "example_note", "fit_to_request", "from_words", "leaves_nothing", "named_instead", "out_of_scope", "routine_in_scope", "scope_of",

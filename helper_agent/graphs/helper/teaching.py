@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data
-from helper_agent.graphs.helper.understanding.words import named_classes
 from helper_agent.program import ProgramError, compile_program, render_program
 from helper_agent.program.edits.language import EditError, class_words
 from helper_agent.program.edits.tree import (
@@ -47,6 +46,7 @@ from helper_agent.program.edits.tree import (
     var_for,
 )
 from helper_agent.program.subgoals import Subgoal, SubgoalKind
+from helper_agent.understanding.words import named_classes
 
 __all__ = ["as_done", "confirmation_question", "continued", "describe_routine", "is_yes", "portable", "round_done",
            "whole_program", "without_repeats"]

@@ -22,7 +22,7 @@ One job a module:
 - `loops`: a loop that makes a new object each round cut to the household's count (`fit_loops`).
 
 Reading a person's words (which classes a change names, what it puts in place of what) is not
-here: it is the HELPER graph's understanding of requests (`graphs/helper/understanding/`), which
+here: it is the understanding of requests (`helper_agent/understanding/`, above this layer), which
 hands the grammar its reading as an `EditScope`. This package knows the edit language and the tree,
 never English.
 """

@@ -2,7 +2,7 @@
 
 Where the routine's object is meant, only the program's own classes are admitted. What a change
 lets an edit touch (the classes it names, the kinds of edit it admits) is read from the person's
-words by the HELPER graph (`graphs/helper/understanding/grounding.py`); the grammar takes that
+words by the understanding of requests (`understanding/grounding.py`); the grammar takes that
 reading as an `EditScope` and knows no English itself.
 """
 

@@ -14,7 +14,7 @@ request's rounds: its k-th object of a class is the earlier program's k-th objec
 it picked up. Steps are ordered so each one's input exists before it is used: what changes a thing
 (slice, clean, fill, cook) before where it goes, the place last but switching on or off.
 
-Reading a person's words into `Missing` is not here (`graphs/helper/missing.py` reads English);
+Reading a person's words into `Missing` is not here (`understanding/missing.py` reads English);
 this module knows only the action API.
 """
 

@@ -5,7 +5,7 @@ objects its sliced or cracked classes come from (`TomatoSliced` -> `Tomato`, `Eg
 and the tools its steps need. The steps are read from the case's goal, never listed per case: every
 condition of a goal component the task asks for (determiner not "0") implies one step kind, and
 each step kind needs the tools of `STEP_TOOLS` (the table is `program/steps.py`'s, shared with the
-agent's own scope check, `graphs/helper/understanding/scope.py`):
+agent's own scope check, `understanding/scope.py`):
 
 | condition in the goal                       | step    | tools it may change                              |
 |---------------------------------------------|---------|--------------------------------------------------|

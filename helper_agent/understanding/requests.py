@@ -1,5 +1,5 @@
 """What a person's words mean to the HELPER graph: teaching a routine and recalling one unchanged
-(the answer to the feedback question is read by the model: `feedback.py`).
+(the answer to the feedback question is read by the model: `graphs/helper/feedback.py`).
 
 These rules are structural (a phrasing that must be said explicitly, an exact match), not word
 lists chosen to separate an evaluation suite: teaching needs "Perform the <name>: ..." or

@@ -43,7 +43,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from helper_agent.graphs.helper.understanding.words import (
+from helper_agent.program.edits.part import Missing
+from helper_agent.program.edits.tree import program_steps
+from helper_agent.program.steps import vessels
+from helper_agent.understanding.kinds import kinds_of
+from helper_agent.understanding.words import (
     CLAUSE_BREAKS,
     NUMBER_WORDS,
     SPAN_WORD_OR_DIGIT,
@@ -52,10 +56,6 @@ from helper_agent.graphs.helper.understanding.words import (
     named_classes,
     stems,
 )
-from helper_agent.program.edits.part import Missing
-from helper_agent.program.edits.tree import program_steps
-from helper_agent.program.kinds import kinds_of
-from helper_agent.program.steps import vessels
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["MissingReading", "for_household", "places_of", "put_back", "read_missing", "undo_other_kinds"]
@@ -424,7 +424,7 @@ def undo_other_kinds(missing: Sequence[Missing], done: Sequence[str], said: str)
     a missing switch is on, when no words said (`said`: the request and the correction) name that kind.
 
     Why: "turn on the lamp" in a living room with a desk lamp and a floor lamp switched the desk lamp
-    on (the household's first kind of Lamp, `program/kinds.py`); the person said "no, you didn't turn
+    on (the household's first kind of Lamp, `kinds.py`); the person said "no, you didn't turn
     on the floor lamp", and the part switched the floor lamp on and left the desk lamp on, a change
     nobody asked for (calibration suite of `helper eval requests`, cal-062 and cal-069). The person
     naming the other kind says which lamp "the lamp" was; the first one was a wrong reading, and a

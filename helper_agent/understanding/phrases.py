@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from helper_agent.graphs.helper.understanding.words import (
+from helper_agent.understanding.words import (
     INDEFINITE,
     LOCATIVE,
     NEGATIONS,

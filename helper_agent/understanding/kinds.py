@@ -15,8 +15,9 @@ The rule, one for every class and read from the catalog's own names (no table fi
   choice is the same on every run; with none, the class stays as it is (the executor's search and
   its refusal are what follows then).
 
-Nothing here reads English: the words of a request become classes in the HELPER graph's
-understanding (`graphs/helper/understanding/`), which calls this with the household's classes.
+Nothing here reads English: the words of a request become classes in the rest of this package
+(`words`, `absent`), and `in_household`, `scope`, `asked` and `grounding` call this with the
+household's classes.
 """
 
 from __future__ import annotations

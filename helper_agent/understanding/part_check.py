@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.words import named_classes, named_steps
 from helper_agent.program.edits.tree import base_class, program_classes, program_steps
-from helper_agent.program.kinds import household_class
+from helper_agent.understanding.kinds import household_class
+from helper_agent.understanding.words import named_classes, named_steps
 
 __all__ = ["PartLacks", "part_lacks"]
 

@@ -2,8 +2,8 @@
 the reason when none of it is there.
 
 Why: "can you mow the lawn" was planned anyway; the program named a mug `mow` and the agent spent
-690 steps moving it. A person told "mow the lawn" in a flat would say there is no lawn. The graph
-checks this before planning (`nodes.retrieve`) and ends the request with that sentence
+690 steps moving it. A person told "mow the lawn" in a flat would say there is no lawn. The HELPER graph
+checks this before planning (`graphs.helper.nodes.retrieve`) and ends the request with that sentence
 (`Refusal.sentence`), acting on nothing.
 
 The reading rule, generic and deterministic (no word list of requests):

@@ -1,6 +1,6 @@
 """What a request's words ask a program to end with: the things it puts on or in something, and
-the steps it asks for on the things it names (`asked`). The scope check (`scoping.completed`) adds
-what a first plan left out of these, with the edit language.
+the steps it asks for on the things it names (`asked`). The HELPER graph's scope check
+(`graphs.helper.scoping.completed`) adds what a first plan left out of these, with the edit language.
 
 Read from the calibration run of the 0.5B on main (first plans, before any correction):
 
@@ -35,8 +35,9 @@ The rules, one for every request:
   the sink"), not a placement.
 - **Steps.** Toasting and cooking the words name ("toast", "toasted", "cooked", "fried"): on what
   the request names or places that can take them, the slice first; added only to a plan that
-  toasts (cooks) nothing (`scoping.completed`): which thing the plan cooks is the planner's reading
-  ("a salad of lettuce and a cooked potato slice" cooks the potato, not the first thing named).
+  toasts (cooks) nothing (`graphs.helper.scoping.completed`): which thing the plan cooks is the
+  planner's reading ("a salad of lettuce and a cooked potato slice" cooks the potato, not the first
+  thing named).
   Cooking "in boiling water" is the boiling a plan does in its pot on the stove, not a cook step. And food is served on a clean
   dish: a slice put on or in a dish that can be dirty asks for the dish washed (every TEACh goal
   that serves food wants its dish clean, as a person does; on the calibration subset's run "put two
@@ -49,7 +50,10 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.words import (
+from helper_agent.program.semantics import affords
+from helper_agent.program.steps import STEP_TOOLS, tools_for
+from helper_agent.understanding.kinds import household_class, kinds_of
+from helper_agent.understanding.words import (
     ALSO_MEANS,
     ARTICLES,
     CLAUSE_BREAKS,
@@ -68,9 +72,6 @@ from helper_agent.graphs.helper.understanding.words import (
     past_article,
     stems,
 )
-from helper_agent.program.kinds import household_class, kinds_of
-from helper_agent.program.semantics import affords
-from helper_agent.program.steps import STEP_TOOLS, tools_for
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Asked", "Placement", "asked"]
@@ -302,7 +303,8 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
             out.append((method, target))
     if "slice" in steps:
         # "cut a potato into slices" (calibration cal-045) came back as `potato.cook()`: the thing
-        # named is to end up cut (a plan that cuts it, or uses its pieces, does that: `scoping.completed`)
+        # named is to end up cut (a plan that cuts it, or uses its pieces, does that:
+        # `graphs.helper.scoping.completed`)
         out += [("slice", c) for c in sliceable[:1]]
     for p in found:  # food is served on a clean dish
         dish = catalog.get(p.where) if p.where in catalog else None
@@ -311,7 +313,7 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
             out.append(("clean", p.where))
     if "clean" in steps:
         # "the pot needs cleaning" (calibration cal-037) came back as `pot.empty()`: what the words
-        # ask to wash is to end up clean (a plan that washes it does that: `scoping.completed`)
+        # ask to wash is to end up clean (a plan that washes it does that: `graphs.helper.scoping.completed`)
         out += [("clean", c) for c in dict.fromkeys(household_class(n, present) for n in named)
                 if c in catalog and catalog.get(c).dirtyable and ("clean", c) not in out]
     out += [switch for switch in _switches(text, present) if switch not in out]

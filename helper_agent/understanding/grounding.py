@@ -9,24 +9,6 @@ import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.phrases import (
-    contrast_parts,
-    destinations,
-    negated_objects,
-    new_holder,
-    placed_objects,
-    placements,
-    unwanted_steps,
-)
-from helper_agent.graphs.helper.understanding.words import (
-    MULTIPLIERS,
-    NUMBER_WORDS,
-    SPAN_WORD,
-    SPAN_WORD_OR_DIGIT,
-    WHOLE_WORDS,
-    named_classes,
-    named_steps,
-)
 from helper_agent.program import api
 from helper_agent.program.edits.apply import in_form
 from helper_agent.program.edits.grammar import put_places
@@ -40,8 +22,26 @@ from helper_agent.program.edits.tree import (
     program_roles,
     program_steps,
 )
-from helper_agent.program.kinds import household_class
 from helper_agent.program.semantics import affords
+from helper_agent.understanding.kinds import household_class
+from helper_agent.understanding.phrases import (
+    contrast_parts,
+    destinations,
+    negated_objects,
+    new_holder,
+    placed_objects,
+    placements,
+    unwanted_steps,
+)
+from helper_agent.understanding.words import (
+    MULTIPLIERS,
+    NUMBER_WORDS,
+    SPAN_WORD,
+    SPAN_WORD_OR_DIGIT,
+    WHOLE_WORDS,
+    named_classes,
+    named_steps,
+)
 from helper_agent.world.catalog import load_catalog
 from helper_agent.world.effects import COFFEE, WATER
 
@@ -50,7 +50,7 @@ __all__ = ["Grounding"]
 
 def _household_kind(made: Collection[str], present: Collection[str] | None) -> Callable[[str], str]:
     """What a named class stands for: itself where no household is given or the program makes it,
-    else the household's kind of it (`program.kinds.household_class`)."""
+    else the household's kind of it (`kinds.household_class`)."""
     if present is None:
         return lambda cls: cls
     return lambda cls: cls if cls in made else household_class(cls, present)

@@ -5,7 +5,7 @@ A person says the generic word; the catalog has the generic class beside its kin
 FloorLamp and DeskLamp), so the planner writes the generic one and the lexical mapper keeps it. In
 the app, "turn on the lamp and put the remote on the sofa" in a living room with a FloorLamp looked
 for a `Lamp` five times (issue 54). Here every class a program makes is read against the classes the
-household holds, by the one rule of `program/kinds.py` (a class the household lacks stands for the
+household holds, by the one rule of `kinds` (a class the household lacks stands for the
 kind of it the household has: a class whose name ends in its name), and the program is written with
 the household's class before it runs, so the absent class never reaches the executor.
 """
@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from helper_agent.program import ClassMapper, CompiledProgram, compile_program
-from helper_agent.program.kinds import household_class, with_classes
+from helper_agent.understanding.kinds import household_class, with_classes
 
 __all__ = ["household_classes", "in_household"]
 

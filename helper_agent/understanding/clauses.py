@@ -1,9 +1,10 @@
 """Where a request's changes begin and end: clause breaks read from the sentence, not from the model.
 
-The change reader (`adaptation.changes_grammar`) lets the model copy spans of the request, one per
-change. On the calibration suite the 0.5B model kept two changes joined by "and" as one span ("skip
-the mug and wash a plate too": one edit, so one change was lost) and now and then dropped a change
-it had not copied at all. Both are fixed here from the sentence's own structure, deterministically:
+The HELPER graph's change reader (`graphs.helper.adaptation.changes_grammar`) lets the model copy
+spans of the request, one per change. On the calibration suite the 0.5B model kept two changes
+joined by "and" as one span ("skip the mug and wash a plate too": one edit, so one change was lost)
+and now and then dropped a change it had not copied at all. Both are fixed here from the
+sentence's own structure, deterministically:
 
 - **Breaks.** A clause break is a comma, semicolon, colon or full stop between two words, or one of
   the coordinators `COORDINATORS` ("and", "plus", "then", "but"). A break only divides when *both*
@@ -32,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.words import named_classes, named_steps
+from helper_agent.understanding.words import named_classes, named_steps
 from helper_agent.world.effects import COFFEE, WATER
 
 __all__ = ["COORDINATORS", "COUNT_WORDS", "LIQUIDS", "Clauses", "asks_something", "names_something"]

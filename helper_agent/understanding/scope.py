@@ -1,12 +1,12 @@
 """What a request may change: the objects it names and the tools the steps it implies need. A
-program that changes anything else goes back to the planner with the reason (`nodes.validate`).
+program that changes anything else goes back to the planner with the reason (`graphs.helper.nodes.validate`).
 
 Unasked changes came from retrieved examples copied whole: "a coffee would be great right now"
 got lettuce in a washed bowl, a switched-on toaster, toast beside the coffee (issue 54; 12 of the
 reported suite's 46 requests with the 0.5B). The rule, one for every request:
 
 - **Named.** The classes the request's words name (`words.named_classes`), each with the
-  household's kinds of it ("lamp" -> the FloorLamp there: `program/kinds.py`) and its forms (a
+  household's kinds of it ("lamp" -> the FloorLamp there: `kinds.py`) and its forms (a
   Tomato and its TomatoSliced, an Egg and its EggCracked).
 - **Steps.** The steps the words name (`words.named_steps`: wash, slice, toast, cook, fill ...),
   a slice when a noun for a piece goes with a sliceable thing named ("a hot piece of potato":
@@ -35,8 +35,8 @@ put on or in is not changed, and opening is how the agent searches (as in the be
   built-in benchmark's dialogues; its gold program's lettuce slice was trimmed as unasked);
 - a named word has no class in the household nor a kind of it there ("put the light on" names a
   LightSwitch; a room without one means a lamp): the word says something the classes do not;
-- a recalled routine (the caller's choice, `nodes.validate`): a routine's program is what the person
-  asked for by its name.
+- a recalled routine (the caller's choice, `graphs.helper.nodes.validate`): a routine's program is
+  what the person asked for by its name.
 
 Chosen on the calibration suite without the LLM: every calibration case's gold program
 (`tests/requests_gold.py`) passes (`tests/test_scope.py`). A TEACh dialogue (the built-in
@@ -51,7 +51,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from helper_agent.graphs.helper.understanding.words import (
+from helper_agent.program.steps import KNIVES, tools_for, vessels
+from helper_agent.program.subgoals import Subgoal, SubgoalKind
+from helper_agent.understanding.kinds import household_class, kinds_of
+from helper_agent.understanding.words import (
     ALSO_MEANS,
     LOCATIVE,
     PIECE_WORDS,
@@ -62,9 +65,6 @@ from helper_agent.graphs.helper.understanding.words import (
     named_steps,
     stems,
 )
-from helper_agent.program.kinds import household_class, kinds_of
-from helper_agent.program.steps import KNIVES, tools_for, vessels
-from helper_agent.program.subgoals import Subgoal, SubgoalKind
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["ALSO_MEANS", "CHANGING", "DISH_STEPS", "GENERIC_WORDS", "STEP_OBJECTS", "Scope", "changed_classes", "request_scope"]
