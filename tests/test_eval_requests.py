@@ -94,7 +94,11 @@ def test_packaged_suites_have_the_sizes_and_kinds_the_issue_asks(suites: dict[st
         cases = suites[name].cases
         kinds = [c.kind for c in cases]
         assert len(cases) >= minimum, name
-        assert 0.08 <= kinds.count("impossible") / len(cases) <= 0.12, name
+        absent = [c for c in cases if c.kind == "impossible" and c.absent]
+        cannot = [c for c in cases if c.kind == "impossible" and c.present]
+        assert 0.08 <= len(absent) / len(cases) <= 0.14, name  # things there are none of (issue 54)
+        assert len(cannot) >= 4, name  # things there are, asked what they cannot take (issue 63)
+        assert {"everyday_words"} <= {c.family for c in cases}, name  # words not in the catalog (issue 63)
         assert 0.10 <= kinds.count("teach") / len(cases) <= 0.15, name
         assert len({c.family for c in cases}) >= 15, name  # the embedded world's task families
     assert "ONLY REPORTED" in suites["reported"].header.about
@@ -279,14 +283,17 @@ def test_each_figure_on_hand_made_records() -> None:
         {"instance_id": "d", **score_case(teach, [part(claim="stored"), part()])},
         {"instance_id": "e", **score_case(teach, [part(claim="stored"), part(first_try=False)])},
         {"instance_id": "f", **score_case(impossible, [part(claim="refused", first_try=None, success=None)])},
-        {"instance_id": "g", **score_case(impossible, [part(claim="none", first_try=None, success=None,
+        # attempted, and asked "is it done?" without saying it was not: a silent failure
+        {"instance_id": "g", **score_case(impossible, [part(claim="none", first_try=None, success=None, silent=True,
                                                              changes=[{"object_type": "Mug"}])])},
         {"instance_id": "h", "kind": "plain", "ended_by": "error", "error": "boom"},  # left out of every figure
+        {"instance_id": "i", **score_case(plain, [part(claim="refused", first_try=False, success=False)])},  # a false refusal
     ]
-    assert metrics(records) == {"first_try_success": 60.0, "corrected_success": 80.0, "false_claims": round(100 / 7, 2),
-                                "unasked_changes": round(100 / 7, 2), "taught_replayed": 50.0, "impossible_refused": 50.0}
+    assert metrics(records) == {"first_try_success": 50.0, "corrected_success": round(400 / 6, 2), "false_claims": 12.5,
+                                "unasked_changes": 12.5, "taught_replayed": 50.0, "impossible_refused": 50.0,
+                                "silent_failures": 12.5, "false_refusals": round(100 / 6, 2)}
     assert list(metrics(records)) == ["first_try_success", "corrected_success", "false_claims", "unasked_changes",
-                                      "taught_replayed", "impossible_refused"]
+                                      "taught_replayed", "impossible_refused", "silent_failures", "false_refusals"]
 
 
 # ------------------------------------------------------------------------------------------ whole cases
@@ -448,7 +455,7 @@ def test_a_run_resumes_where_it_stopped_and_keeps_one_run_per_folder(tmp_path: P
         run_suite(suite, again, tmp_path / "run", llm="other")
 
 
-def test_the_cli_runs_a_suite_file_with_a_progress_bar_and_writes_the_six_figures(
+def test_the_cli_runs_a_suite_file_with_a_progress_bar_and_writes_the_eight_figures(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELPER_EMBEDDINGS", "hash")
     suite = write_suite(tmp_path / "one.jsonl", [case().model_dump()])
@@ -458,7 +465,7 @@ def test_the_cli_runs_a_suite_file_with_a_progress_bar_and_writes_the_six_figure
     assert "first-try success" in result.output and "100.0" in result.output
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert set(figures) == {"first_try_success", "corrected_success", "false_claims", "unasked_changes",
-                            "taught_replayed", "impossible_refused"}
+                            "taught_replayed", "impossible_refused", "silent_failures", "false_refusals"}
     assert figures["first_try_success"] == 100.0 and figures["taught_replayed"] is None
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n", encoding="utf-8")

@@ -321,6 +321,10 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 class HashEmbedder(CachingEmbedder):
     """Deterministic bag-of-words (and bigram) feature hashing; no model, for tests and smoke runs."""
 
+    meaningful = False
+    """Its similarity is of spelling, not meaning (two words can share a hash): a reader that guesses
+    what an unknown word means (`understanding.vocabulary`) does not ask it."""
+
     def __init__(self, dim: int = 256, **kwargs: Any) -> None:
         kwargs.setdefault("cache_size", 0)
         super().__init__(**kwargs)

@@ -54,14 +54,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helper_agent.program.classes import MIN_CLASS_SCORE, ClassMapper, LexicalClassMapper, normalise
-from helper_agent.world.catalog import Catalog
+from helper_agent.understanding.vocabulary import Guess, Vocabulary
 
-__all__ = ["NamedPhrase", "Refusal", "Vocabulary", "named_phrases", "phrase_roles", "refusal_for"]
-
-SURE_SCORE = 0.85
-"""The lexical mapper's score from which a match is by rule (exact name, synonym, plural, last
-words), not by spelling similarity (difflib's ratio x 0.8 stays under it for all but near-copies)."""
+__all__ = ["NamedPhrase", "Refusal", "named_phrases", "phrase_roles", "refusal_for", "unsure_words"]
 
 _DETERMINERS = frozenset(
     "a an the my your our his her their its this that these those some any every each both all another "
@@ -74,7 +69,8 @@ _STOP = frozenset(
     "and or but then so if when while after before until than "
     "it them it's i me you he she we they him us this that there here "
     "is are was were be been am do does did can could would will should shall may might must "
-    "please now too also again just only very really not no yes".split()
+    "please now too also again just only very really not no yes "
+    "off up down out away back".split()  # verb particles: "switch the telly off" names the telly
 )
 # The prepositions that put a phrase in a place or a purpose ("on the sofa", "for the cat"): what
 # follows one is not what the request acts on. Also a closed class of English.
@@ -158,19 +154,6 @@ def named_phrases(request: str) -> list[str]:
     return [p.text for p in phrase_roles(request)]
 
 
-def _camel_words(name: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name)]
-
-
-def _stems(word: str) -> set[str]:
-    """The word and its simple inflections removed ("cleaning" -> "clean", "dishes" -> "dish")."""
-    out = {word}
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            out.add(word[: -len(suffix)])
-    return out
-
-
 @dataclass(frozen=True)
 class Refusal:
     """A request refused because the household has none of what it names."""
@@ -192,64 +175,6 @@ class Refusal:
         """The phrase as the request wrote it ("TV", not "tv"), else as read."""
         found = re.search(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"\b", self.request, re.I)
         return found.group(0) if found else phrase
-
-
-class Vocabulary:
-    """What the agent can name: the catalog's classes (through the lexical mapper) and the words of
-    its example requests. Built once per graph context; `refusal_for` asks it about one household."""
-
-    def __init__(self, class_names: Iterable[str], example_requests: Iterable[str] = (),
-                 base_type: dict[str, str] | None = None) -> None:
-        self.names = sorted(set(class_names))
-        self.mapper: ClassMapper = LexicalClassMapper(self.names)
-        self.heads: dict[str, set[str]] = {}
-        for name in self.names:
-            words = _camel_words(name)
-            if words:
-                self.heads.setdefault(words[-1], set()).add(name)
-        self.known_words: set[str] = set()
-        for text in example_requests:
-            for word in re.findall(r"[a-z]+", text.lower()):
-                self.known_words |= _stems(word)
-        self.base_type = dict(base_type or {})
-
-    @classmethod
-    def of(cls, catalog: Catalog, example_requests: Iterable[str] = ()) -> Vocabulary:
-        """The vocabulary of a world catalog (its classes, and which piece comes from which whole)."""
-        names = catalog.names()
-        pieces = {name: catalog.base_type(name) for name in names if catalog.base_type(name) != name}
-        return cls(names, example_requests, base_type=pieces)
-
-    def classes_for(self, text: str, present: set[str]) -> set[str]:
-        """The catalog classes a phrase or word stands for (rule 2)."""
-        found: set[str] = set()
-        cls, score = self.mapper(text)
-        if score >= SURE_SCORE or (score >= MIN_CLASS_SCORE and cls in present):
-            found.add(cls)
-        for stem in _stems(normalise(text)):
-            found |= self.heads.get(stem, set())
-        return found
-
-    def present_classes(self, household_types: Iterable[str]) -> set[str]:
-        """The household's types, with the whole type of every piece and the pieces of every whole."""
-        present = set(household_types)
-        pieces = {piece: whole for piece, whole in self.base_type.items() if whole in present}
-        return present | {self.base_type.get(t, t) for t in present} | set(pieces)
-
-    def phrase_classes(self, phrase: str, present: set[str]) -> set[str]:
-        """The catalog classes a phrase stands for: the whole phrase's or one of its words'."""
-        classes: set[str] = set()
-        for text in [phrase, *phrase.split()]:
-            classes |= self.classes_for(text, present)
-        return classes
-
-    def phrase_present(self, phrase: str, present: set[str]) -> bool:
-        """Rule 4 for one phrase: when it stands for catalog classes (the whole phrase or one of its
-        words), whether the household holds one; else whether one of its words is a known word."""
-        classes = self.phrase_classes(phrase, present)
-        if classes:
-            return bool(classes & present)
-        return any(_stems(word) & self.known_words for word in phrase.split())
 
 
 def refusal_for(request: str, household_types: Iterable[str], vocabulary: Vocabulary) -> Refusal | None:
@@ -280,3 +205,17 @@ def refusal_for(request: str, household_types: Iterable[str], vocabulary: Vocabu
     if groups and len(absent) == len(groups):
         return Refusal(request, tuple(group[-1].text for group in absent))
     return None
+
+
+def unsure_words(request: str, household_types: Iterable[str], vocabulary: Vocabulary) -> list[Guess]:
+    """The phrases of a request that stand for nothing there is by rule, but that the vocabulary's
+    mapper by meaning takes for a class the household holds (`Vocabulary.guess`): "the telly" as
+    the Television. The person is asked about these before any refusal (issue 63: an unknown word
+    is not an absent thing). Empty for a household in another vocabulary, as `refusal_for`."""
+    types = set(household_types)
+    phrases = phrase_roles(request)
+    if not phrases or not types & set(vocabulary.names):
+        return []
+    present = vocabulary.present_classes(types)
+    guesses = [vocabulary.guess(p.text, present) for p in phrases if not vocabulary.phrase_present(p.text, present)]
+    return [g for g in guesses if g is not None]

@@ -17,7 +17,7 @@ from helper_agent.world.catalog import load_catalog
 __all__ = [
     "ALSO_MEANS", "ARTICLES", "CLAUSE_BREAKS", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "PIECE_WORDS", "PLACING_VERBS", "SPAN_WORD",
     "SPAN_WORD_OR_DIGIT", "STEP_WORDS", "WHOLE_WORDS", "class_before", "class_from", "exact_class",
-    "named_classes", "named_steps", "past_article", "stems",
+    "named_classes", "named_steps", "past_article", "plain_name", "stems",
 ]
 
 SPAN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -130,3 +130,9 @@ def class_from(words: Sequence[str], k: int) -> str | None:
 def class_before(words: Sequence[str], j: int) -> str | None:
     """The class the words right before index `j` name (two words, else one), or None."""
     return next((c for n in (2, 1) if j - n >= 0 and (c := exact_class(" ".join(words[j - n:j])))), None)
+
+
+def plain_name(cls: str) -> str:
+    """A class as a person says it: "DiningTable" -> "dining table", "TVStand" -> "TV stand"."""
+    words = re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|$)|[A-Z]?[a-z]+|[0-9]+", cls)
+    return " ".join(w if w.isupper() else w.lower() for w in words) or cls.lower()

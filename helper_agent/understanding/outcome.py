@@ -1,0 +1,115 @@
+"""What a request asked that the household does not show after the agent acted: read the request
+(`asked.asked`: its placements and the steps its words name) and compare it with the objects.
+
+Why: in the app every subgoal of "put the pillow in the vase" was marked done and the agent asked
+"Is the task completed to your satisfaction?"; nothing said the pillow was not in the vase, and a
+person who trusts the page presses "done" (issue 63). The agent says what it sees first:
+"The pillow is not in the vase." A person still answers the question; this is the agent's own
+account, read from the household it acted on, never the benchmark's checker.
+
+One rule per kind of thing asked, each read from the objects' metadata (TEACh's names):
+
+- a placement (`Placement`: `count` of `placed` on or in a `where`): that many objects of the class
+  (or a kind of it) have an object of `where`'s class among their `parentReceptacles`;
+- slice: an object of the class is sliced, or its pieces exist; clean: one of the class is not
+  dirty (of those the request could mean, one is enough); cook and toast: one is cooked;
+  toggle_on / toggle_off: one is (not) toggled.
+
+Only what the words name is checked, so the statement can be wrong only where the reading is; a
+request the reading finds nothing in (`asked` is empty) gets no statement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from helper_agent.understanding.asked import Asked, asked
+from helper_agent.understanding.kinds import kinds_of
+from helper_agent.understanding.words import plain_name
+from helper_agent.world.catalog import load_catalog
+
+__all__ = ["preposition", "unmet", "unmet_sentence"]
+
+_STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
+    "clean": ("isDirty", False, "is not clean"),
+    "cook": ("isCooked", True, "is not cooked"),
+    "toast": ("isCooked", True, "is not toasted"),
+    "toggle_on": ("isToggled", True, "is not switched on"),
+    "toggle_off": ("isToggled", False, "is not switched off"),
+    "fill_up": ("isFilledWithLiquid", True, "is not filled"),
+}
+"""A step, the metadata flag it makes and its value, and what the person reads when none has it."""
+
+
+def preposition(where: str, request: str = "") -> str:
+    """The preposition the person used ("in the sink", "onto the sofa") when the request has only
+    one kind; else the catalog's shape: "in" for a place that opens or holds liquid (a fridge, a
+    bowl), "on" for the rest (a table, a plate, a sofa)."""
+    said = {("in" if w in _IN_WORDS else "on") for w in re.findall(r"\b(?:into|inside|in|onto|on)\b",
+                                                                     request.lower())}
+    if len(said) == 1:
+        return said.pop()
+    catalog = load_catalog()
+    if where not in catalog:
+        return "on"
+    kind = catalog.get(where)
+    return "in" if kind.openable or kind.can_fill_with_liquid else "on"
+
+
+_IN_WORDS = frozenset({"in", "into", "inside"})
+
+
+def _of_class(objects: Sequence[Mapping[str, Any]], cls: str) -> list[Mapping[str, Any]]:
+    classes = {cls, *kinds_of(cls, {str(o.get("objectType")) for o in objects})}
+    return [o for o in objects if o.get("objectType") in classes]
+
+
+def _placement_met(objects: Sequence[Mapping[str, Any]], placed: str, where: str, count: int) -> bool:
+    places = {str(o.get("objectId")) for o in _of_class(objects, where)}
+    on = [o for o in _of_class(objects, placed) if places & set(o.get("parentReceptacles") or [])]
+    return len(on) >= count
+
+
+def _sliced(objects: Sequence[Mapping[str, Any]], cls: str) -> bool:
+    catalog = load_catalog()
+    piece = catalog.get(cls).sliced_type if cls in catalog else None
+    return any(o.get("isSliced") for o in _of_class(objects, cls)) or bool(piece and _of_class(objects, piece))
+
+
+def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | None = None,
+          present: Collection[str] | None = None) -> list[str]:
+    """What the request asked that the objects do not show, one plain sentence each ("The pillow
+    is not in the vase."), in the order asked; empty when everything is met or nothing was read.
+    `reading`: the request already read (`asked`), else it is read here against the objects."""
+    types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
+    reading = reading if reading is not None else asked(request, types)
+    out: list[str] = []
+    for p in reading.placements:
+        if not _placement_met(objects, p.placed, p.where, p.count):
+            many = f"{p.count} " if p.count > 1 else "The "
+            out.append(f"{many}{plain_name(p.placed)}{'s are' if p.count > 1 else ' is'} not "
+                       f"{preposition(p.where, request)} the {plain_name(p.where)}.")
+    for method, cls in reading.steps:
+        if method == "slice":
+            if not _sliced(objects, cls):
+                out.append(f"The {plain_name(cls)} is not sliced.")
+            continue
+        check = _STATE_CHECKS.get(method)
+        things = _of_class(objects, cls)
+        if check is None or not things:
+            continue
+        flag, value, says = check
+        if not any(bool(o.get(flag)) is value for o in things):
+            out.append(f"The {plain_name(cls)} {says}.")
+    return list(dict.fromkeys(out))
+
+
+def unmet_sentence(lacks: Sequence[str]) -> str:
+    """The statement before the question: "Not done yet: the pillow is not in the vase." ("" when
+    nothing is unmet)."""
+    if not lacks:
+        return ""
+    first, *rest = lacks
+    return "Not done yet: " + " ".join([first[:1].lower() + first[1:], *rest])

@@ -1,0 +1,114 @@
+"""One vocabulary from words to the household's classes (`understanding/vocabulary.py`): everyday
+names by rule, kinds for their class, compound names that do not contradict themselves, and the
+mapper by meaning as a question, never a refusal, for a word it cannot name by rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from helper_agent.memory.embeddings import HashEmbedder, LocalEmbedder
+from helper_agent.memory.examples import load_seed_examples, load_train_examples
+from helper_agent.understanding.absent import named_phrases, refusal_for, unsure_words
+from helper_agent.understanding.class_mapping import EmbeddingClassMapper
+from helper_agent.understanding.vocabulary import Guess, Vocabulary
+from helper_agent.world.catalog import load_catalog
+
+LIVING = ["Television", "Sofa", "RemoteControl", "FloorLamp", "CoffeeTable", "ArmChair", "Pillow"]
+KITCHEN = ["Mug", "CoffeeMachine", "Fridge", "SinkBasin", "Faucet", "CounterTop", "Bread", "Toaster", "Plate"]
+BEDROOM = ["Bed", "Pillow", "Dresser", "DeskLamp", "SideTable", "AlarmClock"]
+
+
+@pytest.fixture(scope="module")
+def requests() -> list[str]:
+    return [e.dialogue for e in [*load_seed_examples(), *load_train_examples()]]
+
+
+@pytest.fixture(scope="module")
+def words(requests) -> Vocabulary:
+    return Vocabulary.of(load_catalog(), requests)
+
+
+@pytest.mark.parametrize(("phrase", "cls"), [
+    ("telly", "Television"), ("tv", "Television"), ("settee", "Sofa"), ("couch", "Sofa"), ("fridge", "Fridge"),
+    ("worktop", "CounterTop"), ("hob", "StoveBurner"), ("mobile", "CellPhone"), ("dustbin", "GarbageCan"),
+])
+def test_everyday_names_stand_for_their_class_by_rule(words: Vocabulary, phrase: str, cls: str) -> None:
+    assert cls in words.phrase_classes(phrase, set())
+
+
+def test_the_telly_is_the_television_on_and_off(words: Vocabulary) -> None:
+    """Issue 63: "switch the telly on" was refused as "there is no telly", "off" as "no telly off"."""
+    for request in ("switch the telly on", "switch the telly off", "can you turn the telly off please"):
+        assert "telly" in named_phrases(request)
+        assert refusal_for(request, LIVING, words) is None, request
+
+
+def test_a_compound_name_is_not_a_class_its_last_word_also_names(words: Vocabulary) -> None:
+    """"washing machine" is no CoffeeMachine: refused in a kitchen, not planned (it ran 570 steps)."""
+    assert "CoffeeMachine" not in words.phrase_classes("washing machine", set(KITCHEN))
+    refusal = refusal_for("switch on the washing machine", KITCHEN, words)
+    assert refusal is not None
+    assert refusal.sentence() == "I can't switch on the washing machine: there is no washing machine in this house."
+    assert "CoffeeMachine" in words.phrase_classes("coffee machine", set(KITCHEN))
+
+
+def test_a_class_is_there_when_a_kind_of_it_is(words: Vocabulary) -> None:
+    """"the bedside lamp" is a Lamp; a bedroom whose lamp is a DeskLamp has one."""
+    present = words.present_classes(BEDROOM)
+    assert "Lamp" in words.phrase_classes("bedside lamp", present)
+    assert words.phrase_present("bedside lamp", present)
+    assert refusal_for("turn on the bedside lamp", BEDROOM, words) is None
+
+
+class MeaningOf:
+    """A mapper by meaning for tests: a table of (class, score), anything else nothing."""
+
+    min_score = 0.6
+
+    def __init__(self, table: dict[str, tuple[str, float]]) -> None:
+        self.table = table
+
+    def __call__(self, name: str) -> tuple[str, float]:
+        return self.table.get(name, ("Box", 0.1))
+
+
+def test_an_unknown_word_near_a_class_there_is_a_question(requests) -> None:
+    words = Vocabulary.of(load_catalog(), requests, by_meaning=MeaningOf({"gogglebox": ("Television", 0.7)}))
+    guesses = unsure_words("switch the gogglebox on", LIVING, words)
+    assert guesses == [Guess("gogglebox", "Television", 0.7)]
+    assert guesses[0].question() == "I don't know the word 'gogglebox'. Do you mean the television?"
+
+
+def test_no_question_about_a_class_the_house_lacks_or_a_weak_match(requests) -> None:
+    words = Vocabulary.of(load_catalog(), requests,
+                          by_meaning=MeaningOf({"gogglebox": ("Television", 0.7), "thingamajig": ("Sofa", 0.4)}))
+    assert unsure_words("switch the gogglebox on", KITCHEN, words) == []  # no television in the kitchen
+    assert unsure_words("move the thingamajig", LIVING, words) == []  # under the threshold
+    assert unsure_words("switch the television on", LIVING, words) == []  # named by rule: nothing to ask
+
+
+def test_a_word_named_by_rule_or_a_known_word_is_never_guessed(requests) -> None:
+    called: list[str] = []
+
+    def meaning(name: str) -> tuple[str, float]:
+        called.append(name)
+        return "Television", 0.99
+
+    words = Vocabulary.of(load_catalog(), requests, by_meaning=meaning)
+    assert words.guess("telly", set(LIVING)) is None
+    assert words.guess("breakfast", set(KITCHEN)) is None
+    assert called == []
+
+
+def test_the_packaged_model_asks_about_a_wardrobe_in_a_bedroom_with_a_dresser(requests) -> None:
+    """The real embedding model (all-MiniLM-L6-v2, packaged) as the graph uses it."""
+    words = Vocabulary.of(load_catalog(), requests, by_meaning=EmbeddingClassMapper(LocalEmbedder()))
+    guesses = unsure_words("put the pillow in the wardrobe", BEDROOM, words)
+    assert [(g.phrase, g.cls) for g in guesses] == [("wardrobe", "Dresser")]
+    assert 0.6 <= guesses[0].score < 0.9
+    assert unsure_words("can you mow the lawn", KITCHEN, words) == []  # nothing near: refused as before
+
+
+def test_a_hashing_embedder_is_not_a_meaning() -> None:
+    assert HashEmbedder.meaningful is False
+    assert getattr(LocalEmbedder, "meaningful", True) is True
