@@ -40,6 +40,7 @@ from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.base import AgentResult, EpisodeSetup
 from helper_agent.graphs.helper.facts import plain_note, question_lines, step_outcome
 from helper_agent.graphs.helper.nodes import CONFIRM_KIND
+from helper_agent.graphs.helper.reading import CLARIFY_KIND
 from helper_agent.graphs.registry import BuildRequest, build_agent
 from helper_agent.llm import LLMUnavailable
 
@@ -214,9 +215,10 @@ class Session:
         return f"{default_thread(self.user)}:{uuid.uuid4().hex[:8]}"
 
     def confirming(self) -> bool:
-        """Whether the thread waits on the confirmation of a routine to store ("... Store it?")."""
+        """Whether the thread waits on a yes-or-no question: the confirmation of a routine to store
+        ("... Store it?") or what an unsure word means ("Do you mean the television?")."""
         pending = pending_question(self.runtime.snapshot(self.thread))
-        return bool(pending and pending.get("kind") == CONFIRM_KIND)
+        return bool(pending and pending.get("kind") in (CONFIRM_KIND, CLARIFY_KIND))
 
     def question(self) -> str | None:
         """The question the thread waits on (feedback, with the last round's note, or the

@@ -76,7 +76,13 @@ class RequestFacts(BaseModel):
             # feedback round was left to replan: "the execution did not finish" would be untrue.
             return (f"not done: the program ran to its end, but you said \u201c{self.feedback}\u201d and no "
                     "feedback round is left to replan it; nothing stored")
-        label = {"incomplete": "not done: the execution did not finish", "invalid_program": "no valid program",
+        if self.outcome == "invalid_program":
+            # The validator's reason is the planner's ("the request does not mention CoffeeMachine
+            # ..."), not the person's: it stays in the log (`helper chat --verbose`), and the person
+            # gets a sentence and a question (issue 63).
+            return ("not done: I couldn't work out how to do that (no valid program); could you say it "
+                    "another way, naming the things to use?")
+        label = {"incomplete": "not done: the execution did not finish",
                  "step_limit": "stopped: step limit", "failure_limit": "stopped: failed-action limit",
                  "repeated_program": "not done: every replan repeated the program your answer was about",
                  "llm_unavailable": "stopped: the LLM did not answer",
@@ -103,7 +109,7 @@ def request_facts(values: dict[str, Any], env_steps: int | None = None, env_fail
     steps = env_steps - int(values.get("steps_at_start", 0)) if env_steps is not None else 0
     failures = env_failures - int(values.get("failures_at_start", 0)) if env_failures is not None else 0
     return RequestFacts(
-        request=str(values.get("request") or ""),
+        request=str(values.get("said") or values.get("request") or ""),
         outcome=str(values.get("outcome") or ""),
         stored=StoredRoutine.model_validate(stored) if stored else None,
         recalled=routine.get("name"),

@@ -2,7 +2,9 @@
 
     retrieve -> plan -> validate --(invalid, retries left)--> plan
        |--(routine recalled)--> understand -> adapt -> validate     (adapt.py)
-       '--(nothing the request names is in the household)--> finish -> END   (understanding/absent.py)
+       |--(a word it can only guess)--> clarify ("Do you mean the television?") -> plan | understand | finish
+       '--(nothing named is in the household, or a thing asked what it cannot take)--> finish -> END
+                                                  (reading.py over understanding/absent.py and feasibility.py)
                            |--(valid)--> execute --(done)--> ask_feedback --(satisfied)--> memorize -> END
                                                      (memorize asks the person to confirm a routine before storing it)
                                             |--(unseen object)--> locate -> execute
@@ -23,7 +25,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from helper_agent.graphs.helper import adapt, nodes, replanning
+from helper_agent.graphs.helper import adapt, nodes, reading, replanning
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.nodes import FEEDBACK_QUESTION
 from helper_agent.graphs.helper.state import HelperInput, HelperState
@@ -34,6 +36,7 @@ __all__ = ["FEEDBACK_QUESTION", "build_graph", "graph"]
 def build_graph(checkpointer: Any = None) -> Any:
     builder = StateGraph(HelperState, context_schema=HelperContext, input_schema=HelperInput)
     builder.add_node("retrieve", nodes.retrieve)
+    builder.add_node("clarify", reading.clarify)
     builder.add_node("plan", nodes.counting_usage(nodes.plan))
     builder.add_node("understand", nodes.counting_usage(adapt.understand))
     builder.add_node("adapt", nodes.counting_usage(adapt.adapt))
@@ -46,7 +49,8 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("memorize", nodes.memorize)
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "retrieve")
-    builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["understand", "plan", "finish"])
+    builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["clarify", "understand", "plan", "finish"])
+    builder.add_conditional_edges("clarify", nodes.after_clarify, ["understand", "plan", "finish"])
     builder.add_edge("understand", "adapt")
     builder.add_conditional_edges("adapt", adapt.after_adapt, ["validate", "replan"])
     builder.add_edge("plan", "validate")

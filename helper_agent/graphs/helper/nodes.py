@@ -27,6 +27,7 @@ from helper_agent.graphs.helper.prompts import (
     planner_messages,
     routine_messages,
 )
+from helper_agent.graphs.helper.reading import check_request, outcome_statement
 from helper_agent.graphs.helper.scoping import example_note, fit_to_request, routine_in_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
@@ -54,11 +55,9 @@ from helper_agent.tools.executor import (
     Prechecks,
 )
 from helper_agent.tools.locator import LLMLocator, RandomLocator
-from helper_agent.understanding.absent import Vocabulary, refusal_for
 from helper_agent.understanding.in_household import household_classes, in_household
 from helper_agent.understanding.missing import places_of
 from helper_agent.understanding.requests import is_unchanged_recall, teach_request
-from helper_agent.world.catalog import load_catalog
 
 FEEDBACK_QUESTION = "Is the task completed to your satisfaction? Did I miss anything?"
 CONFIRM_KIND = "confirm_routine"
@@ -192,23 +191,14 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     # out of the state and its traces (a traced episode grew by a tenth with it).
     update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
     update["opened_looking"] = []
+    update["unsure"] = []
+    update["said"] = ""
+    update["unmet"] = []
     if ctx.config.refuse_absent and not update["routine"]:
-        refusal = refusal_for(teach.body if teach else request, _household_types(env), _vocabulary(ctx))
-        if refusal is not None:
-            update["refusal"] = refusal.sentence()
-            log.append(f"retrieve: refused: nothing named is in the household ({', '.join(refusal.missing)})")
+        checked = check_request(ctx, env, request, ask=ctx.feedback is None)
+        log += checked.pop("log", [])
+        update.update(checked)
     return {**update, "log": Overwrite(log)}
-
-
-def _household_types(env: Any) -> list[str]:
-    """The object types the household holds, hidden ones included (read like `household_lines`)."""
-    return [str(obj.get("objectType", "")) for obj in env.objects_metadata()]
-
-
-def _vocabulary(ctx: HelperContext) -> Vocabulary:
-    """What the agent can name: the catalog's classes and the words of its example requests."""
-    requests = [str(getattr(record, "dialogue", "")) for record in ctx.example_memory().seed_records()]
-    return Vocabulary.of(load_catalog(), requests)
 
 
 def plan(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
@@ -411,13 +401,18 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     "no", "not yet" and "you forgot the salt" are not satisfied; "yes" and "thanks, that's it" are."""
     ctx = HelperContext.of(runtime)
     rounds = int(state.get("feedback_rounds", 0))
+    # What the request asked that the household does not show is said before the question
+    # (`reading.outcome_statement`): "Not done yet: the pillow is not in the vase."
+    lacks, statement = outcome_statement(state, ctx.environment())
+    seen = [f"outcome: {statement}"] if statement else []
     if ctx.feedback is not None:
         feedback = ctx.feedback().strip()
         log = f"feedback: {feedback or 'satisfied'}"
     else:
         # `round`/`last`: the question's number, and whether an answer now can still be replanned
         # (the config bounds the replans; the question after the last replan is the last).
-        answer = interrupt({"question": FEEDBACK_QUESTION, "program": state.get("program", ""),
+        answer = interrupt({"question": f"{statement} {FEEDBACK_QUESTION}" if statement else FEEDBACK_QUESTION,
+                            "unmet": lacks, "program": state.get("program", ""),
                             "execution": state.get("execution", {}), "round": rounds + 1,
                             "last": rounds >= ctx.config.feedback_rounds})
         text = str(answer or "").strip()
@@ -431,7 +426,7 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
         # of what is missing copies its few-shot turns for a bare "no" ("the bread isn't toasted").
         feedback = "" if reading.satisfied else text
         log = "feedback: satisfied" if reading.satisfied else f"feedback: not satisfied ({text})"
-    return {"feedback": feedback, "feedback_rounds": rounds + 1, "log": [log]}
+    return {"feedback": feedback, "feedback_rounds": rounds + 1, "unmet": lacks, "log": [*seen, log]}
 
 
 def _routine_to_store(state: HelperState) -> tuple[str, bool] | None:
@@ -520,7 +515,15 @@ def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     is adapted by edits (adapt.py) unless the configuration says otherwise."""
     if state.get("refusal"):
         return "finish"
+    if state.get("unsure"):
+        return "clarify"
     return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"
+
+
+def after_clarify(state: HelperState, runtime: Runtime[HelperContext]) -> str:
+    """After the person said what a word means: refused (they said no, or the request read again
+    is one the household cannot take), else planned as any request."""
+    return after_retrieve(state, runtime)
 
 
 def after_validate(state: HelperState, runtime: Runtime[HelperContext]) -> str:

@@ -82,6 +82,11 @@ class HelperState(TypedDict, total=False):
     ran_subgoals: list[dict[str, Any]]
     repeated: bool  # the replan kept repeating the program that did not finish: it is not run again
     refusal: str  # why the request is not done at all ("I can't mow the lawn: there is no lawn ..."), or ""
+    # Words of the request the vocabulary could only guess (`understanding.vocabulary.Guess` as
+    # data: phrase, class, score): `clarify` asks the person "Do you mean the television?" first.
+    unsure: list[dict[str, Any]]
+    said: str  # the request in the person's own words, when `clarify` put a class's name in `request`
+    unmet: list[str]  # what the request asked that the household did not show after acting (`outcome.unmet`)
     # Classes a program of this request changed although the request does not ask for them: the
     # scope check could not trim them and the planner's attempts were used up (`scoping.Fitted.kept`);
     # the reply says so (`facts.RequestFacts.unasked`).

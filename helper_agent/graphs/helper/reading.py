@@ -1,0 +1,120 @@
+"""The HELPER graph's reading of a request before it plans and after it acts, over the shared
+understanding (`helper_agent.understanding`):
+
+- before planning (`check_request`, called by `nodes.retrieve`): words the vocabulary can only
+  guess are asked about first (`clarify`: "I don't know the word 'telly'. Do you mean the
+  television?"); a request about things the household lacks is refused (`absent.refusal_for`);
+  one that asks a thing for what it cannot take is refused with the reason
+  (`feasibility.infeasible`: "a mug can't be sliced"). Why: such requests ran as something else
+  and looked done (issue 63).
+- after acting (`outcome_statement`, called by `nodes.ask_feedback`): what the request asked that
+  the household does not show, said before the question ("Not done yet: the pillow is not in the
+  vase."), from the household the agent acted on, never from a benchmark's checker.
+
+Where nobody can be asked (an evaluation's feedback source answers instead of a person), a guessed
+word is not asked about: the request is read as before (its refusal, if any, stands), so the
+published rows do not move.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.state import HelperState
+from helper_agent.graphs.helper.teaching import is_yes
+from helper_agent.understanding.absent import refusal_for, unsure_words
+from helper_agent.understanding.feasibility import infeasible
+from helper_agent.understanding.outcome import unmet, unmet_sentence
+from helper_agent.understanding.requests import teach_request
+from helper_agent.understanding.vocabulary import Guess, Vocabulary
+from helper_agent.understanding.words import plain_name
+from helper_agent.world.catalog import load_catalog
+
+__all__ = ["CLARIFY_KIND", "check_request", "clarify", "outcome_statement"]
+
+CLARIFY_KIND = "clarify_word"
+"""The `interrupt` payload's kind of the question about an unsure word (a yes/no question)."""
+
+
+def household_types(env: Any) -> list[str]:
+    """The object types the household holds, hidden ones included (read like `household_lines`)."""
+    return [str(obj.get("objectType", "")) for obj in env.objects_metadata()]
+
+
+def vocabulary(ctx: HelperContext) -> Vocabulary:
+    """What the agent can name: the catalog's classes, the words of its example requests, and the
+    context's class mapper by meaning (the compiler's) for the words it cannot name by rule."""
+    memory = ctx.example_memory()
+    requests = [str(getattr(record, "dialogue", "")) for record in memory.seed_records()]
+    # a mapper handed in is used; one built over a hashing embedder would guess nothing of meaning
+    meaningful = ctx.class_mapper is not None or getattr(memory.embedder, "meaningful", True)
+    return Vocabulary.of(load_catalog(), requests, by_meaning=ctx.mapper() if meaningful else None)
+
+
+def check_request(ctx: HelperContext, env: Any, request: str, ask: bool) -> dict[str, Any]:
+    """The reading before planning: `unsure` words to ask about (only when `ask`: a person is
+    there), else a `refusal` sentence, else nothing. With a `log` of what it found."""
+    teach = teach_request(request)
+    text = teach.body if teach else request
+    types = household_types(env)
+    words = vocabulary(ctx)
+    guesses = unsure_words(text, types, words) if ask else []
+    if guesses:
+        return {"unsure": [asdict(g) for g in guesses],
+                "log": [f"retrieve: unsure what {', '.join(repr(g.phrase) for g in guesses)} means "
+                        f"({', '.join(f'{g.cls} {g.score}' for g in guesses)}); asking"]}
+    refusal = refusal_for(text, types, words)
+    if refusal is not None:
+        return {"refusal": refusal.sentence(),
+                "log": [f"retrieve: refused: nothing named is in the household ({', '.join(refusal.missing)})"]}
+    cannot = infeasible(text, words.present_classes(types))
+    if cannot is not None:
+        return {"refusal": cannot.sentence(text),
+                "log": [f"retrieve: refused: the {cannot.cls} cannot take {cannot.step} ({cannot.reason})"]}
+    return {}
+
+
+def _meant(request: str, phrase: str, cls: str) -> str:
+    """The request with the person's word for `phrase` replaced by the class's name."""
+    return re.sub(r"\b" + r"\s+".join(map(re.escape, phrase.split())) + r"\b", plain_name(cls), request,
+                  count=1, flags=re.I)
+
+
+def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
+    """Ask about each unsure word ("Do you mean the television?"). A yes puts the class's name in
+    the request (the person's own words are kept in `said`) and the request is read again; a no
+    ends the turn with nothing done and a request to name the thing another way (an unknown word
+    is never refused as absent)."""
+    ctx = HelperContext.of(runtime)
+    request = state["request"]
+    log: list[str] = []
+    for data in state.get("unsure") or []:
+        guess = Guess(**data)
+        answer = str(interrupt({"kind": CLARIFY_KIND, "question": guess.question(), "phrase": guess.phrase,
+                                "class": guess.cls}) or "").strip()
+        log.append(f"clarify: {answer or 'no answer'}")
+        if not is_yes(answer):
+            sentence = (f"Then I don't know what '{guess.phrase}' is, so I did nothing. "
+                        "Could you name it another way?")
+            return {"unsure": [], "refusal": sentence,
+                    "log": [*log, f"clarify: '{guess.phrase}' is not the {guess.cls}; asked to name it again"]}
+        request = _meant(request, guess.phrase, guess.cls)
+        log.append(f"clarify: '{guess.phrase}' is the {guess.cls}")
+    checked = check_request(ctx, ctx.environment(), request, ask=False)
+    return {"unsure": [], "request": request, "said": state.get("said") or state["request"],
+            "refusal": checked.get("refusal", ""), "log": [*log, *checked.get("log", [])]}
+
+
+def outcome_statement(state: HelperState, env: Any) -> tuple[list[str], str]:
+    """What the request asked that the household does not show (`outcome.unmet`), and the
+    sentence said before the question ("" when all is met or nothing was read)."""
+    teach = teach_request(state["request"])
+    text = teach.body if teach else state["request"]
+    lacks = unmet(text, env.objects_metadata())
+    return lacks, unmet_sentence(lacks)
