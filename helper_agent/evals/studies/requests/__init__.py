@@ -6,7 +6,7 @@ no to what cannot be done? Each case is a request in a person's own words in a g
 scripted person answering the feedback question from what the checker sees (`person.py`); the
 final household is checked against the case's goal and compared with the first (`scope.py`), and
 the reply's claim is read in one place (`claims.py`). `run.py` runs a suite resumably and writes
-the six figures.
+the eight figures.
 """
 
 from helper_agent.evals.studies.requests.cases import (

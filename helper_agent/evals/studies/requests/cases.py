@@ -8,8 +8,10 @@ request names (what it may change; the tools its steps need are derived, `scope.
 - `teach`: the person teaches a named routine ("Perform the Kim breakfast: ...") and confirms it;
   then the routine is recalled (`recall`, the words the person says later) in a fresh household
   (`recall_household`) and must do the whole taught request, scored by the same goal;
-- `impossible`: a request the household cannot do ("mow the lawn", "feed the cat" where there is
-  none); the person expects a refusal that says why, and `why` is what they say if asked anyway.
+- `impossible`: a request the household cannot do: it names things there are none of ("mow the
+  lawn", "feed the cat" where there is none: `absent`), or asks things that are there for what they
+  cannot take ("slice the mug", "put the pillow in the vase": `present`); the person expects a
+  refusal that says why, and `why` is what they say if asked anyway.
 
 A suite is a JSON Lines file: its first line is a header (`SuiteHeader`: which suite it is and what
 it is for), then one case per line. Two suites are packaged: `calibration` (every rule of the agent
@@ -128,6 +130,17 @@ class RequestCase(_Model):
     recall_household: Household | None = None  # teach: the fresh household of the recall
     why: str | None = None  # impossible: why it cannot be done, as the person would say it
     absent: tuple[str, ...] = ()  # impossible: what the request names that the household lacks
+    # impossible: what the request names that the household has, but which cannot take what is
+    # asked ("slice the mug": the Mug; "put the pillow in the vase": both)
+    present: tuple[str, ...] = ()
+
+    @field_validator("present")
+    @classmethod
+    def _present_classes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [t for t in value if t not in load_catalog()]
+        if unknown:
+            raise ValueError(f"unknown object class(es) {', '.join(unknown)}")
+        return value
 
     @field_validator("may_change")
     @classmethod
@@ -143,13 +156,14 @@ class RequestCase(_Model):
         if self.kind == "impossible":
             if self.goal or self.may_change:
                 raise ValueError("an impossible case has no goal and changes nothing (goal and may_change stay empty)")
-            if not self.why or not self.absent:
-                raise ValueError("an impossible case needs 'why' (the reason a person gives) and 'absent' (what is missing)")
+            if not self.why or not (self.absent or self.present):
+                raise ValueError("an impossible case needs 'why' (the reason a person gives) and 'absent' (what is "
+                                 "missing) or 'present' (what is there but cannot take what is asked)")
         else:
             if not self.goal or not self.may_change:
                 raise ValueError(f"a {self.kind} case needs a goal and the classes it may change (may_change)")
-            if self.why or self.absent:
-                raise ValueError("'why' and 'absent' belong to impossible cases")
+            if self.why or self.absent or self.present:
+                raise ValueError("'why', 'absent' and 'present' belong to impossible cases")
         if self.kind == "teach":
             if any(f is None for f in teach_fields):
                 raise ValueError("a teach case needs routine, recall and recall_household")

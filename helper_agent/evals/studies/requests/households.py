@@ -88,6 +88,9 @@ def household_problems(case: RequestCase) -> list[str]:
             there = [cls for cls in case.absent if counts[cls]]
             if there:
                 problems.append(f"{where}: has {', '.join(there)}, which the case says is absent")
+            lacking = [cls for cls in case.present if not counts[cls]]
+            if lacking:
+                problems.append(f"{where}: no {', '.join(lacking)}, which the case says is there")
             continue
         must, groups = _needed(goal)
         missing = sorted(cls for cls in must if not counts[cls])

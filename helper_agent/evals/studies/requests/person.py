@@ -13,7 +13,8 @@ unmet relation becomes "you didn't put the <head> <on|in> the <tail>", the prepo
 tail's kind (a container takes "in"). Repeated clauses are said once. For an impossible case the
 person has no goal to check: asked anyway, they say no and why (`RequestCase.why`).
 
-Asked to confirm a routine before it is stored ("I'll remember the Kim breakfast as: ... Store
+Asked what a word means ("Do you mean the television?", kind `clarify_word`), the person says
+yes when that class is one the goal changes, else no. Asked to confirm a routine before it is stored ("I'll remember the Kim breakfast as: ... Store
 it?", an `interrupt` payload of kind `confirm_routine` that carries the routine's program), the
 person says "yes" when the household meets the goal now and the routine's program names every
 object class the goal changes (`goal_classes`: a component with a state condition, a slice, or
@@ -183,18 +184,30 @@ class ScriptedPerson:
     def answer(self, payload: Mapping[str, Any] | None = None) -> str:
         if payload is not None and payload.get("kind") == "confirm_routine":
             return self.confirm(str(payload.get("program") or ""))
+        if payload is not None and payload.get("kind") == "clarify_word":
+            return self.clarify(str(payload.get("class") or ""))
+        # Whether the agent said, with its question, that something was not done: what the request
+        # asked that it does not see (`unmet`) or a step that did not finish (`silent_failures`).
+        warned = bool(payload and (payload.get("unmet") or (payload.get("execution") or {}).get("status", "done") != "done"))
         if self.why is not None:
             said = f"no, {self.why}"
-            self.rounds.append({"satisfied": False, "unmet": [], "answer": said})
+            self.rounds.append({"satisfied": False, "unmet": [], "answer": said, "warned": warned})
             return said
         seen = self.check()
         said = say(seen.unmet) if not seen.satisfied else SATISFIED
         self.rounds.append({"satisfied": seen.satisfied, "unmet": seen.unmet, "answer": said,
-                            "goal_conditions": list(seen.goal_conditions)})
+                            "goal_conditions": list(seen.goal_conditions), "warned": warned})
         return said
 
     def check(self) -> Check:
         return check_goal(self.goal, self.env.objects_metadata())
+
+    def clarify(self, cls: str) -> str:
+        """The answer to "Do you mean the television?": yes when the goal names the class (a thing
+        it changes or a place it puts one), else no; for an impossible case, never."""
+        said = "yes" if self.why is None and cls in goal_classes(self.goal, every=True) else "no"
+        self.confirmations.append({"answer": said, "clarified": cls})
+        return said
 
     def confirm(self, program: str) -> str:
         """The answer to "Store it?" for a routine whose program is `program` (see the module docstring)."""
@@ -210,10 +223,11 @@ _CHANGES = frozenset({"isDirty", "isCooked", "simbotIsCooked", "simbotIsBoiled",
 """Conditions a request's steps bring about (the rest, such as `receptacle`, say what kind of object it is)."""
 
 
-def goal_classes(goal: list[Task]) -> list[str]:
+def goal_classes(goal: list[Task], every: bool = False) -> list[str]:
     """The object classes the goal changes, a slice or a cracked egg by its whole: its components
     with a state condition (`_CHANGES`) or a sliced class, and the heads of its relations (not a
-    sink that is only where the washing happens)."""
+    sink that is only where the washing happens). `every`: every class the goal names, the places
+    things are put too."""
     out: list[str] = []
 
     def visit(task: Task) -> None:
@@ -228,7 +242,7 @@ def goal_classes(goal: list[Task]) -> list[str]:
                 continue
             conditions = getattr(comp, "conditions", None) or {}
             changed = bool(_CHANGES & set(conditions)) or str(conditions.get("objectType", "")).endswith(("Sliced", "Cracked"))
-            cls = _wanted_class(comp) if changed or key in heads else None
+            cls = _wanted_class(comp) if changed or key in heads or every else None
             if cls:
                 out.append(re.sub(r"(Sliced|Cracked)$", "", cls))
 
