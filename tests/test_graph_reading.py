@@ -124,6 +124,34 @@ def test_no_to_the_guess_does_nothing_and_asks_for_another_name(tmp_path: Path) 
     assert "no gogglebox in this house" not in reply
 
 
+def test_a_missing_ingredient_is_asked_about_and_a_no_does_nothing(tmp_path: Path) -> None:
+    env, _ = first_of("Kitchen", "Bread")
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    ctx = context(tmp_path, env, NoChat(responses=[]))
+    asked = graph.invoke({"request": "make me a cheese sandwich"}, config, context=ctx)
+    assert asked["__interrupt__"][0].value["question"] == (
+        "I don't know the word 'cheese', and nothing here is called that. Shall I make the sandwich without it?")
+    out = graph.invoke(Command(resume="no"), config, context=ctx)
+    assert env.steps == 0
+    assert request_facts(out).reply() == \
+        "Then I did nothing: nothing here is called 'cheese'. Could you say it another way?"
+
+
+def test_yes_to_going_without_the_word_plans_the_rest(tmp_path: Path) -> None:
+    env, _ = first_of("Kitchen", "Bread")
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    program = '```python\nbread = InteractionObject("Bread")\nbread.slice()\n```'
+    ctx = context(tmp_path, env, Scripted(responses=[program, program, program]))
+    graph.invoke({"request": "make me a cheese sandwich"}, config, context=ctx)
+    graph.invoke(Command(resume="yes"), config, context=ctx)
+    values = graph.get_state(config).values
+    assert values["request"] == "make me a sandwich"
+    assert request_facts(values).request == "make me a cheese sandwich"
+    assert "clarify: the sandwich without 'cheese'" in values["log"]
+
+
 def test_an_unsure_word_in_an_evaluation_is_not_asked(tmp_path: Path) -> None:
     """Where an evaluation's feedback source stands for the person, nobody is asked: the request
     is read as before, so the published rows do not move."""

@@ -112,3 +112,24 @@ def test_the_packaged_model_asks_about_a_wardrobe_in_a_bedroom_with_a_dresser(re
 def test_a_hashing_embedder_is_not_a_meaning() -> None:
     assert HashEmbedder.meaningful is False
     assert getattr(LocalEmbedder, "meaningful", True) is True
+
+
+@pytest.mark.parametrize(("request_", "word", "dish"), [
+    ("make me a cheese sandwich", "cheese", "sandwich"),
+    ("I'd like a ham sandwich", "ham", "sandwich"),
+    ("make a veggie omelette", "veggie", "omelette"),
+])
+def test_an_unknown_word_before_a_dish_is_asked_about_not_dropped(words: Vocabulary, request_: str, word: str,
+                                                                  dish: str) -> None:
+    guesses = unsure_words(request_, KITCHEN, words)
+    assert guesses == [Guess(word, "", 0.0, dish=dish)]
+    assert guesses[0].question() == (f"I don't know the word '{word}', and nothing here is called that. "
+                                     f"Shall I make the {dish} without it?")
+
+
+@pytest.mark.parametrize("request_", [
+    "make me a sandwich", "make me a tomato sandwich", "make a lettuce and tomato salad", "make me a plate of toast",
+    "put the clean mug in the sink",
+])
+def test_a_dish_of_things_it_knows_is_not_asked_about(words: Vocabulary, request_: str) -> None:
+    assert unsure_words(request_, KITCHEN, words) == []

@@ -210,12 +210,15 @@ def refusal_for(request: str, household_types: Iterable[str], vocabulary: Vocabu
 def unsure_words(request: str, household_types: Iterable[str], vocabulary: Vocabulary) -> list[Guess]:
     """The phrases of a request that stand for nothing there is by rule, but that the vocabulary's
     mapper by meaning takes for a class the household holds (`Vocabulary.guess`): "the telly" as
-    the Television. The person is asked about these before any refusal (issue 63: an unknown word
-    is not an absent thing). Empty for a household in another vocabulary, as `refusal_for`."""
+    the Television; and the words before a dish it knows nothing of ("cheese" in "a cheese
+    sandwich", `Vocabulary.unknown_before_dish`). The person is asked about these before any refusal
+    (issue 63: an unknown word is not an absent thing, and is never dropped unsaid). Empty for a
+    household in another vocabulary, as `refusal_for`."""
     types = set(household_types)
     phrases = phrase_roles(request)
     if not phrases or not types & set(vocabulary.names):
         return []
     present = vocabulary.present_classes(types)
     guesses = [vocabulary.guess(p.text, present) for p in phrases if not vocabulary.phrase_present(p.text, present)]
-    return [g for g in guesses if g is not None]
+    unknown = [g for p in phrases for g in vocabulary.unknown_before_dish(p.text, present)]
+    return [g for g in guesses if g is not None] + unknown

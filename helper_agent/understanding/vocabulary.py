@@ -66,9 +66,14 @@ class Guess:
     phrase: str
     cls: str
     score: float
+    dish: str = ""  # set for a word before what the agent makes that it knows nothing of ("cheese")
 
     def question(self) -> str:
-        """"Do you mean the television?" (what the person reads)."""
+        """"Do you mean the television?", or for a word before a dish that names nothing here,
+        "Shall I make the sandwich without it?" (what the person reads)."""
+        if not self.cls:
+            return (f"I don't know the word '{self.phrase}', and nothing here is called that. "
+                    f"Shall I make the {self.dish} without it?")
         name = " ".join(camel_words(self.cls)) if not self.cls.isupper() else self.cls
         return f"I don't know the word '{self.phrase}'. Do you mean the {name}?"
 
@@ -142,6 +147,21 @@ class Vocabulary:
         if not words or word_stems(words[-1]) & set(self.heads):
             return False
         return any(word_stems(word) & self.known_words for word in words)
+
+    def unknown_before_dish(self, phrase: str, present: set[str]) -> list[Guess]:
+        """Words of a phrase ending in a dish (a word of the example requests that names no class:
+        "sandwich", "salad") that name nothing by rule and are no word of the example requests:
+        "cheese" in "a cheese sandwich". The household holds catalog classes only, so nothing there
+        is called that; whether the word is an ingredient or a manner ("a quick salad") the agent
+        cannot tell, so it asks (`Guess.dish`) instead of refusing or dropping it unsaid."""
+        words = phrase.split()
+        if len(words) < 2:
+            return []
+        dish = words[-1]
+        if self.classes_for(dish, present) or not word_stems(dish) & self.known_words:
+            return []
+        return [Guess(word, "", 0.0, dish=dish) for word in words[:-1]
+                if word.isalpha() and not self.classes_for(word, present) and not word_stems(word) & self.known_words]
 
     def phrase_present(self, phrase: str, present: set[str]) -> bool:
         """Whether a phrase stands for something there is: a class the household holds (or a kind

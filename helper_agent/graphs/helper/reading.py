@@ -87,10 +87,11 @@ def _meant(request: str, phrase: str, cls: str) -> str:
 
 
 def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, Any]:
-    """Ask about each unsure word ("Do you mean the television?"). A yes puts the class's name in
-    the request (the person's own words are kept in `said`) and the request is read again; a no
-    ends the turn with nothing done and a request to name the thing another way (an unknown word
-    is never refused as absent)."""
+    """Ask about each unsure word ("Do you mean the television?", or for a word before a dish that
+    names nothing here, "Shall I make the sandwich without it?"). A yes puts the class's name in
+    the request (or leaves the word out; the person's own words are kept in `said`) and the request
+    is read again; a no ends the turn with nothing done and a request to name the thing another
+    way (an unknown word is never refused as absent)."""
     ctx = HelperContext.of(runtime)
     request = state["request"]
     log: list[str] = []
@@ -100,10 +101,16 @@ def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, An
                                 "class": guess.cls}) or "").strip()
         log.append(f"clarify: {answer or 'no answer'}")
         if not is_yes(answer):
-            sentence = (f"Then I don't know what '{guess.phrase}' is, so I did nothing. "
-                        "Could you name it another way?")
+            sentence = (f"Then I did nothing: nothing here is called '{guess.phrase}'. Could you say it another way?"
+                        if guess.dish else
+                        f"Then I don't know what '{guess.phrase}' is, so I did nothing. Could you name it another way?")
             return {"unsure": [], "refusal": sentence,
-                    "log": [*log, f"clarify: '{guess.phrase}' is not the {guess.cls}; asked to name it again"]}
+                    "log": [*log, f"clarify: '{guess.phrase}' is not the {guess.cls or 'word to leave out'}; "
+                                  "asked to say it again"]}
+        if guess.dish:  # "make the sandwich without it": the word goes, the person's words stay in `said`
+            request = re.sub(rf"\b{re.escape(guess.phrase)}\s+", "", request, count=1, flags=re.I)
+            log.append(f"clarify: the {guess.dish} without '{guess.phrase}'")
+            continue
         request = _meant(request, guess.phrase, guess.cls)
         log.append(f"clarify: '{guess.phrase}' is the {guess.cls}")
     checked = check_request(ctx, ctx.environment(), request, ask=False)

@@ -14,7 +14,8 @@ tail's kind (a container takes "in"). Repeated clauses are said once. For an imp
 person has no goal to check: asked anyway, they say no and why (`RequestCase.why`).
 
 Asked what a word means ("Do you mean the television?", kind `clarify_word`), the person says
-yes when that class is one the goal changes, else no. Asked to confirm a routine before it is stored ("I'll remember the Kim breakfast as: ... Store
+yes when that class is one the goal changes, else no; asked whether to go on without a word
+("Shall I make the sandwich without it?"), yes, unless the case is impossible. Asked to confirm a routine before it is stored ("I'll remember the Kim breakfast as: ... Store
 it?", an `interrupt` payload of kind `confirm_routine` that carries the routine's program), the
 person says "yes" when the household meets the goal now and the routine's program names every
 object class the goal changes (`goal_classes`: a component with a state condition, a slice, or
@@ -204,8 +205,10 @@ class ScriptedPerson:
 
     def clarify(self, cls: str) -> str:
         """The answer to "Do you mean the television?": yes when the goal names the class (a thing
-        it changes or a place it puts one), else no; for an impossible case, never."""
-        said = "yes" if self.why is None and cls in goal_classes(self.goal, every=True) else "no"
+        it changes or a place it puts one), else no; to "Shall I make the sandwich without it?" (no
+        class), yes: the goal needs no thing the agent cannot name. For an impossible case, never."""
+        wanted = cls in goal_classes(self.goal, every=True) if cls else True  # "" : go on without the word
+        said = "yes" if self.why is None and wanted else "no"
         self.confirmations.append({"answer": said, "clarified": cls})
         return said
 
