@@ -455,6 +455,36 @@ def test_what_is_typed_while_a_request_runs_stays_and_a_second_send_is_refused_i
     page.close()
 
 
+def test_what_it_cannot_do_and_a_word_it_does_not_know_are_said_in_words(app_url: str, browser: object) -> None:
+    """Issue 63: "slice the mug" washed and moved the mug, every subgoal read done, and the page asked
+    whether the task was done; a word the agent did not know was refused as an absent thing. Now the
+    request a mug cannot take is refused with the reason before anything moves, and an unknown word
+    before a dish is a yes/no question."""
+    expect = playwright_api.expect
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(WAIT_MS)
+    _open(page, app_url, "olga")
+    chat = page.locator("#chatbot")
+    _ask(page, "slice the mug")
+    expect(chat).to_contain_text("I can't slice the mug: a mug can't be sliced.", timeout=WAIT_MS)
+    expect(page.locator("#answer-done")).to_be_hidden()
+    expect(page.locator("#answer-yes")).to_be_hidden()
+    assert not RAW.search(chat.inner_text())
+
+    _ask(page, "make me a cheese sandwich")
+    expect(page.locator("#question")).to_contain_text(
+        "I don't know the word 'cheese', and nothing here is called that. Shall I make the sandwich without it?",
+        timeout=WAIT_MS)
+    expect(page.locator("#answer-yes")).to_be_visible()
+    expect(page.locator("#answer-not-yet")).to_be_hidden()
+    page.locator("#answer-no").click()
+    expect(chat).to_contain_text("Then I did nothing: nothing here is called 'cheese'. Could you say it another way?",
+                                 timeout=WAIT_MS)
+    expect(page.locator("#answer-no")).to_be_hidden()
+    assert not RAW.search(chat.inner_text())
+    page.close()
+
+
 def test_what_a_search_opened_is_said_in_the_reply(app_url: str, browser: object) -> None:
     """Issue 63: "Drawer D opened" showed only in the picture's legend. The knife is in a closed
     drawer; the locator is told the cabinets first."""

@@ -465,7 +465,9 @@ def test_the_cli_runs_a_suite_file_with_a_progress_bar_and_writes_the_eight_figu
     assert "first-try success" in result.output and "100.0" in result.output
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert set(figures) == {"first_try_success", "corrected_success", "false_claims", "unasked_changes",
-                            "taught_replayed", "impossible_refused", "silent_failures", "false_refusals"}
+                            "taught_replayed", "impossible_refused", "silent_failures", "false_refusals",
+                            "median_seconds_to_done", "p90_seconds_to_done", "llm_seconds_per_request"}
+    assert 0 < figures["median_seconds_to_done"] < 600 and "waiting (a case never done counts 600 s)" in result.output
     assert figures["first_try_success"] == 100.0 and figures["taught_replayed"] is None
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n", encoding="utf-8")
@@ -506,3 +508,28 @@ def test_the_person_confirms_a_routine_only_when_it_covers_what_the_goal_changes
     toast_only = 'toast = InteractionObject("BreadSliced")\nplate = InteractionObject("Plate")\ntoast.pickup_and_place(plate)'
     assert person.answer({"kind": "confirm_routine", "program": toast_only}) == "no"
     assert person.confirmations == [{"answer": "no", "lacking": ["Mug"]}] and person.rounds == []
+
+
+def test_the_waiting_figures_count_a_case_never_done_as_the_budget() -> None:
+    from helper_agent.evals.studies.requests.run import timing
+
+    def rec(done_after: float | None, llm: float, success: bool | None = True) -> dict:
+        return {"instance_id": "x", "corrected_success": success, "done_after": done_after,
+                "requests": [{"llm_seconds": llm}]}
+
+    records = [rec(10.0, 4.0), rec(30.0, 6.0), rec(None, 20.0, success=False), rec(None, 2.0, success=None)]
+    figures = timing(records, budget=600.0)
+    # waits: 10, 30 and the never-done case at 600; the impossible case (success None) has none
+    assert figures["median_seconds_to_done"] == 30.0
+    assert figures["p90_seconds_to_done"] == 600.0
+    assert figures["llm_seconds_per_request"] == 8.0
+    assert timing([]) == {"median_seconds_to_done": None, "p90_seconds_to_done": None, "llm_seconds_per_request": None}
+
+
+def test_done_after_is_the_first_satisfied_answer() -> None:
+    from helper_agent.evals.studies.requests.run import _done_after
+
+    rounds = [{"satisfied": False, "at": 12.0}, {"satisfied": True, "at": 31.5}, {"satisfied": True, "at": 40.0}]
+    assert _done_after(rounds, True, 45.0) == 31.5
+    assert _done_after([], True, 45.0) == 45.0  # met, and nobody was asked
+    assert _done_after([{"satisfied": False, "at": 3.0}], False, 45.0) is None

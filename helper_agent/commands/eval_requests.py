@@ -24,7 +24,14 @@ from helper_agent.commands.errors import fail
 from helper_agent.evals.engine.store import read_records
 from helper_agent.evals.studies.requests import SUITES, SuiteFileError, load_suite
 from helper_agent.evals.studies.requests.households import household_problems
-from helper_agent.evals.studies.requests.run import LABELS, METRICS, counts, run_suite
+from helper_agent.evals.studies.requests.run import (
+    LABELS,
+    METRICS,
+    TIME_BUDGET_SECONDS,
+    TIMING,
+    counts,
+    run_suite,
+)
 
 console = table_console(132)
 
@@ -82,6 +89,8 @@ def requests(
         value = figures[key]
         table.add_row(LABELS[key], "-" if value is None else f"{value:.1f}", f"{numbers[key][0]}/{numbers[key][1]}")
     console.print(table)
+    waits = ", ".join(f"{key.replace('_', ' ')} {'-' if figures.get(key) is None else figures[key]}" for key in TIMING)
+    console.print(f"waiting (a case never done counts {TIME_BUDGET_SECONDS:.0f} s): {waits}")
     console.print(f"metrics: {out / 'metrics.json'}  report: {out / 'report.md'}  records: {out / 'results.jsonl'}")
 
 

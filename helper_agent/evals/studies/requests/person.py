@@ -27,6 +27,7 @@ so a routine that would replay only part of the request is not stored. Confirmat
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,6 +180,7 @@ class ScriptedPerson:
     env: Any
     goal: list[Task]
     why: str | None = None  # an impossible case: the reason the person gives
+    started: float = field(default_factory=time.perf_counter)  # when the request was said
     rounds: list[dict[str, Any]] = field(default_factory=list)
     confirmations: list[dict[str, Any]] = field(default_factory=list)
 
@@ -192,13 +194,19 @@ class ScriptedPerson:
         warned = bool(payload and (payload.get("unmet") or (payload.get("execution") or {}).get("status", "done") != "done"))
         if self.why is not None:
             said = f"no, {self.why}"
-            self.rounds.append({"satisfied": False, "unmet": [], "answer": said, "warned": warned})
+            self.rounds.append({"satisfied": False, "unmet": [], "answer": said, "warned": warned,
+                                "at": self._seconds()})
             return said
         seen = self.check()
         said = say(seen.unmet) if not seen.satisfied else SATISFIED
         self.rounds.append({"satisfied": seen.satisfied, "unmet": seen.unmet, "answer": said,
-                            "goal_conditions": list(seen.goal_conditions), "warned": warned})
+                            "goal_conditions": list(seen.goal_conditions), "warned": warned,
+                            "at": self._seconds()})
         return said
+
+    def _seconds(self) -> float:
+        """Seconds since the request was said (`at` of a round: when the person was asked)."""
+        return round(time.perf_counter() - self.started, 3)
 
     def check(self) -> Check:
         return check_goal(self.goal, self.env.objects_metadata())

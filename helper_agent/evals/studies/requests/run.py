@@ -25,12 +25,19 @@ it applies to):
   (issue 63: "slice the mug" washed the mug and every subgoal read done).
 - `false_refusals` (plain, teach): the reply to a request that could be done refused it.
 
+Beside them, what a person waits for (issue 64; `timing`): the median and 90th percentile of the
+seconds from a plain or teach request until it was done as asked (the person's first satisfied
+answer, correction rounds included; a case never done counts `TIME_BUDGET_SECONDS`), and the LLM
+seconds per request.
+
 Records go to `<out>/results.jsonl` (the engine's `ResultStore`: a case whose record is there is not
-run again; an errored one is), `metrics.json` holds exactly the eight figures, `report.md` the table.
+run again; an errored one is), `metrics.json` holds the eight figures and the three waiting ones, `report.md` the table.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -81,7 +88,7 @@ def run_request(case: RequestCase, agent: Agent, household: Household, text: str
     person = ScriptedPerson(env, goal, why=case.why if case.kind == "impossible" else None)
     setup = EpisodeSetup(env=env, request=text, instance_id=f"{case.id}:{part}", user=case.user, feedback=person.answer,
                          tags=["requests", case.kind], metadata={"case": case.id, "kind": case.kind, "part": part})
-    started = time.perf_counter()
+    started = person.started = time.perf_counter()
     result = run_episode(agent, setup)
     changed = changes(before, household_state(env.objects_metadata()))
     outside = unasked(changed, allowed_classes(case.may_change, goal), before)
@@ -104,8 +111,19 @@ def run_request(case: RequestCase, agent: Agent, household: Household, text: str
         "program": result.program, "log": result.log, "trace": result.trace,
         "llm_calls": int(result.usage.get("llm_calls", 0)), "llm_seconds": float(result.usage.get("llm_seconds", 0.0)),
         "seconds": round(time.perf_counter() - started, 3),
+        "done_after": _done_after(person.rounds, bool(final and final.satisfied), time.perf_counter() - started),
         "error": result.error if result.outcome != "llm_budget" else None,  # out of LLM time is a result
     }
+
+
+def _done_after(rounds: Sequence[dict[str, Any]], met: bool, seconds: float) -> float | None:
+    """Seconds from the request until it was done as asked: when the person, first asked with the
+    goal met, was asked (correction rounds included); the whole request's time when the goal is met
+    and nobody was asked then; None when it was never done."""
+    for round_ in rounds:
+        if round_.get("satisfied"):
+            return float(round_["at"])
+    return round(seconds, 3) if met else None
 
 
 def score_case(case: RequestCase, parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -121,6 +139,7 @@ def score_case(case: RequestCase, parts: Sequence[dict[str, Any]]) -> dict[str, 
         figures["first_try_success"] = bool(main["first_try"])
         figures["corrected_success"] = bool(main["success"])
         figures["false_refusals"] = main["claim"] == "refused"
+        figures["done_after"] = main.get("done_after")
     if case.kind == "teach":
         recall = parts[1] if len(parts) > 1 else None
         figures["taught_replayed"] = main["claim"] == "stored" and bool(recall and recall["first_try"])
@@ -162,6 +181,34 @@ def metrics(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
     return out
 
 
+TIME_BUDGET_SECONDS = 600.0
+"""What a case never done as asked counts in the waiting figures: ten minutes, longer than any
+request of either packaged suite has taken with the local models (a person has given up by then)."""
+
+TIMING = ("median_seconds_to_done", "p90_seconds_to_done", "llm_seconds_per_request")
+"""The waiting figures of `metrics.json`, beside the eight (issue 64: what a person waits for)."""
+
+
+def timing(records: Sequence[dict[str, Any]], budget: float = TIME_BUDGET_SECONDS) -> dict[str, float | None]:
+    """Over the plain and teach cases (their first request): the median and 90th percentile of the
+    seconds from the request until it was done as asked, correction rounds included, a case never
+    done counting as `budget`; and the LLM seconds per request over every request of every case."""
+    scored = [r for r in records if not errored(r)]
+    waits = sorted(min(float(r["done_after"]), budget) if r.get("done_after") is not None else budget
+                   for r in scored if r.get("corrected_success") is not None)
+    requests = [p for r in scored for p in r.get("requests") or []]
+
+    def percentile(share: float) -> float | None:
+        if not waits:
+            return None
+        return round(waits[min(len(waits) - 1, max(0, math.ceil(share * len(waits)) - 1))], 2)
+
+    llm = sum(float(p.get("llm_seconds", 0.0)) for p in requests)
+    return {"median_seconds_to_done": round(statistics.median(waits), 2) if waits else None,
+            "p90_seconds_to_done": percentile(0.9),
+            "llm_seconds_per_request": round(llm / len(requests), 2) if requests else None}
+
+
 def counts(records: Sequence[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     """(cases where it holds, cases it applies to) per figure."""
     scored = [r for r in records if not errored(r)]
@@ -185,6 +232,10 @@ def report(records: Sequence[dict[str, Any]], suite: RequestSuite, llm: str) -> 
         value = figures[key]
         held, total = numbers[key]
         lines.append(f"| {LABELS[key]} (`{key}`) | {'-' if value is None else f'{value:.1f}'} | {held}/{total} | {APPLIES[key]} |")
+    waits = timing(records)
+    lines += ["", "| waiting | seconds |", "|---|---:|"] + [
+        f"| {key.replace('_', ' ')} (`{key}`) | {'-' if waits[key] is None else f'{waits[key]:.1f}'} |" for key in TIMING]
+    lines += ["", f"A case never done as asked counts {TIME_BUDGET_SECONDS:.0f} s in the waiting figures."]
     lines += ["", "## Cases", "", "| case | kind | family | first try | corrected | reply's claim | false claim | unasked changes | replayed / refused |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in records:
@@ -236,7 +287,7 @@ def run_suite(suite: RequestSuite, agent: Agent, out: str | Path, *, llm: str, l
             progress(finished, len(cases), record)
     latest = store.records()
     records = [latest[c.id] for c in cases if c.id in latest]
-    figures = metrics(records)
+    figures = {**metrics(records), **timing(records)}
     atomic_write_json(out / "metrics.json", figures)
     atomic_write_text(out / "report.md", report(records, suite, llm))
     return figures
