@@ -214,6 +214,9 @@ def test_the_person_says_yes_when_the_checker_is_satisfied() -> None:
     ("no valid program", "none"),
     ("refused: the household has no LawnMower", "refused"),
     ("I can't do that.", "none"),  # no reason given
+    ("I can't slice the mug: a mug can't be sliced.", "refused"),  # the reason after a colon
+    ("I can't do that:", "none"),  # a colon with nothing after it is no reason
+    ("not done: I couldn't work out how to do that (no valid program); could you say it another way?", "none"),
     ("not done: the program ran to its end, but you said \u201cno, we can't, there is no cat\u201d and no feedback "
      "round is left to replan it; nothing stored", "none"),
     ("stopped: this request's LLM time is spent", "none"),

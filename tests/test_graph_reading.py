@@ -134,8 +134,7 @@ def test_a_missing_ingredient_is_asked_about_and_a_no_does_nothing(tmp_path: Pat
         "I don't know the word 'cheese', and nothing here is called that. Shall I make the sandwich without it?")
     out = graph.invoke(Command(resume="no"), config, context=ctx)
     assert env.steps == 0
-    assert request_facts(out).reply() == \
-        "Then I did nothing: nothing here is called 'cheese'. Could you say it another way?"
+    assert request_facts(out).reply() == "I can't make you a cheese sandwich: there is no cheese in this house."
 
 
 def test_yes_to_going_without_the_word_plans_the_rest(tmp_path: Path) -> None:

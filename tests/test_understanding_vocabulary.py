@@ -133,3 +133,20 @@ def test_an_unknown_word_before_a_dish_is_asked_about_not_dropped(words: Vocabul
 ])
 def test_a_dish_of_things_it_knows_is_not_asked_about(words: Vocabulary, request_: str) -> None:
     assert unsure_words(request_, KITCHEN, words) == []
+
+
+@pytest.mark.parametrize(("said", "read", "pairs"), [
+    ("switch the telly on", "switch the television on", [("telly", "television")]),
+    ("put my mobile on the settee", "put my cell phone on the sofa", [("mobile", "cell phone"), ("settee", "sofa")]),
+    ("turn off the TV set please", "turn off the television please", [("TV set", "television")]),
+    ("put the mug in the sink", "put the mug in the sink", []),  # shares a word with SinkBasin: as said
+    ("open the fridge", "open the fridge", []),
+])
+def test_everyday_names_are_read_as_the_households_names(words: Vocabulary, said: str, read: str,
+                                                          pairs: list[tuple[str, str]]) -> None:
+    present = words.present_classes([*LIVING, *KITCHEN, "CellPhone"])
+    assert words.everyday_names(said, present) == (read, pairs)
+
+
+def test_an_everyday_name_of_a_class_the_house_lacks_is_left_as_said(words: Vocabulary) -> None:
+    assert words.everyday_names("switch the telly on", words.present_classes(KITCHEN)) == ("switch the telly on", [])

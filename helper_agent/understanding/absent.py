@@ -55,6 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helper_agent.understanding.vocabulary import Guess, Vocabulary
+from helper_agent.understanding.words import LEAD, request_as_task
 
 __all__ = ["NamedPhrase", "Refusal", "named_phrases", "phrase_roles", "refusal_for", "unsure_words"]
 
@@ -79,11 +80,7 @@ _PREPOSITIONS = frozenset(
 )
 _JOINS = frozenset({"and", "or", ","})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*|[.,;:!?()\[\]<>\"]")
-_LEAD = re.compile(
-    r"^(?:(?:hey|hi|hello|ok|okay|so|helper)[,!]?\s+)*(?:(?:please\s+)?(?:can|could|would|will)\s+you\s+"
-    r"(?:please\s+)?|please\s+|i(?:\s+want|\s+would like|'d like|\s+need)\s+you\s+to\s+)?",
-    re.I,
-)
+
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,7 @@ class NamedPhrase:
 def phrase_roles(request: str) -> list[NamedPhrase]:
     """The noun phrases a request names, in order, lower case, each with its role (rules 1 and 5 of
     the module docstring). A phrase repeated is kept once, in its first role."""
-    lead = _LEAD.match(request)  # "can you", "please": skipped, so the verb is the first word
+    lead = LEAD.match(request)  # "can you", "please": skipped, so the verb is the first word
     tokens = [t.lower().replace("’", "'") for t in _WORD.findall(request)][len(_WORD.findall(lead.group(0))) if lead else 0:]
     phrases: list[NamedPhrase] = []
     i, group, last_end = 0, -1, -1
@@ -163,9 +160,7 @@ class Refusal:
 
     def sentence(self) -> str:
         """"I can't mow the lawn: there is no lawn in this house." (what the person reads)."""
-        what = _LEAD.sub("", self.request.strip().replace("’", "'")).strip()
-        what = re.sub(r"(?:[\s,]+please)?[\s.!?]*$", "", what, flags=re.I)
-        what = what[:1].lower() + what[1:] if what[:2] != what[:2].upper() else what
+        what = request_as_task(self.request)
         things = " or ".join(self._as_written(m) for m in self.missing)
         plural = self.missing[0].endswith("s") and not self.missing[0].endswith("ss")
         return f"I can't {what or 'do that'}: there {'are' if plural else 'is'} no {things} in this house."

@@ -28,7 +28,6 @@ attempted either (the person decides what to ask instead).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from helper_agent.understanding.words import (
     class_from,
     past_article,
     plain_name,
+    request_as_task,
     stems,
 )
 from helper_agent.world.catalog import load_catalog
@@ -92,9 +92,7 @@ class Infeasible:
 
     def sentence(self, request: str) -> str:
         """"I can't slice the mug: a mug can't be sliced." (what the person reads)."""
-        what = re.sub(r"^(?:(?:please|can you|could you|would you)\s+)+", "", request.strip(), flags=re.I)
-        what = re.sub(r"(?:[\s,]+please)?[\s.!?]*$", "", what, flags=re.I)
-        what = what[:1].lower() + what[1:] if what[:2] != what[:2].upper() else what
+        what = request_as_task(request)
         return f"I can't {what or 'do that'}: {self.reason}."
 
 

@@ -34,8 +34,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helper_agent.program.classes import MIN_CLASS_SCORE, ClassMapper, LexicalClassMapper, normalise
+from helper_agent.program.classes import MIN_CLASS_SCORE, SYNONYMS, ClassMapper, LexicalClassMapper, normalise
 from helper_agent.understanding.kinds import kinds_of
+from helper_agent.understanding.words import plain_name
 from helper_agent.world.catalog import Catalog
 
 __all__ = ["SURE_SCORE", "Guess", "Vocabulary", "camel_words", "word_stems"]
@@ -147,6 +148,34 @@ class Vocabulary:
         if not words or word_stems(words[-1]) & set(self.heads):
             return False
         return any(word_stems(word) & self.known_words for word in words)
+
+    def everyday_names(self, text: str, present: set[str]) -> tuple[str, list[tuple[str, str]]]:
+        """`text` with each everyday name of a class the household holds (the class mapper's
+        `SYNONYMS`, one word or two: "telly", "tv set") written as the class's name ("switch the
+        telly on" -> "switch the television on"), and the (words, name) pairs read. A name that
+        shares a word with its class ("sink" for the SinkBasin, "fridge") is left as said: the
+        examples and the planner read it already."""
+        tokens = list(re.finditer(r"[A-Za-z]+", text))
+        read: list[tuple[str, str]] = []
+        pieces: list[str] = []
+        last, i = 0, 0
+        while i < len(tokens):
+            for width in (2, 1):
+                span = tokens[i:i + width]
+                if len(span) < width or (width == 2 and text[span[0].end():span[1].start()].strip()):
+                    continue
+                words = text[span[0].start():span[-1].end()]
+                cls = SYNONYMS.get(normalise(words))
+                if cls is None or not self.holds({cls}, present):
+                    continue
+                if {w.lower() for w in camel_words(cls)} & {t for w in words.split() for t in word_stems(w.lower())}:
+                    continue
+                read.append((words, plain_name(cls)))
+                pieces += [text[last:span[0].start()], plain_name(cls)]
+                last, i = span[-1].end(), i + width - 1
+                break
+            i += 1
+        return "".join([*pieces, text[last:]]), read
 
     def unknown_before_dish(self, phrase: str, present: set[str]) -> list[Guess]:
         """Words of a phrase ending in a dish (a word of the example requests that names no class:

@@ -17,7 +17,7 @@ from helper_agent.world.catalog import load_catalog
 __all__ = [
     "ALSO_MEANS", "ARTICLES", "CLAUSE_BREAKS", "INDEFINITE", "LOCATIVE", "MULTIPLIERS", "NEGATIONS", "NUMBER_WORDS", "PIECE_WORDS", "PLACING_VERBS", "SPAN_WORD",
     "SPAN_WORD_OR_DIGIT", "STEP_WORDS", "WHOLE_WORDS", "class_before", "class_from", "exact_class",
-    "named_classes", "named_steps", "past_article", "plain_name", "stems",
+    "named_classes", "named_steps", "past_article", "plain_name", "stems", "LEAD", "request_as_task",
 ]
 
 SPAN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -136,3 +136,24 @@ def plain_name(cls: str) -> str:
     """A class as a person says it: "DiningTable" -> "dining table", "TVStand" -> "TV stand"."""
     words = re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|$)|[A-Z]?[a-z]+|[0-9]+", cls)
     return " ".join(w if w.isupper() else w.lower() for w in words) or cls.lower()
+
+
+LEAD = re.compile(
+    r"^(?:(?:hey|hi|hello|ok|okay|so|helper)[,!]?\s+)*(?:(?:please\s+)?(?:can|could|would|will)\s+you\s+"
+    r"(?:please\s+)?|please\s+|i(?:\s+want|\s+would like|'d like|\s+need)\s+you\s+to\s+)?",
+    re.I,
+)
+"""The politeness a request may start with ("hey, can you please", "I'd like you to")."""
+
+_TO_YOU = {"me": "you", "my": "your", "mine": "yours", "myself": "yourself"}
+
+
+def request_as_task(request: str) -> str:
+    """What a request asks, as the agent says it back: without the politeness around it, and from
+    the agent's side ("can you make me a sandwich please" -> "make you a sandwich"), so a reply
+    reads "I can't make you a cheese sandwich: ..."."""
+    what = LEAD.sub("", request.strip().replace("’", "'")).strip()
+    what = re.sub(r"(?:[\s,]+please)?[\s.!?]*$", "", what, flags=re.I)
+    what = re.sub(r"\b(me|my|mine|myself)\b", lambda m: _TO_YOU[m.group(1).lower()], what, flags=re.I)
+    return what[:1].lower() + what[1:] if what[:2] != what[:2].upper() else what
+

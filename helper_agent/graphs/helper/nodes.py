@@ -20,6 +20,7 @@ from langgraph.types import Overwrite, interrupt
 
 from helper_agent.envs.base import Snapshotting
 from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.examples import examples_for
 from helper_agent.graphs.helper.feedback import read_feedback
 from helper_agent.graphs.helper.prompts import (
     corrector_messages,
@@ -27,7 +28,7 @@ from helper_agent.graphs.helper.prompts import (
     planner_messages,
     routine_messages,
 )
-from helper_agent.graphs.helper.reading import check_request, outcome_statement
+from helper_agent.graphs.helper.reading import check_request, household_names, outcome_statement
 from helper_agent.graphs.helper.scoping import example_note, fit_to_request, routine_in_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
@@ -154,18 +155,16 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                               "usage": Overwrite({})}
     teach = teach_request(request)
     update["teach_name"] = teach.name if teach else None
-    memory = ctx.example_memory()
-    if ctx.config.memory_augmented:
-        hits = memory.retrieve(request, k=ctx.config.k)
-        examples = [{"id": h.id, "dialogue": h.record.dialogue, "program": h.record.program, "score": round(h.score, 3)} for h in hits]
-    else:
-        # HELPER's ablation: the same fixed examples for every request, one per task family
-        # (families in name order) so that the fixed prompt is as varied as k allows.
-        firsts: dict[str, Any] = {}
-        for record in sorted(memory.seed_records(), key=lambda r: (r.task_family, r.id)):
-            firsts.setdefault(record.task_family, record)
-        fixed = list(firsts.values())[: ctx.config.k]
-        examples = [{"id": r.id, "dialogue": r.dialogue, "program": r.program, "score": None} for r in fixed]
+    log: list[str] = []
+    if ctx.config.refuse_absent and ctx.feedback is None:
+        # A person's everyday name for a thing the household has is read as its name ("the telly":
+        # the television) for retrieval and planning; the reply keeps the person's words.
+        named, read = household_names(env, request)
+        if read:
+            update.update(request=named, said=request)
+            log.append("retrieve: read " + ", ".join(f"'{word}' as the {name}" for word, name in read))
+            request = named
+    examples = examples_for(ctx, request)
     update["examples"] = examples
     update["routine"] = None
     update["adaptation"] = None
@@ -182,7 +181,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
                                  "score": "named", "version": named[0].version}
     names = ", ".join(e["id"] for e in examples)
     routine = f"; routine '{update['routine']['name']}' ({update['routine']['score']})" if update["routine"] else ""
-    log = [f"retrieve: examples {names}{routine}"]
+    log.insert(0, f"retrieve: examples {names}{routine}")
     # A routine's name is the person's own word, not a thing to find: a recalled routine is never refused.
     update["refusal"] = ""
     update["unasked_kept"] = []
@@ -192,7 +191,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
     update["opened_looking"] = []
     update["unsure"] = []
-    update["said"] = ""
+    update.setdefault("said", "")
     update["unmet"] = []
     if ctx.config.refuse_absent and not update["routine"]:
         checked = check_request(ctx, env, request, ask=ctx.feedback is None)

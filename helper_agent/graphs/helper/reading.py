@@ -26,9 +26,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from helper_agent.graphs.helper.context import HelperContext
+from helper_agent.graphs.helper.examples import examples_for
 from helper_agent.graphs.helper.state import HelperState
 from helper_agent.graphs.helper.teaching import is_yes
-from helper_agent.understanding.absent import refusal_for, unsure_words
+from helper_agent.understanding.absent import Refusal, refusal_for, unsure_words
 from helper_agent.understanding.feasibility import infeasible
 from helper_agent.understanding.outcome import unmet, unmet_sentence
 from helper_agent.understanding.requests import teach_request
@@ -36,7 +37,7 @@ from helper_agent.understanding.vocabulary import Guess, Vocabulary
 from helper_agent.understanding.words import plain_name
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["CLARIFY_KIND", "check_request", "clarify", "outcome_statement"]
+__all__ = ["CLARIFY_KIND", "check_request", "clarify", "household_names", "outcome_statement"]
 
 CLARIFY_KIND = "clarify_word"
 """The `interrupt` payload's kind of the question about an unsure word (a yes/no question)."""
@@ -55,6 +56,17 @@ def vocabulary(ctx: HelperContext) -> Vocabulary:
     # a mapper handed in is used; one built over a hashing embedder would guess nothing of meaning
     meaningful = ctx.class_mapper is not None or getattr(memory.embedder, "meaningful", True)
     return Vocabulary.of(load_catalog(), requests, by_meaning=ctx.mapper() if meaningful else None)
+
+
+def household_names(env: Any, request: str) -> tuple[str, list[tuple[str, str]]]:
+    """The request with the person's everyday names of things the household holds written as their
+    names ("the telly": the television), and what was read (`Vocabulary.everyday_names`). Nothing
+    for a household in another vocabulary (VirtualHome's)."""
+    words = Vocabulary.of(load_catalog())
+    types = household_types(env)
+    if not set(types) & set(words.names):
+        return request, []
+    return words.everyday_names(request, words.present_classes(types))
 
 
 def check_request(ctx: HelperContext, env: Any, request: str, ask: bool) -> dict[str, Any]:
@@ -101,8 +113,9 @@ def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, An
                                 "class": guess.cls}) or "").strip()
         log.append(f"clarify: {answer or 'no answer'}")
         if not is_yes(answer):
-            sentence = (f"Then I did nothing: nothing here is called '{guess.phrase}'. Could you say it another way?"
-                        if guess.dish else
+            # a no to going without the word: it is wanted, and nothing here is called that, so the
+            # request is about a thing the house does not have ("there is no cheese in this house")
+            sentence = (Refusal(state.get("said") or state["request"], (guess.phrase,)).sentence() if guess.dish else
                         f"Then I don't know what '{guess.phrase}' is, so I did nothing. Could you name it another way?")
             return {"unsure": [], "refusal": sentence,
                     "log": [*log, f"clarify: '{guess.phrase}' is not the {guess.cls or 'word to leave out'}; "
@@ -114,7 +127,9 @@ def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, An
         request = _meant(request, guess.phrase, guess.cls)
         log.append(f"clarify: '{guess.phrase}' is the {guess.cls}")
     checked = check_request(ctx, ctx.environment(), request, ask=False)
-    return {"unsure": [], "request": request, "said": state.get("said") or state["request"],
+    examples = examples_for(ctx, request)  # about what will be planned
+    log.append(f"clarify: examples {', '.join(e['id'] for e in examples)}")
+    return {"unsure": [], "request": request, "said": state.get("said") or state["request"], "examples": examples,
             "refusal": checked.get("refusal", ""), "log": [*log, *checked.get("log", [])]}
 
 

@@ -7,7 +7,8 @@ chat` prints: `RequestFacts.reply`). Its claim is read from those words, as a pe
   "nothing stored" is no such claim;
 - `done`: it says the request is done ("success ...", "done", "I made ..." would need a new rule);
 - `refused`: it declines and says why: it says it can't (or won't) do it, or that the household has
-  no such thing, with a reason; a reply about an attempt that ran ("the execution did not finish",
+  no such thing, with a reason ("because ...", "there is no ...", or after a colon: "I can't slice
+  the mug: a mug can't be sliced."); a reply about an attempt that ran ("the execution did not finish",
   "stopped: step limit") is not a refusal;
 - `none`: anything else (not done, stopped, no valid program).
 
@@ -30,7 +31,7 @@ _DECLINES = re.compile(r"\b(?:can(?:'|’)?t|cannot|can not|won(?:'|’)?t|unabl
                        r"impossible)\b", re.I)
 _REASON = re.compile(r"\b(?:because|since|as there|there(?:'|’)?s no|there is no|there are no|no \w+(?: \w+)? "
                      r"(?:here|in (?:this|the) (?:house|household|room|kitchen))|(?:doesn(?:'|’)?t|does not|don(?:'|’)?t) "
-                     r"(?:have|exist)|(?:has|have) no|no such)", re.I)
+                     r"(?:have|exist)|(?:has|have) no|no such|^[^:]*\b(?:can(?:'|’)?t|cannot)\b[^:]*:\s*\w)", re.I)
 
 
 def read_claim(reply: str) -> Claim:
