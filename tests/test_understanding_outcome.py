@@ -68,3 +68,21 @@ def test_the_persons_own_preposition_wins() -> None:
     assert preposition("Fridge", "put the apple on top of the fridge") == "on"
     # two kinds in one request: the catalog decides
     assert preposition("Plate", "put the apple in the bowl and the bread on the plate") == "on"
+
+
+def test_a_definite_plural_is_every_one_the_household_holds() -> None:
+    objects = kitchen().objects_metadata()
+    basin = first(objects, "SinkBasin")
+    mug = first(objects, "Mug")
+    second = dict(mug, objectId="Mug|second", parentReceptacles=[])
+    one_in = [dict(o, parentReceptacles=[basin["objectId"]]) if o is mug else o for o in objects] + [second]
+    assert unmet("put the mugs in the sink", one_in) == ["Not all 2 mugs are in the sink basin."]
+    both_in = one_in[:-1] + [dict(second, parentReceptacles=[basin["objectId"]])]
+    assert unmet("put the mugs in the sink", both_in) == []
+
+
+def test_boiling_is_read_from_the_word() -> None:
+    objects = kitchen().objects_metadata()
+    assert "The potato is not boiled." in unmet("boil a potato", objects)
+    boiled = [dict(o, simbotIsBoiled=True) if o["objectType"] == "Potato" else o for o in objects]
+    assert "The potato is not boiled." not in unmet("boil a potato", boiled)

@@ -11,6 +11,7 @@ One rule per kind of thing asked, each read from the objects' metadata (TEACh's 
 
 - a placement (`Placement`: `count` of `placed` on or in a `where`): that many objects of the class
   (or a kind of it) have an object of `where`'s class among their `parentReceptacles`;
+- boil (the word, not a program step): a cookable object of a class the request names is boiled;
 - slice: an object of the class is sliced, or its pieces exist; clean: one of the class is not
   dirty (of those the request could mean, one is enough); cook and toast: one is cooked;
   toggle_on / toggle_off: one is (not) toggled.
@@ -22,12 +23,13 @@ request the reading finds nothing in (`asked` is empty) gets no statement.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from helper_agent.understanding.asked import Asked, asked
 from helper_agent.understanding.kinds import kinds_of
-from helper_agent.understanding.words import plain_name
+from helper_agent.understanding.words import named_classes, plain_name
 from helper_agent.world.catalog import load_catalog
 
 __all__ = ["preposition", "unmet", "unmet_sentence"]
@@ -84,13 +86,15 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     is not in the vase."), in the order asked; empty when everything is met or nothing was read.
     `reading`: the request already read (`asked`), else it is read here against the objects."""
     types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
-    reading = reading if reading is not None else asked(request, types)
+    # a definite plural ("the apples") is every one the household holds, as the planner reads it
+    counts = Counter(str(o.get("objectType", "")) for o in objects)
+    reading = reading if reading is not None else asked(request, types, counts)
     out: list[str] = []
     for p in reading.placements:
         if not _placement_met(objects, p.placed, p.where, p.count):
-            many = f"{p.count} " if p.count > 1 else "The "
-            out.append(f"{many}{plain_name(p.placed)}{'s are' if p.count > 1 else ' is'} not "
-                       f"{preposition(p.where, request)} the {plain_name(p.where)}.")
+            where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
+            out.append(f"Not all {p.count} {plain_name(p.placed)}s are {where}." if p.count > 1 else
+                       f"The {plain_name(p.placed)} is not {where}.")
     for method, cls in reading.steps:
         if method == "slice":
             if not _sliced(objects, cls):
@@ -103,6 +107,11 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
         flag, value, says = check
         if not any(bool(o.get(flag)) is value for o in things):
             out.append(f"The {plain_name(cls)} {says}.")
+    if re.search(r"\bboil(?:s|ed|ing)?\b", request, re.I):  # boiling is no program step: read from the word
+        for cls in named_classes(request):
+            things = [o for o in _of_class(objects, cls) if o.get("cookable")]
+            if things and not any(o.get("simbotIsBoiled") for o in things):
+                out.append(f"The {plain_name(cls)} is not boiled.")
     return list(dict.fromkeys(out))
 
 
