@@ -49,7 +49,9 @@ def test_a_switch_not_made_is_said() -> None:
 
 
 def test_nothing_read_is_nothing_said() -> None:
-    assert unmet("the plant looks thirsty", kitchen().objects_metadata()) == []
+    assert unmet("could you give me a hand", kitchen().objects_metadata()) == []
+    # a plant that looks thirsty asks for water (issue 63's example)
+    assert unmet("the plant looks thirsty", kitchen().objects_metadata()) == ["The plant is not watered."]
     assert unmet_sentence([]) == ""
 
 
@@ -86,3 +88,13 @@ def test_boiling_is_read_from_the_word() -> None:
     assert "The potato is not boiled." in unmet("boil a potato", objects)
     boiled = [dict(o, simbotIsBoiled=True) if o["objectType"] == "Potato" else o for o in objects]
     assert "The potato is not boiled." not in unmet("boil a potato", boiled)
+
+
+def test_coffee_and_a_watered_plant_are_read_from_their_words() -> None:
+    objects = kitchen().objects_metadata()
+    lacks = unmet("make a coffee and water the plant", objects)
+    assert "There is no coffee in a mug or a cup." in lacks and "The plant is not watered." in lacks
+    done = [dict(o, simbotIsFilledWithCoffee=True) if o["objectType"] == "Mug" else
+            dict(o, isFilledWithLiquid=True) if o["objectType"] == "HousePlant" else o for o in objects]
+    assert unmet("make a coffee and water the plant", done) == []
+    assert "There is no coffee in a mug or a cup." not in unmet("wipe the coffee table", objects)

@@ -11,6 +11,8 @@ One rule per kind of thing asked, each read from the objects' metadata (TEACh's 
 
 - a placement (`Placement`: `count` of `placed` on or in a `where`): that many objects of the class
   (or a kind of it) have an object of `where`'s class among their `parentReceptacles`;
+- coffee and a watered plant (words, not classes): a mug or cup filled with coffee; a house plant
+  filled with water;
 - boil (the word, not a program step): a cookable object of a class the request names is boiled;
 - slice: an object of the class is sliced, or its pieces exist; clean: one of the class is not
   dirty (of those the request could mean, one is enough); cook and toast: one is cooked;
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from helper_agent.understanding.asked import Asked, asked
@@ -43,6 +45,18 @@ _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
     "fill_up": ("isFilledWithLiquid", True, "is not filled"),
 }
 """A step, the metadata flag it makes and its value, and what the person reads when none has it."""
+
+
+_DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], str], ...] = (
+    (r"\bcoffees?\b(?!\s+(?:machine|maker|table|mug|cup))",
+     lambda objects: any(o.get("simbotIsFilledWithCoffee") for o in objects), "There is no coffee in a mug or a cup."),
+    (r"\bwater(?:s|ed|ing)?\s+(?:the\s+|my\s+|a\s+)?(?:house\s*)?plants?\b|\bplants?\b.*\b(?:water|thirsty|dry)\b",
+     lambda objects: not [o for o in objects if o.get("objectType") == "HousePlant"]
+     or any(o.get("isFilledWithLiquid") for o in objects if o.get("objectType") == "HousePlant"),
+     "The plant is not watered."),
+)
+"""Words for what the embedded world makes that no class names: coffee (a mug or cup filled with
+coffee) and a watered plant (a house plant filled with water); a request that says the word asks for it."""
 
 
 def preposition(where: str, request: str = "") -> str:
@@ -107,6 +121,9 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
         flag, value, says = check
         if not any(bool(o.get(flag)) is value for o in things):
             out.append(f"The {plain_name(cls)} {says}.")
+    for pattern, holds, says in _DISH_CHECKS:  # what the embedded world makes that no class names
+        if re.search(pattern, request, re.I) and not holds(objects):
+            out.append(says)
     if re.search(r"\bboil(?:s|ed|ing)?\b", request, re.I):  # boiling is no program step: read from the word
         for cls in named_classes(request):
             things = [o for o in _of_class(objects, cls) if o.get("cookable")]

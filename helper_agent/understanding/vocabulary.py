@@ -153,8 +153,9 @@ class Vocabulary:
         """`text` with each everyday name of a class the household holds (the class mapper's
         `SYNONYMS`, one word or two: "telly", "tv set") written as the class's name ("switch the
         telly on" -> "switch the television on"), and the (words, name) pairs read. A name that
-        shares a word with its class ("sink" for the SinkBasin, "fridge") is left as said: the
-        examples and the planner read it already."""
+        shares a word with its class ("sink" for the SinkBasin, "fridge"), or that the example
+        requests use ("TV", "toast"), is left as said: retrieval and the planner read it already
+        (rewriting "toast" as "bread sliced" lost the toasting on calibration)."""
         tokens = list(re.finditer(r"[A-Za-z]+", text))
         read: list[tuple[str, str]] = []
         pieces: list[str] = []
@@ -168,7 +169,8 @@ class Vocabulary:
                 cls = SYNONYMS.get(normalise(words))
                 if cls is None or not self.holds({cls}, present):
                     continue
-                if {w.lower() for w in camel_words(cls)} & {t for w in words.split() for t in word_stems(w.lower())}:
+                stems = {t for w in words.split() for t in word_stems(w.lower())}
+                if {w.lower() for w in camel_words(cls)} & stems or stems & self.known_words:
                     continue
                 read.append((words, plain_name(cls)))
                 pieces += [text[last:span[0].start()], plain_name(cls)]

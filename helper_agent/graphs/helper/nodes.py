@@ -159,7 +159,7 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     if ctx.config.refuse_absent and ctx.feedback is None:
         # A person's everyday name for a thing the household has is read as its name ("the telly":
         # the television) for retrieval and planning; the reply keeps the person's words.
-        named, read = household_names(env, request)
+        named, read = household_names(ctx, env, request)
         if read:
             update.update(request=named, said=request)
             log.append("retrieve: read " + ", ".join(f"'{word}' as the {name}" for word, name in read))

@@ -58,11 +58,11 @@ def vocabulary(ctx: HelperContext) -> Vocabulary:
     return Vocabulary.of(load_catalog(), requests, by_meaning=ctx.mapper() if meaningful else None)
 
 
-def household_names(env: Any, request: str) -> tuple[str, list[tuple[str, str]]]:
+def household_names(ctx: HelperContext, env: Any, request: str) -> tuple[str, list[tuple[str, str]]]:
     """The request with the person's everyday names of things the household holds written as their
-    names ("the telly": the television), and what was read (`Vocabulary.everyday_names`). Nothing
-    for a household in another vocabulary (VirtualHome's)."""
-    words = Vocabulary.of(load_catalog())
+    names ("the telly": the television), where the example requests never use them, and what was
+    read (`Vocabulary.everyday_names`). Nothing for a household in another vocabulary (VirtualHome's)."""
+    words = vocabulary(ctx)
     types = household_types(env)
     if not set(types) & set(words.names):
         return request, []
