@@ -98,3 +98,9 @@ def test_coffee_and_a_watered_plant_are_read_from_their_words() -> None:
             dict(o, isFilledWithLiquid=True) if o["objectType"] == "HousePlant" else o for o in objects]
     assert unmet("make a coffee and water the plant", done) == []
     assert "There is no coffee in a mug or a cup." not in unmet("wipe the coffee table", objects)
+
+
+def test_a_plant_that_needs_watering_asks_for_water() -> None:
+    dry = [{"objectType": "HousePlant", "objectId": "HousePlant|1", "isFilledWithLiquid": False}]
+    assert unmet("the plant needs watering", dry) == ["The plant is not watered."]
+    assert unmet("the plant needs watering", [dict(dry[0], isFilledWithLiquid=True)]) == []

@@ -151,3 +151,12 @@ def test_everyday_names_are_read_as_the_households_names(words: Vocabulary, said
 
 def test_an_everyday_name_of_a_class_the_house_lacks_is_left_as_said(words: Vocabulary) -> None:
     assert words.everyday_names("switch the telly on", words.present_classes(KITCHEN)) == ("switch the telly on", [])
+
+
+def test_an_everyday_name_inside_a_longer_phrase_still_names_its_class(words: Vocabulary) -> None:
+    """"keys" is the KeyChain's everyday name, not its head ("chain"): a phrase read around it
+    ("keys always get") cannot contradict it, as "washing machine" contradicts the CoffeeMachine."""
+    house = ["KeyChain", "Box", "Sofa", "CoffeeTable", "Mug", "CoffeeMachine"]
+    assert refusal_for("my keys always get lost, drop them in the box", house, words) is None
+    assert words.phrase_classes("keys always get", words.present_classes(house)) == {"KeyChain"}
+    assert refusal_for("switch on the washing machine", house, words) is not None

@@ -50,7 +50,7 @@ _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
 _DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], str], ...] = (
     (r"\bcoffees?\b(?!\s+(?:machine|maker|table|mug|cup))",
      lambda objects: any(o.get("simbotIsFilledWithCoffee") for o in objects), "There is no coffee in a mug or a cup."),
-    (r"\bwater(?:s|ed|ing)?\s+(?:the\s+|my\s+|a\s+)?(?:house\s*)?plants?\b|\bplants?\b.*\b(?:water|thirsty|dry)\b",
+    (r"\bwater(?:s|ed|ing)?\s+(?:the\s+|my\s+|a\s+)?(?:house\s*)?plants?\b|\bplants?\b.*\b(?:water(?:s|ed|ing)?|thirsty|dry)\b",
      lambda objects: not [o for o in objects if o.get("objectType") == "HousePlant"]
      or any(o.get("isFilledWithLiquid") for o in objects if o.get("objectType") == "HousePlant"),
      "The plant is not watered."),

@@ -126,13 +126,18 @@ class Vocabulary:
 
     def phrase_classes(self, phrase: str, present: set[str]) -> set[str]:
         """The catalog classes a phrase stands for: the whole phrase's, else its words' that do not
-        contradict the rest of it (rule 1: "washing machine" is no CoffeeMachine)."""
+        contradict the rest of it (rule 1: "washing machine" is no CoffeeMachine). Only a word read
+        as a class's last word (its head: "machine") can be contradicted; a word that is the class's
+        everyday name ("keys" for the KeyChain) names it wherever it stands."""
         classes = set(self.classes_for(phrase, present))
         words = phrase.split()
         for word in words if len(words) > 1 else ():
+            stems = word_stems(word)
             for cls in self.classes_for(word, present):
-                others = set(camel_words(cls)) - word_stems(word)
-                if not others or others <= {w for p in words for w in word_stems(p)}:
+                parts = camel_words(cls)
+                others = set(parts) - stems
+                head_only = bool(parts) and parts[-1] in stems and len(parts) > 1
+                if not head_only or others <= {w for p in words for w in word_stems(p)}:
                     classes.add(cls)
         return classes
 
