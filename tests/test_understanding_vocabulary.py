@@ -160,3 +160,11 @@ def test_an_everyday_name_inside_a_longer_phrase_still_names_its_class(words: Vo
     assert refusal_for("my keys always get lost, drop them in the box", house, words) is None
     assert words.phrase_classes("keys always get", words.present_classes(house)) == {"KeyChain"}
     assert refusal_for("switch on the washing machine", house, words) is not None
+
+
+def test_only_what_the_examples_make_is_a_dish(words: Vocabulary) -> None:
+    """"the zorblax mug next to the television" reads a phrase ending in "next": a known word, but
+    nothing the example requests ask to make, so "zorblax" is no ingredient to ask about."""
+    assert {"sandwich", "salad", "coffee"} <= words.made_words
+    assert "next" not in words.made_words
+    assert unsure_words("put the zorblax mug next to the television", KITCHEN, words) == []

@@ -60,6 +60,14 @@ def word_stems(word: str) -> set[str]:
     return out
 
 
+_MADE = re.compile(
+    r"\b(?:make|prepare|fix|cook|serve)\s+(?:(?:me|us|you)\s+)?(?:(?:a|an|some|the|my|another)\s+)?"
+    r"((?:[a-z]+\s+){0,2}?[a-z]+)(?=\s*(?:$|[.,;!?<]|\s(?:and|with|on|in|for|please|of|to|that|using|from)\b))")
+"""What a request asks to make: the last word of the phrase after "make (me) (a)" ("make me a
+tomato sandwich, please" -> "sandwich")."""
+_PRONOUNS = frozenset({"it", "them", "one", "this", "that", "these", "those"})
+
+
 @dataclass(frozen=True)
 class Guess:
     """An unsure reading: `phrase` may mean the household's `cls` (cosine `score`)."""
@@ -94,9 +102,14 @@ class Vocabulary:
             if words:
                 self.heads.setdefault(words[-1], set()).add(name)
         self.known_words: set[str] = set()
+        self.made_words: set[str] = set()  # what the example requests ask to make: "sandwich", "coffee"
         for text in example_requests:
             for word in re.findall(r"[a-z]+", text.lower()):
                 self.known_words |= word_stems(word)
+            for made in _MADE.finditer(text.lower()):
+                last = made.group(1).split()[-1]
+                if last not in _PRONOUNS:
+                    self.made_words |= word_stems(last)
         self.base_type = dict(base_type or {})
         self.by_meaning = by_meaning
 
@@ -185,8 +198,8 @@ class Vocabulary:
         return "".join([*pieces, text[last:]]), read
 
     def unknown_before_dish(self, phrase: str, present: set[str]) -> list[Guess]:
-        """Words of a phrase ending in a dish (a word of the example requests that names no class:
-        "sandwich", "salad") that name nothing by rule and are no word of the example requests:
+        """Words of a phrase ending in a dish (what the example requests ask to make that names no
+        class: "sandwich", "salad"; not any known word: "the zorblax mug next to ..." ends in "next") that name nothing by rule and are no word of the example requests:
         "cheese" in "a cheese sandwich". The household holds catalog classes only, so nothing there
         is called that; whether the word is an ingredient or a manner ("a quick salad") the agent
         cannot tell, so it asks (`Guess.dish`) instead of refusing or dropping it unsaid."""
@@ -194,7 +207,7 @@ class Vocabulary:
         if len(words) < 2:
             return []
         dish = words[-1]
-        if self.classes_for(dish, present) or not word_stems(dish) & self.known_words:
+        if self.classes_for(dish, present) or not word_stems(dish) & self.made_words:
             return []
         return [Guess(word, "", 0.0, dish=dish) for word in words[:-1]
                 if word.isalpha() and not self.classes_for(word, present) and not word_stems(word) & self.known_words]

@@ -80,7 +80,7 @@ def check_request(ctx: HelperContext, env: Any, request: str, ask: bool) -> dict
     if guesses:
         return {"unsure": [asdict(g) for g in guesses],
                 "log": [f"retrieve: unsure what {', '.join(repr(g.phrase) for g in guesses)} means "
-                        f"({', '.join(f'{g.cls} {g.score}' for g in guesses)}); asking"]}
+                        f"({', '.join(f'{g.cls} {g.score}' if g.cls else f'before {g.dish}' for g in guesses)}); asking"]}
     refusal = refusal_for(text, types, words)
     if refusal is not None:
         return {"refusal": refusal.sentence(),
