@@ -45,7 +45,8 @@ def requests(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Run the first N cases only."),
 ) -> None:
     """Everyday requests in a person's own words: first-try success, success after corrections, false
-    claims, unasked changes, taught routines replayed, impossible requests refused."""
+    claims, unasked changes, taught routines replayed, impossible requests refused, requests not done
+    and not said so, doable requests refused; and the seconds a person waits until it is done."""
     try:
         loaded = load_suite(suite)
     except SuiteFileError as exc:
