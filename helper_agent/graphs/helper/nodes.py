@@ -403,7 +403,9 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     # What the request asked that the household does not show is said before the question
     # (`reading.outcome_statement`): "Not done yet: the pillow is not in the vase."
     lacks, statement = outcome_statement(state, ctx.environment())
-    seen = [f"outcome: {statement}"] if statement else []
+    # Logged where it is said (to a person, with the question); an evaluation's feedback source is
+    # asked nothing, so its log keeps one line per node as before.
+    seen = [f"outcome: {statement}"] if statement and ctx.feedback is None else []
     if ctx.feedback is not None:
         feedback = ctx.feedback().strip()
         log = f"feedback: {feedback or 'satisfied'}"
