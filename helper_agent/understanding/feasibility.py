@@ -39,6 +39,7 @@ from helper_agent.understanding.words import (
     NUMBER_WORDS,
     PLACING_VERBS,
     SPAN_WORD,
+    STEP_WORDS,
     class_before,
     class_from,
     past_article,
@@ -50,14 +51,11 @@ from helper_agent.world.catalog import load_catalog
 
 __all__ = ["Infeasible", "infeasible"]
 
-_STEP_WORDS: dict[str, str] = {
-    "slice": "slice", "cut": "slice", "chop": "slice", "dice": "slice",
-    "wash": "clean", "clean": "clean", "rinse": "clean",
-    "cook": "cook", "fry": "cook", "toast": "toast",
-    "fill": "fill", "empty": "empty", "open": "open", "close": "close", "shut": "close",
-}
-"""English words for the steps of the action API (as `words.STEP_WORDS`), each to the method whose
-affordance the catalog decides (`_METHOD`)."""
+_STEP_WORDS: dict[str, str] = {**STEP_WORDS, "dice": "slice", "shut": "close"}
+"""English words for the steps of the action API (`words.STEP_WORDS`, and two words a step is
+asked with but that name nothing to cut or close in a program), each to the method whose
+affordance the catalog decides."""
+_TOGGLE = "toggle_on"
 _TOGGLE_VERBS = ("switch", "turn")
 _PARTICLES = frozenset({"up", "off", "on", "out", "down"})
 _NOUN_BEFORE = frozenset({*ARTICLES, *NUMBER_WORDS, "some", "my", "your", "our", "his", "her", "their", "its", "of",
@@ -65,14 +63,12 @@ _NOUN_BEFORE = frozenset({*ARTICLES, *NUMBER_WORDS, "some", "my", "your", "our",
 """Words after which a step word is a noun or an adjective ("two slices", "the washed mug"), not a
 step asked for: English's determiners and number words."""
 _INTO = ("in", "into", "inside", "on", "onto")
-_METHOD = {"fill": "fill_up", "empty": "empty", "open": "open", "close": "close", "slice": "slice",
-           "clean": "clean", "cook": "cook", "toast": "toast", "toggle": "toggle_on"}
-"""The step as the action API's method, whose check `program.semantics` holds."""
 _CANNOT = {
     "slice": "can't be sliced", "clean": "can't be washed", "cook": "can't be cooked", "toast": "can't be toasted",
-    "fill": "can't be filled", "empty": "can't be emptied", "open": "can't be opened", "close": "can't be closed",
-    "toggle": "can't be switched on or off", "carry": "can't be picked up",
+    "fill_up": "can't be filled", "empty": "can't be emptied", "open": "can't be opened", "close": "can't be closed",
+    _TOGGLE: "can't be switched on or off", "carry": "can't be picked up",
 }
+"""Why not, per action API method (whose check `program.semantics` holds), for a person."""
 
 
 def _a(cls: str) -> str:
@@ -110,14 +106,14 @@ def _steps(clause: str) -> list[tuple[str, str, int]]:
             continue  # "two slices", "the washed mug", "a lettuce slice": a noun or an adjective
         step = _step_of(word)
         if step is None and word in _TOGGLE_VERBS and any(w in ("on", "off") for w in lower[i + 1:]):
-            step = "toggle"
+            step = _TOGGLE
         if step is None:
             continue
         # The step's object follows it, past determiners, "up" (a switch's "on"/"off") and at most
         # one adjective: "slice the mug", "chop up the bowl", "wash the dirty mug", "switch on the
         # TV"; "a toasted slice on a plate" asks no slicing of the plate.
         k = i + 1
-        while k < len(lower) and ((lower[k] in _PARTICLES and step == "toggle") or lower[k] == "up"
+        while k < len(lower) and ((lower[k] in _PARTICLES and step == _TOGGLE) or lower[k] == "up"
                                   or lower[k] in _NOUN_BEFORE):
             k += 1
         named = class_from(words, k) or (class_from(words, k + 1) if k + 1 < len(words) else None)
@@ -159,9 +155,9 @@ def infeasible(request: str, present: Collection[str]) -> Infeasible | None:
             cls = here(named)
             if cls is None:
                 continue
-            if step == "toggle" and any(catalog.controlled_type(t) == cls for t in catalog.names()):
+            if step == _TOGGLE and any(catalog.controlled_type(t) == cls for t in catalog.names()):
                 continue  # a sink basin or a burner is switched by its faucet or knob
-            if not affords(_METHOD[step], cls):
+            if not affords(step, cls):
                 return Infeasible(step, cls, f"{_a(cls)} {_CANNOT[step]}")
         for named, named_where, preposition in _placements(clause):
             thing, where = here(named), here(named_where)

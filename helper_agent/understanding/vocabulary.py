@@ -6,7 +6,7 @@ in this house", with both models, in the chat, the app and the benchmark; "switc
 machine" in a kitchen was planned as a CoffeeMachine ("machine") and ran about a Watch for 570
 steps (issue 63). A word the agent does not know is not a thing the house lacks.
 
-How a phrase is read (`Vocabulary.meaning`), most certain first:
+How a phrase is read (`Vocabulary.phrase_present`, then `Vocabulary.guess`), most certain first:
 
 1. **By rule** (`classes_for`): a catalog class named exactly, by its plural or by an everyday
    name (the lexical mapper's table, `program/classes.SYNONYMS`: "fridge", "hob", "telly",
@@ -83,8 +83,7 @@ class Guess:
         if not self.cls:
             return (f"I don't know the word '{self.phrase}', and nothing here is called that. "
                     f"Shall I make the {self.dish} without it?")
-        name = " ".join(camel_words(self.cls)) if not self.cls.isupper() else self.cls
-        return f"I don't know the word '{self.phrase}'. Do you mean the {name}?"
+        return f"I don't know the word '{self.phrase}'. Do you mean the {plain_name(self.cls)}?"
 
 
 class Vocabulary:
@@ -199,8 +198,9 @@ class Vocabulary:
 
     def unknown_before_dish(self, phrase: str, present: set[str]) -> list[Guess]:
         """Words of a phrase ending in a dish (what the example requests ask to make that names no
-        class: "sandwich", "salad"; not any known word: "the zorblax mug next to ..." ends in "next") that name nothing by rule and are no word of the example requests:
-        "cheese" in "a cheese sandwich". The household holds catalog classes only, so nothing there
+        class: "sandwich", "salad"; not any known word: "the zorblax mug next to ..." ends in
+        "next") that name nothing by rule and are no word of the example requests: "cheese" in "a
+        cheese sandwich". The household holds catalog classes only, so nothing there
         is called that; whether the word is an ingredient or a manner ("a quick salad") the agent
         cannot tell, so it asks (`Guess.dish`) instead of refusing or dropping it unsaid."""
         words = phrase.split()

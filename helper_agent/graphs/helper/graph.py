@@ -50,7 +50,9 @@ def build_graph(checkpointer: Any = None) -> Any:
     builder.add_node("finish", nodes.finish)
     builder.add_edge(START, "retrieve")
     builder.add_conditional_edges("retrieve", nodes.after_retrieve, ["clarify", "understand", "plan", "finish"])
-    builder.add_conditional_edges("clarify", nodes.after_clarify, ["understand", "plan", "finish"])
+    # after the person said what a word means: refused (a no, or a request read again that the
+    # household cannot take), else on as after `retrieve` (`clarify` leaves nothing unsure)
+    builder.add_conditional_edges("clarify", nodes.after_retrieve, ["understand", "plan", "finish"])
     builder.add_edge("understand", "adapt")
     builder.add_conditional_edges("adapt", adapt.after_adapt, ["validate", "replan"])
     builder.add_edge("plan", "validate")

@@ -28,7 +28,7 @@ from helper_agent.graphs.helper.prompts import (
     planner_messages,
     routine_messages,
 )
-from helper_agent.graphs.helper.reading import check_request, household_names, outcome_statement
+from helper_agent.graphs.helper.reading import check_request, household_names, outcome_statement, vocabulary
 from helper_agent.graphs.helper.scoping import example_note, fit_to_request, routine_in_scope, scope_of
 from helper_agent.graphs.helper.state import HelperState, subgoals_from_data, subgoals_to_data
 from helper_agent.graphs.helper.teaching import (
@@ -156,10 +156,12 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     teach = teach_request(request)
     update["teach_name"] = teach.name if teach else None
     log: list[str] = []
-    if ctx.config.refuse_absent and ctx.feedback is None:
+    update["said"] = ""
+    words = vocabulary(ctx) if ctx.config.refuse_absent else None  # one reading of the request's words
+    if words is not None and ctx.feedback is None:
         # A person's everyday name for a thing the household has is read as its name ("the telly":
         # the television) for retrieval and planning; the reply keeps the person's words.
-        named, read = household_names(ctx, env, request)
+        named, read = household_names(words, env, request)
         if read:
             update.update(request=named, said=request)
             log.append("retrieve: read " + ", ".join(f"'{word}' as the {name}" for word, name in read))
@@ -191,10 +193,9 @@ def retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, A
     update["places_at_start"] = places_of(env.objects_metadata()) if ctx.keep_snapshots else {}
     update["opened_looking"] = []
     update["unsure"] = []
-    update.setdefault("said", "")
     update["unmet"] = []
-    if ctx.config.refuse_absent and not update["routine"]:
-        checked = check_request(ctx, env, request, ask=ctx.feedback is None)
+    if words is not None and not update["routine"]:
+        checked = check_request(words, env, request, ask=ctx.feedback is None)
         log += checked.pop("log", [])
         update.update(checked)
     return {**update, "log": Overwrite(log)}
@@ -519,12 +520,6 @@ def after_retrieve(state: HelperState, runtime: Runtime[HelperContext]) -> str:
     if state.get("unsure"):
         return "clarify"
     return "understand" if state.get("routine") and HelperContext.of(runtime).config.routine_edits else "plan"
-
-
-def after_clarify(state: HelperState, runtime: Runtime[HelperContext]) -> str:
-    """After the person said what a word means: refused (they said no, or the request read again
-    is one the household cannot take), else planned as any request."""
-    return after_retrieve(state, runtime)
 
 
 def after_validate(state: HelperState, runtime: Runtime[HelperContext]) -> str:

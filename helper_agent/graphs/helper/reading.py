@@ -37,7 +37,7 @@ from helper_agent.understanding.vocabulary import Guess, Vocabulary
 from helper_agent.understanding.words import plain_name
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["CLARIFY_KIND", "check_request", "clarify", "household_names", "outcome_statement"]
+__all__ = ["CLARIFY_KIND", "check_request", "clarify", "household_names", "outcome_statement", "vocabulary"]
 
 CLARIFY_KIND = "clarify_word"
 """The `interrupt` payload's kind of the question about an unsure word (a yes/no question)."""
@@ -58,24 +58,23 @@ def vocabulary(ctx: HelperContext) -> Vocabulary:
     return Vocabulary.of(load_catalog(), requests, by_meaning=ctx.mapper() if meaningful else None)
 
 
-def household_names(ctx: HelperContext, env: Any, request: str) -> tuple[str, list[tuple[str, str]]]:
+def household_names(words: Vocabulary, env: Any, request: str) -> tuple[str, list[tuple[str, str]]]:
     """The request with the person's everyday names of things the household holds written as their
     names ("the telly": the television), where the example requests never use them, and what was
     read (`Vocabulary.everyday_names`). Nothing for a household in another vocabulary (VirtualHome's)."""
-    words = vocabulary(ctx)
     types = household_types(env)
     if not set(types) & set(words.names):
         return request, []
     return words.everyday_names(request, words.present_classes(types))
 
 
-def check_request(ctx: HelperContext, env: Any, request: str, ask: bool) -> dict[str, Any]:
-    """The reading before planning: `unsure` words to ask about (only when `ask`: a person is
-    there), else a `refusal` sentence, else nothing. With a `log` of what it found."""
+def check_request(words: Vocabulary, env: Any, request: str, ask: bool) -> dict[str, Any]:
+    """The reading before planning, with the context's vocabulary (`vocabulary`): `unsure` words to
+    ask about (only when `ask`: a person is there), else a `refusal` sentence, else nothing. With a
+    `log` of what it found."""
     teach = teach_request(request)
     text = teach.body if teach else request
     types = household_types(env)
-    words = vocabulary(ctx)
     guesses = unsure_words(text, types, words) if ask else []
     if guesses:
         return {"unsure": [asdict(g) for g in guesses],
@@ -126,7 +125,7 @@ def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, An
             continue
         request = _meant(request, guess.phrase, guess.cls)
         log.append(f"clarify: '{guess.phrase}' is the {guess.cls}")
-    checked = check_request(ctx, ctx.environment(), request, ask=False)
+    checked = check_request(vocabulary(ctx), ctx.environment(), request, ask=False)
     examples = examples_for(ctx, request)  # about what will be planned
     log.append(f"clarify: examples {', '.join(e['id'] for e in examples)}")
     return {"unsure": [], "request": request, "said": state.get("said") or state["request"], "examples": examples,

@@ -85,7 +85,9 @@ class HelperState(TypedDict, total=False):
     # Words of the request the vocabulary could only guess (`understanding.vocabulary.Guess` as
     # data: phrase, class, score): `clarify` asks the person "Do you mean the television?" first.
     unsure: list[dict[str, Any]]
-    said: str  # the request in the person's own words, when `clarify` put a class's name in `request`
+    # the request in the person's own words, when `request` holds the household's names instead (an
+    # everyday name read in `retrieve`, or a word the person confirmed in `clarify`), else ""
+    said: str
     unmet: list[str]  # what the request asked that the household did not show after acting (`outcome.unmet`)
     # Classes a program of this request changed although the request does not ask for them: the
     # scope check could not trim them and the planner's attempts were used up (`scoping.Fitted.kept`);

@@ -134,15 +134,7 @@ class RequestCase(_Model):
     # asked ("slice the mug": the Mug; "put the pillow in the vase": both)
     present: tuple[str, ...] = ()
 
-    @field_validator("present")
-    @classmethod
-    def _present_classes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [t for t in value if t not in load_catalog()]
-        if unknown:
-            raise ValueError(f"unknown object class(es) {', '.join(unknown)}")
-        return value
-
-    @field_validator("may_change")
+    @field_validator("may_change", "present")
     @classmethod
     def _classes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         unknown = [t for t in value if t not in load_catalog()]
