@@ -14,8 +14,14 @@ line and the served graph; through `-o`:
 - `goal_check=off|on` (closed loop; off by default): HELPER's "did I miss anything?" answered by its
   own check of the goal conditions the task states against what the environment shows, and a
   correction for the unmet ones, at most `goal_rounds=2` times (`sequence/nodes.py`, issue 53);
-- `preconditions=off|on` (closed loop; off by default): HELPER's pre-condition check for named
-  actions, a step that fails tried once more after approaching its object (`graphs/approach.py`).
+- `preconditions=off|on|reported` (closed loop; off by default): HELPER's pre-condition check for
+  named actions, a step that fails tried once more after approaching its object
+  (`graphs/approach.py`); `reported` first takes the steps that make true what the environment says
+  the step lacked, and passes over a step the environment says can never succeed (issue 62);
+- `goal_steps=off|on` (named actions; off by default): for a task that states its goal, the steps
+  that make its stated conditions true by the environment's effects, given to the sequence writer
+  as step-by-step instructions, the task's (those not met yet) and each example's (those its
+  sequence took) alike (issue 62). Both go through `graphs/declarations.py`, as every method's do.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.declarations import aids_from_options
 from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.graph import build_graph
@@ -90,8 +97,8 @@ def helper_config(ablate: str | None, feedback: int, seed: int) -> HelperConfig:
 
 
 MODES = ("program", "open-loop", "closed-loop")
-OPTIONS = ("mode", "k", "max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions")
-SEQUENCE_ONLY = ("max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions")
+OPTIONS = ("mode", "k", "max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions", "goal_steps")
+SEQUENCE_ONLY = ("max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions", "goal_steps")
 
 
 def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
@@ -105,10 +112,10 @@ def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
                 raise ValueError(f"{', '.join(given)}: a switch of mode=open-loop|closed-loop, not of mode=program")
             return None
         goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
-        preconditions = option(options, "preconditions", "off", ("on", "off")) == "on"
-        if (goal_check or preconditions) and mode != "closed-loop":
+        aids = aids_from_options(options, allowed=("goal_steps", "preconditions"))
+        if (goal_check or aids.preconditions != "off") and mode != "closed-loop":
             raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
-        return SequenceConfig(preconditions=preconditions, closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
+        return SequenceConfig(aids=aids, closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
                               max_replans=count_option(options, "max_replans", 2), goal_check=goal_check,
                               goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:

@@ -45,6 +45,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.declarations import aids_from_options
 from helper_agent.graphs.llm_planner.configuration import LLMPlannerConfig
 from helper_agent.graphs.llm_planner.context import LLMPlannerContext
 from helper_agent.graphs.llm_planner.graph import build_graph
@@ -161,18 +162,15 @@ def named_config(options: dict[str, str], seed: int = 0) -> NamedPlanConfig | No
         if given:
             raise ValueError(f"{', '.join(given)}: a switch of mode=subgoals, not of mode={mode}")
         goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
-        checks = option(options, "preconditions", "off", ("on", "off", "reported"))
-        preconditions = checks != "off"
+        aids = aids_from_options(options, allowed=("goal_steps", "preconditions"))
         achievers = option(options, "achievers", "off", ("on", "off")) == "on"
-        if (goal_check or preconditions) and mode != "closed-loop":
+        if (goal_check or aids.preconditions != "off") and mode != "closed-loop":
             raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
         if achievers and not goal_check:
             raise ValueError("achievers=on names steps for the unmet goal conditions: it needs goal_check=on")
-        goal_steps = option(options, "goal_steps", "off", ("on", "off")) == "on"
-        return NamedPlanConfig(preconditions=preconditions, reported=checks == "reported", achievers=achievers,
-                               goal_steps=goal_steps, closed_loop=mode == "closed-loop", k=count_option(options, "k", 3),
-                               max_replans=count_option(options, "max_replans", 2), seed=seed,
-                               goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
+        return NamedPlanConfig(aids=aids, achievers=achievers, closed_loop=mode == "closed-loop",
+                               k=count_option(options, "k", 3), max_replans=count_option(options, "max_replans", 2),
+                               seed=seed, goal_check=goal_check, goal_rounds=count_option(options, "goal_rounds", 2))
     except ValueError as exc:
         raise ValueError(f"llm-planner: {exc}") from None
 

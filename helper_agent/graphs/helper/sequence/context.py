@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from helper_agent.envs.base import ActionVocabulary, NamesActions
 from helper_agent.graphs.base import RunContext
+from helper_agent.graphs.declarations import Aids
 from helper_agent.graphs.registry import ExampleSource
 
 
@@ -25,8 +26,12 @@ class SequenceConfig:
     # the environment shows (`graphs/goal_conditions.py`), and the unmet ones asked for, `goal_rounds` times
     goal_check: bool = False
     goal_rounds: int = 2
-    # HELPER's pre-condition check (off by default): a failed step is tried again after approaching its object
-    preconditions: bool = False
+    # what the environment declares, through `graphs/declarations.py` (all off by default, HELPER as
+    # published): `preconditions=on` is HELPER's pre-condition check (a failed step is tried again
+    # after approaching its object), `reported` first makes true what the environment says the step
+    # lacked and passes over a step it says can never succeed; `goal_steps` gives the sequence writer
+    # the steps that make the task's stated conditions true, and each example the ones its sequence took
+    aids: Aids = field(default_factory=Aids)
 
 
 @dataclass

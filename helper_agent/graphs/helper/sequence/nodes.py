@@ -9,8 +9,12 @@ and what failed, at most `max_replans` times. With `goal_check`, when the queue 
 corrections are used up) `check` compares the goal conditions the task states with what the
 environment shows (`graphs/goal_conditions.py`), and `correct` asks for the unmet ones, at most
 `goal_rounds` times: HELPER's feedback question answered by the agent's own check, never the
-benchmark's. With `preconditions`, a step that fails is tried once more after approaching its object
-(`graphs/approach.py`: HELPER's pre-condition check).
+benchmark's. What the environment declares comes through `graphs/declarations.py` (issue 62): with
+`preconditions`, a step that fails is tried once more after approaching its object (HELPER's
+pre-condition check), with `preconditions=reported` first after the steps that make true what the
+environment says it lacked, a step it says can never succeed being passed over; with `goal_steps`
+the prompt gives the steps that make the stated conditions true (the task's not met yet, each
+example's that its sequence took), and a goal round's correction those of the unmet ones.
 """
 
 from __future__ import annotations
@@ -21,10 +25,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.envs.base import redundant_step, step_by_name
+from helper_agent.envs.base import impossible_step, redundant_step
 from helper_agent.graphs.action_sequences import Step, parse_steps, problems, sequence_grammar
-from helper_agent.graphs.approach import act_approaching
-from helper_agent.graphs.goal_conditions import stated_goals, unmet_now
+from helper_agent.graphs.declarations import example_instructions, pending, take_step, task_instructions
 from helper_agent.graphs.helper.sequence.context import SequenceContext
 from helper_agent.graphs.helper.sequence.prompts import (
     build_prompt,
@@ -83,7 +86,15 @@ def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[st
     examples = [{"id": e.id, "request": e.request, "steps": _items(list(e.steps))} for e in found]
     lent = [ActionExample(e["id"], e["request"], tuple(_steps(e["steps"]))) for e in examples]
     prompt = state.get("prompt") or task_prompt(state["request"], ctx.vocabulary())
-    return {"examples": examples, "prompt_text": build_prompt(prompt, lent), "executed": [], "failures": [],
+    instructions: list[list[str]] = []
+    task_steps: list[str] = []
+    if ctx.settings().aids.goal_steps:  # what the environment declares (`graphs/declarations.py`)
+        vocabulary = ctx.vocabulary()
+        instructions = [example_instructions(e.request, e.steps, e.objects or vocabulary.objects, vocabulary)
+                        for e in found]
+        task_steps = task_instructions(state["request"], vocabulary, pending(ctx.environment(), state["request"], []))
+    return {"examples": examples, "prompt_text": build_prompt(prompt, lent, instructions, task_steps),
+            "executed": [], "failures": [],
             "replans": 0, "attempts": 0, "problems": [], "failed": [], "error": "", "status": "",
             "log": [f"retrieve: {len(examples)} examples {', '.join(e['id'] for e in examples)}".rstrip()]}
 
@@ -103,20 +114,20 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
     queue = _steps(state.get("queue") or [])
     executed = list(state.get("executed") or [])
     failures = list(state.get("failures") or [])
-    vocabulary = ctx.vocabulary() if ctx.settings().preconditions else None
+    aids = ctx.settings().aids
+    vocabulary = ctx.vocabulary()
     while queue and env.steps < ctx.settings().max_actions:
         step = queue.pop(0)
-        if vocabulary is not None:
-            taken = act_approaching(env, vocabulary, step[0], tuple(step[1]))
-            outcome = taken.outcome
-            executed += [[walk, list(objects)] for walk, objects in taken.approached]
-        else:
-            outcome = step_by_name(env, step[0], step[1])
+        taken = take_step(env, vocabulary, (step[0], tuple(step[1])), aids.preconditions)
+        outcome = taken.outcome
+        executed += [[walk, list(objects)] for walk, objects in taken.approached]
         if outcome.result.success:
             executed.append([step[0], list(step[1])])
             continue
         if redundant_step(env):
             continue  # its effect already held: nothing to do
+        if aids.reported and impossible_step(env):
+            continue  # the environment says nothing can make it possible: passed over, the rest goes on
         failures.append(f"{step[0]} {list(step[1])}: {outcome.result.error}")
         return {"queue": _items(queue), "executed": executed, "failures": failures, "status": "failed",
                 "failed": [step[0], list(step[1])], "error": outcome.result.error,
@@ -133,7 +144,10 @@ def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: Run
     executed = _steps(state.get("executed") or [])
     goal_round = state.get("status") == "unmet"
     if goal_round:
-        request = goal_request(executed, state.get("unmet") or [])
+        unmet = state.get("unmet") or []
+        steps_for = (task_instructions(state["request"], ctx.vocabulary(), unmet)
+                     if ctx.settings().aids.goal_steps else [])
+        request = goal_request(executed, unmet, steps_for)
     else:
         request = correction_request(executed, _steps([state["failed"]])[0], state.get("error", ""))
     _, steps, used, found = ask(ctx, config, _messages(ctx, state["prompt_text"] + request))
@@ -149,7 +163,7 @@ def check(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, 
     """The closed loop's own goal check: which stated goal conditions the environment does not show."""
     ctx = SequenceContext.of(runtime)
     executed = [str(a) for a, _ in state.get("executed") or []]
-    unmet = unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
+    unmet = pending(ctx.environment(), state["request"], executed)
     if unmet is None:
         return {"unmet": [], "log": ["check: no stated goal conditions to check"]}
     return {"unmet": unmet, "status": "unmet" if unmet else "met",

@@ -16,6 +16,7 @@ from helper_agent.graphs.action_sequences import Step, render
 from helper_agent.graphs.registry import ActionExample
 
 INPUT = "\nInput:\n"
+OUTPUT = "Output:"
 
 
 def system_prompt(vocabulary: ActionVocabulary) -> str:
@@ -31,22 +32,41 @@ def task_prompt(request: str, vocabulary: ActionVocabulary) -> str:
             'Output the actions as one JSON object, one "ACTION": [objects] pair per line, in order.')
 
 
-def example_block(examples: Sequence[ActionExample]) -> str:
-    """Retrieved examples in the prompt's own terms: the task, then a sequence that did it."""
+def instructions_line(steps: Sequence[str]) -> str:
+    """Step-by-step instructions on one line, as LLM-Planner's prompt has them ("" for none)."""
+    shown = " ".join(s.strip() for s in steps if s.strip())
+    return f"Step-by-step instructions: {shown}\n" if shown else ""
+
+
+def example_block(examples: Sequence[ActionExample], instructions: Sequence[Sequence[str]] = ()) -> str:
+    """Retrieved examples in the prompt's own terms: the task, its step-by-step instructions where
+    given (`goal_steps`: the achieving steps its sequence took), then a sequence that did it."""
     if not examples:
         return ""
     parts = ["Here are examples of other tasks: their goals and an action sequence that achieved them.\n"]
     for number, example in enumerate(examples, 1):
-        parts.append(f"Example {number}:\n{example.request}\nOutput:\n{render(example.steps)}\n")
+        steps = instructions[number - 1] if number <= len(instructions) else ()
+        parts.append(f"Example {number}:\n{example.request}\n{instructions_line(steps)}Output:\n{render(example.steps)}\n")
     return "\n".join(parts) + "\n"
 
 
-def build_prompt(prompt: str, examples: Sequence[ActionExample]) -> str:
-    """`prompt` with the examples inserted before its last `Input:` section (first when it has none)."""
+def build_prompt(prompt: str, examples: Sequence[ActionExample], instructions: Sequence[Sequence[str]] = (),
+                 task_steps: Sequence[str] = ()) -> str:
+    """`prompt` with the examples inserted before its last `Input:` section (first when it has none),
+    and the task's step-by-step instructions (`goal_steps`) before its closing `Output:` line (at
+    the end when it has none)."""
+    line = instructions_line(task_steps)
+    if line:
+        end = prompt.rstrip()
+        if end.endswith(OUTPUT):
+            prompt = end[: -len(OUTPUT)] + line + "\n" + OUTPUT + "\n"
+        else:
+            prompt = prompt.rstrip("\n") + "\n" + line
+    block = example_block(examples, instructions)
     cut = prompt.rfind(INPUT)
     if cut < 0 or not examples:
-        return prompt if not examples else example_block(examples) + prompt
-    return prompt[:cut] + "\n\n" + example_block(examples) + prompt[cut:]
+        return prompt if not examples else block + prompt
+    return prompt[:cut] + "\n\n" + block + prompt[cut:]
 
 
 def correction_request(executed: Sequence[Step], failed: Step, error: str) -> str:
@@ -59,11 +79,12 @@ def correction_request(executed: Sequence[Step], failed: Step, error: str) -> st
             "so that all the node goals, edge goals and action goals are satisfied.")
 
 
-def goal_request(executed: Sequence[Step], unmet: Sequence[str]) -> str:
-    """What the closed loop adds after its own goal check: what ran, and which stated goal conditions
-    the environment does not show yet (HELPER's "did I miss anything?", answered by the check)."""
+def goal_request(executed: Sequence[Step], unmet: Sequence[str], steps: Sequence[str] = ()) -> str:
+    """What the closed loop adds after its own goal check: what ran, which stated goal conditions
+    the environment does not show yet (HELPER's "did I miss anything?", answered by the check), and
+    with `goal_steps` the steps that make them true."""
     done = render(executed) if executed else "(nothing yet)"
     return (f"\n\nYou have executed these actions, which succeeded:\n{done}\n"
-            "These goals are not satisfied yet:\n" + "\n".join(unmet) + "\n"
+            "These goals are not satisfied yet:\n" + "\n".join(unmet) + "\n" + instructions_line(steps) +
             "Output, in the same JSON format, only the actions that remain to be done from the current state "
             "so that all the node goals, edge goals and action goals are satisfied.")

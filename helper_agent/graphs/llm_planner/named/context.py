@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from helper_agent.envs.base import ActionVocabulary, NamesActions
 from helper_agent.graphs.base import RunContext
+from helper_agent.graphs.declarations import Aids
 from helper_agent.graphs.registry import ExampleSource
 
 
@@ -24,20 +25,16 @@ class NamedPlanConfig:
     # re-plan then names the unmet conditions, and may name the objects they name besides those seen.
     goal_check: bool = False
     goal_rounds: int = 2
-    # precondition check (off by default): a failed step is tried again after approaching its object
-    preconditions: bool = False
-    # with the precondition check: first make true what the environment reports the failed step
-    # lacked, by the steps its effects name (`graphs/approach.with_reported`; preconditions=reported)
-    reported: bool = False
+    # what the environment declares, used through `graphs/declarations.py` (all off by default):
+    # `goal_steps` gives the query's and every example's "Step-by-step instructions" (the steps that
+    # make its stated conditions true; LLM-Planner's prompt has the field for ALFRED's annotated
+    # instructions, which EAI's tasks lack); `preconditions` tries a failed step again after
+    # approaching its object, with `reported` first after making true what the step lacked
+    aids: Aids = field(default_factory=Aids)
     # achieving steps (with the goal check; off by default): each unmet condition the re-plan names
     # comes with the step that makes it true by the environment's own effects ("computer is ON
     # (SWITCHON computer)", `goal_conditions.achieving_steps`)
     achievers: bool = False
-    # step-by-step instructions from the stated goals (off by default): the query's and every
-    # example's "Step-by-step instructions" are the steps that make its stated conditions true by the
-    # environment's effects (`goal_conditions.goal_instructions`); LLM-Planner's prompt has the field
-    # for ALFRED's annotated instructions, which EAI's tasks lack
-    goal_steps: bool = False
 
 
 @dataclass

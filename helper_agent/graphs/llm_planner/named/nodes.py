@@ -33,16 +33,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.envs.base import (
-    ActionVocabulary,
-    brief_error,
-    impossible_step,
-    redundant_step,
-    step_by_name,
-)
+from helper_agent.envs.base import ActionVocabulary, brief_error, impossible_step, redundant_step
 from helper_agent.graphs.action_sequences import Step
-from helper_agent.graphs.approach import act_approaching
-from helper_agent.graphs.goal_conditions import achieving_steps, goal_instructions, stated_goals, unmet_now
+from helper_agent.graphs.declarations import example_instructions, pending, take_step, task_instructions
+from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
 from helper_agent.graphs.llm_planner.named.state import NamedPlanState
@@ -106,13 +100,10 @@ def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[
     k = ctx.settings().k
     found = ctx.examples(state.get("instance_id", ""), state["request"], k) if ctx.examples and k > 0 else []
     examples = [{"id": e.id, "task": e.request, "visible": list(e.objects), "plan": plan_text(e.steps)} for e in found]
-    if ctx.settings().goal_steps:
+    if ctx.settings().aids.goal_steps:
         vocabulary = ctx.vocabulary()
         for example, solved in zip(examples, found, strict=True):
-            taken = set(solved.steps)
-            example["steps"] = goal_instructions(solved.request, vocabulary.effects, vocabulary.actions, solved.objects,
-                                                 keep=lambda _condition, step, taken=taken: step in taken,
-                                                 settled_last=vocabulary.settled_last)
+            example["steps"] = example_instructions(solved.request, solved.steps, solved.objects, vocabulary)
     return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
             "replans": 0, "status": "", "log": [f"retrieved {len(examples)} examples"]}
 
@@ -122,8 +113,8 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     ctx = NamedPlanContext.of(runtime)
     vocabulary = ctx.vocabulary()
     objects = list(vocabulary.objects)
-    pending = _unmet(state, ctx) if ctx.settings().goal_steps else None
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, pending), visible=objects)
+    still_open = _unmet(state, ctx) if ctx.settings().aids.goal_steps else None
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, still_open), visible=objects)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, objects)
     update = _planned(state, steps, attempts, reason, "plan")
@@ -137,22 +128,19 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     env = ctx.environment()
     completed = list(state.get("completed", []))
     log = []
-    approach = ctx.settings().preconditions
-    vocabulary = ctx.vocabulary() if approach else None
+    aids = ctx.settings().aids
+    vocabulary = ctx.vocabulary()
     for action, args in state.get("plan", []):
-        if vocabulary is not None:
-            taken = act_approaching(env, vocabulary, action, tuple(args), reported=ctx.settings().reported)
-            outcome = taken.outcome
-            for walk, objects in taken.approached:
-                log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
-                completed.append([walk, list(objects)])
-        else:
-            outcome = step_by_name(env, action, args)
+        taken = take_step(env, vocabulary, (action, tuple(args)), aids.preconditions)
+        outcome = taken.outcome
+        for walk, objects in taken.approached:
+            log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
+            completed.append([walk, list(objects)])
         if outcome.result.success:
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
             status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
-        elif ctx.settings().reported and impossible_step(env):  # nothing can make it possible: passed over
+        elif aids.reported and impossible_step(env):  # nothing can make it possible: passed over
             status, observation = "skipped", "impossible: " + brief_error(env, outcome.result.error)
         else:
             status, observation = "failed", "failed: " + brief_error(env, outcome.result.error)
@@ -168,18 +156,16 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
 def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
     """The task's stated goal conditions the environment does not show yet (None: nothing to check)."""
     executed = [str(a) for a, _ in state.get("completed", [])]
-    return unmet_now(ctx.environment(), stated_goals(state["request"]), executed)
+    return pending(ctx.environment(), state["request"], executed)
 
 
 def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary,
-                  pending: list[str] | None) -> list[str]:
+                  still_open: list[str] | None) -> list[str]:
     """With `goal_steps`: the steps that make the stated conditions not met yet (`pending`, from
-    `_unmet`) true; all of them when the environment shows no facts."""
-    if not ctx.settings().goal_steps:
+    `_unmet`) true (`declarations.task_instructions`); all of them when the environment shows no facts."""
+    if not ctx.settings().aids.goal_steps:
         return []
-    return goal_instructions(state["request"], vocabulary.effects, vocabulary.actions, vocabulary.objects,
-                             keep=None if pending is None else lambda condition, _step: condition in pending,
-                             settled_last=vocabulary.settled_last)
+    return task_instructions(state["request"], vocabulary, still_open)
 
 
 def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
@@ -197,14 +183,14 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
     visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
     completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
     settings = ctx.settings()
-    pending = _unmet(state, ctx) if settings.goal_check or settings.goal_steps else None  # read once for both
-    unmet = pending if settings.goal_check else None
+    still_open = _unmet(state, ctx) if settings.goal_check or settings.aids.goal_steps else None  # read once for both
+    unmet = still_open if settings.goal_check else None
     if unmet:
         named = set(stated_goals(state["request"]).objects)
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
         if settings.achievers:
             unmet = with_achievers(unmet, vocabulary)
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, pending), completed=completed,
+    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, still_open), completed=completed,
                       visible=visible, unmet=unmet or None)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, visible)

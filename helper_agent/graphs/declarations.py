@@ -1,0 +1,137 @@
+"""What the environment declares, used by every method through this one module.
+
+An environment may declare what its actions make true (`envs/base.ActionVocabulary.effects`), what a
+failed step lacked (`envs/base.ReportsMissing`) and which steps can never succeed
+(`envs/base.ReportsImpossibleSteps`); it may show what holds now (`envs/base.ShowsFacts`). Issue 53
+gave these to LLM-Planner's named plans and lifted it from 10.5 to 43.0 on EAI; issue 62 gives them
+to every method. Each use is a switch (`Aids`, read from `-o` by `aids_from_options`), off by default,
+so a run without them is the published method; a method's paper decides how it uses what is on:
+
+- `goal_steps=on`: the steps that make the task's stated conditions true
+  (`goal_conditions.goal_instructions`) go into the method's prompt as step-by-step instructions,
+  for the task (the conditions not met yet) and for each example (the steps its plan took);
+- `preconditions=on|reported`: a step that fails is tried again after approaching its object, and
+  with `reported` first after the steps that make true what the environment says it lacked
+  (`approach.act_approaching`: HELPER's pre-condition check);
+- `subgoals=on` (the step-wise methods): each step chooses among the subgoals still open, the
+  achieving step of each stated condition not met yet and each action goal not done yet
+  (`subgoal_steps`), instead of among every action on every object; the chosen subgoal is taken with
+  the pre-condition check on the reported lacks. What a 0.5B model cannot do is pick one primitive
+  step among hundreds (`benchmarks/prag_step_probe.py`: `goto` at p = 0.72 whatever the task); it can
+  pick one of a few named subgoals. The environment declares the subgoals; the model orders them,
+  and says when it is done.
+
+Nothing here reads a benchmark's verdict or a task's data: the effects are the environment's
+semantics, the same for every task, and the conditions are those the task states to every agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from helper_agent.envs.base import ActionVocabulary, step_by_name
+from helper_agent.graphs.approach import Approached, act_approaching
+from helper_agent.graphs.goal_conditions import (
+    Step,
+    achieving_steps,
+    conditions,
+    goal_instructions,
+    settling,
+    stated_goals,
+    unmet_now,
+)
+from helper_agent.graphs.options import option
+
+Preconditions = Literal["off", "on", "reported"]
+PRECONDITIONS: tuple[Preconditions, ...] = ("off", "on", "reported")
+#: the `-o` switches this module reads
+SWITCHES = ("goal_steps", "preconditions", "subgoals")
+
+
+@dataclass(frozen=True)
+class Aids:
+    """Which of the environment's declarations a run uses (all off: the published method)."""
+
+    goal_steps: bool = False
+    preconditions: Preconditions = "off"
+    subgoals: bool = False
+
+    @property
+    def reported(self) -> bool:
+        return self.preconditions == "reported"
+
+    def labels(self) -> list[str]:
+        """The switches that are on, as `-o` spells them (a row's label of its aids)."""
+        out = ["goal_steps=on"] if self.goal_steps else []
+        out += [f"preconditions={self.preconditions}"] if self.preconditions != "off" else []
+        return out + (["subgoals=on"] if self.subgoals else [])
+
+
+def aids_from_options(options: Mapping[str, str], allowed: Collection[str] = SWITCHES) -> Aids:
+    """The switches of `SWITCHES` a method takes (`allowed`); a `ValueError` names a bad value."""
+    read = {name: name in allowed for name in SWITCHES}
+    return Aids(goal_steps=read["goal_steps"] and option(dict(options), "goal_steps", "off", ("on", "off")) == "on",
+                preconditions=option(dict(options), "preconditions", "off", PRECONDITIONS)  # type: ignore[arg-type]
+                if read["preconditions"] else "off",
+                subgoals=read["subgoals"] and option(dict(options), "subgoals", "off", ("on", "off")) == "on")
+
+
+def pending(env: Any, request: str, executed: Sequence[str]) -> list[str] | None:
+    """The stated conditions `env` does not show yet, given the actions executed (None: the request
+    states none, or the environment shows no facts, so there is nothing to check)."""
+    return unmet_now(env, stated_goals(request), executed)
+
+
+def task_instructions(request: str, vocabulary: ActionVocabulary, still_open: Sequence[str] | None) -> list[str]:
+    """The task's step-by-step instructions: the steps that make its stated conditions true, those
+    in `still_open` only (all when None: nothing could be checked)."""
+    return goal_instructions(request, vocabulary.effects, vocabulary.actions, vocabulary.objects,
+                             keep=None if still_open is None else lambda condition, _step: condition in still_open,
+                             settled_last=vocabulary.settled_last)
+
+
+def example_instructions(request: str, steps: Sequence[Step], objects: Collection[str],
+                         vocabulary: ActionVocabulary) -> list[str]:
+    """A solved example's step-by-step instructions: the achieving steps of its stated conditions that
+    its plan took (so an example shows instructions and a plan that agree)."""
+    taken = {(a, tuple(o)) for a, o in steps}
+    return goal_instructions(request, vocabulary.effects, vocabulary.actions, objects,
+                             keep=lambda _condition, step: step in taken, settled_last=vocabulary.settled_last)
+
+
+def take_step(env: Any, vocabulary: ActionVocabulary, step: Step, preconditions: Preconditions) -> Approached:
+    """One step with the pre-condition check the switch asks for (none when "off")."""
+    action, objects = step
+    if preconditions == "off":
+        return Approached(step_by_name(env, action, tuple(objects)))
+    return act_approaching(env, vocabulary, action, tuple(objects), reported=preconditions == "reported")
+
+
+def subgoal_steps(request: str, vocabulary: ActionVocabulary, still_open: Sequence[str] | None) -> list[Step]:
+    """The subgoals open now, as the steps that achieve them: for each stated condition in
+    `still_open` its achieving step (by the environment's effects), then for each action goal not
+    done yet ("do LOOKAT or WATCH") each of its actions on each object the stated conditions name
+    (on every object of the vocabulary when they name none), in the order the conditions are stated
+    with what moving about undoes last (`ActionVocabulary.settled_last`). Empty when the request
+    states no goal, or `still_open` is None (nothing could be checked)."""
+    goals = stated_goals(request)
+    if not goals or still_open is None:
+        return []
+    open_lines = set(still_open)
+    open_conditions = [c for c in conditions(goals) if c in open_lines]
+    found = achieving_steps(open_conditions, vocabulary.effects, vocabulary.actions, vocabulary.objects)
+    steps = [found[c] for c in open_conditions if c in found]
+    steps.sort(key=lambda step: settling(step[0], vocabulary.effects, vocabulary.settled_last))
+    named = [o for o in goals.objects if o in set(vocabulary.objects)] or list(vocabulary.objects)
+    for alternatives in goals.actions:
+        if "do " + " or ".join(alternatives) not in open_lines:
+            continue
+        for action in alternatives:
+            arity = vocabulary.actions.get(action)
+            if arity == 0:
+                steps.append((action, ()))
+            elif arity == 1:
+                steps += [(action, (o,)) for o in named]
+    return list(dict.fromkeys(steps))
