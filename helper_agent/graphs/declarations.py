@@ -135,3 +135,11 @@ def subgoal_steps(request: str, vocabulary: ActionVocabulary, still_open: Sequen
             elif arity == 1:
                 steps += [(action, (o,)) for o in named]
     return list(dict.fromkeys(steps))
+
+
+def refuse_declared_aids(aids: Aids, env: Any) -> None:
+    """A `ValueError` when a step-wise method is asked for aids on an environment its loop there
+    does not read them from (the embedded world's loop acts on ids, not on stated conditions)."""
+    if aids.labels():
+        raise ValueError(f"{', '.join(aids.labels())}: this method reads them where it acts by names "
+                         f"(envs/base.ActsByName); {type(env).__name__} does not")

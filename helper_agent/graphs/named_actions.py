@@ -39,6 +39,8 @@ DONE = "done()"
 MAX_THOUGHT_CHARS = 120
 _NAME = re.compile(r"^[a-z0-9_-]+$")
 _ACTION = re.compile(r"^([A-Za-z_]+)\(([^()\n]*)\)$")
+#: a one-line thought: a first character that is no space, then up to MAX_THOUGHT_CHARS in all
+THOUGHT: Expr = seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1))
 
 
 def vocabulary_text(vocabulary: ActionVocabulary) -> str:
@@ -132,8 +134,7 @@ def react_rules(vocabulary: ActionVocabulary, objects: Sequence[str], exclude: C
     action, rules = _action_rule(vocabulary, objects, exclude, refuse)
     return Grammar({
         "root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
-        "thought": seq(chars("\n \t", negated=True), Repeat(chars("\n", negated=True), 0, MAX_THOUGHT_CHARS - 1)),
-        "action": action, **rules,
+        "thought": THOUGHT, "action": action, **rules,
     })
 
 

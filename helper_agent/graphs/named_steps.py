@@ -1,6 +1,7 @@
 """The step loop P-RAG and EmbodiedRAG share in an environment they act in by names (`envs/base.ActsByName`,
-VirtualHome): one constrained LLM call with a bounded retry, one action, the episode's account, and
-the `refuse_futile` switch.
+VirtualHome): one constrained LLM call with a bounded retry, one action, the episode's account, the
+`refuse_futile` switch, and the `subgoals` switch (`graphs/declarations.py`: each step chooses among
+the achieving steps of the stated conditions not met yet, taken with the pre-condition check).
 
 An action goes to `env.act_by_name`. A step the environment calls skipped (it had nothing to do)
 changes nothing and is not part of the executed sequence; a failure is the step's observation (the
@@ -17,10 +18,22 @@ from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from helper_agent.envs.base import ActionVocabulary, ActsByName
+from helper_agent.envs.base import ActionVocabulary, ActsByName, brief_error, impossible_step, redundant_step
 from helper_agent.graphs.base import RunContext
-from helper_agent.graphs.named_actions import DONE, Step, parse_action
+from helper_agent.graphs.declarations import Preconditions, pending, subgoal_steps, take_step
+from helper_agent.graphs.goal_conditions import stated_goals
+from helper_agent.graphs.named_actions import (
+    DONE,
+    THOUGHT,
+    Step,
+    StepAnswer,
+    parse_action,
+    parse_react_answer,
+    parse_step_answer,
+    step_text,
+)
 from helper_agent.llm import UsageRecorder, grammar_decoding, invoke_with_retry
+from helper_agent.program.cfg import Grammar, Ref, alt, seq
 
 T = TypeVar("T")
 NONE = "(none)"  # the action of a step whose answer was refused
@@ -56,6 +69,8 @@ class NamedEpisode:
     rejected: int = 0  # answers refused by the parser
     example_ids: list[str] = field(default_factory=list)  # stored episodes retrieved into a prompt
     outcome: str = ""  # "done" (its own done()) or "max_steps"
+    executed: list[str] = field(default_factory=list)  # the actions executed, in order (approaches included)
+    impossible: list[Step] = field(default_factory=list)  # steps the environment said can never succeed
     extra: dict[str, Any] = field(default_factory=dict)  # the method's own per-episode figures
 
     def details(self) -> dict[str, Any]:
@@ -84,10 +99,12 @@ def ask(chat: Any, messages: list[BaseMessage], grammar: str, parse: Callable[[s
 
 
 def act_on(env: ActsByName, vocabulary: ActionVocabulary, episode: NamedEpisode, entry: dict[str, str],
-           number: int, max_steps: int) -> tuple[bool, bool]:
+           number: int, max_steps: int, preconditions: Preconditions = "off") -> tuple[bool, bool]:
     """A step-wise method's `act` node: run the answer `entry["action"]` (a step, `done()` or
     `NONE` for a refused answer), write its observation into `entry`, keep the episode's account;
-    (executed, finished): whether the state changed, and whether the episode is over."""
+    (executed, finished): whether the state changed, and whether the episode is over. With
+    `preconditions` (`graphs/declarations.py`) the step is taken with the pre-condition check, and
+    the approach steps it took are named in the observation."""
     episode.steps = number
     executed = finished = False
     if entry["action"] == DONE:
@@ -96,15 +113,97 @@ def act_on(env: ActsByName, vocabulary: ActionVocabulary, episode: NamedEpisode,
     elif entry["action"] != NONE:
         step = parse_action(entry["action"], vocabulary, vocabulary.objects)
         assert step is not None
-        outcome = env.act_by_name(*step)
-        entry["observation"] = outcome.observation
-        if outcome.status == "ok":
+        status, entry["observation"] = _take(env, vocabulary, episode, step, preconditions)
+        if status == "ok":
             executed = True
-        elif outcome.status == "failed":
+        elif status == "failed":
             episode.failures.append(f"{entry['action']}: {entry['observation']}")
     if not finished and number >= max_steps:
         finished, episode.outcome = True, "max_steps"
     return executed, finished
+
+
+def _take(env: ActsByName, vocabulary: ActionVocabulary, episode: NamedEpisode, step: Step,
+          preconditions: Preconditions) -> tuple[str, str]:
+    """One step: (status, observation), "ok", "skipped" or "failed" as `ActsByName.act_by_name` says;
+    the executed actions go into the episode's account."""
+    if preconditions == "off":
+        outcome = env.act_by_name(*step)
+        if outcome.status == "ok":
+            episode.executed.append(step[0])
+        return outcome.status, outcome.observation
+    taken = take_step(env, vocabulary, step, preconditions)
+    episode.executed += [a for a, _ in taken.approached]
+    before = "".join(f"{step_text(s)} first; " for s in taken.approached)
+    if taken.outcome.result.success:
+        episode.executed.append(step[0])
+        return "ok", before + "ok"
+    error = brief_error(env, taken.outcome.result.error)
+    if redundant_step(env):
+        return "skipped", before + "nothing to do: " + error
+    if impossible_step(env):
+        episode.impossible.append(step)
+        return "failed", before + "impossible: " + error
+    return "failed", before + "failed: " + error
+
+
+@dataclass(frozen=True)
+class Subgoals:
+    """The task's stated conditions not met yet, and the subgoals (achieving steps) open now."""
+
+    unmet: list[str]
+    steps: list[Step]
+
+
+def open_subgoals(env: Any, vocabulary: ActionVocabulary, request: str, episode: NamedEpisode,
+                  history: Sequence[dict[str, str]], state: str) -> Subgoals | None:
+    """`declarations.subgoal_steps` for the state now, less the steps already tried from this same
+    state (`tried_here`: they would end as they did) and those the environment said can never
+    succeed. None when the request states no goal or the environment shows no facts: the step is then
+    chosen over the whole vocabulary, as without the switch."""
+    if not stated_goals(request):
+        return None
+    still_open = pending(env, request, episode.executed)
+    if still_open is None:
+        return None
+    closed = set(tried_here(history, state, vocabulary)) | set(episode.impossible)
+    return Subgoals(still_open, [s for s in subgoal_steps(request, vocabulary, still_open) if s not in closed])
+
+
+def subgoal_lines(subgoals: Subgoals) -> list[str]:
+    """The prompt's lines for `subgoals=on`: what is unmet, and the subgoals to choose among."""
+    return ["Goals not met yet: " + ("; ".join(subgoals.unmet) or "none"),
+            "Subgoals you can take now (each is done with the steps it needs; choose the one to do next): "
+            + ("; ".join(step_text(s) for s in subgoals.steps) or "none")]
+
+
+def choice_rules(steps: Sequence[Step], thought: bool = False) -> Grammar:
+    """`Action: ` one of `steps` (after `Thought: <one line>` with `thought`). `done()` is not among
+    them: while a subgoal is open the episode goes on, and it ends when none is (`open_subgoals`)."""
+    action = alt(*(step_text(s) for s in steps))
+    if not thought:
+        return Grammar({"root": seq("Action: ", Ref("action")), "action": action})
+    return Grammar({"root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
+                    "thought": THOUGHT, "action": action})
+
+
+def parse_choice(text: str, steps: Sequence[Step], vocabulary: ActionVocabulary, thought: bool = False) -> StepAnswer:
+    """The answer to `choice_rules`: a step of `steps`; a `ValueError` says what is wrong."""
+    answer = (parse_react_answer if thought else parse_step_answer)(text, vocabulary, vocabulary.objects)
+    if answer.step not in steps:
+        raise ValueError(f"{step_text(answer.step)} is not one of the subgoals open now; choose one of "
+                         + ", ".join(step_text(s) for s in steps))
+    return answer
+
+
+def forced_choice(subgoals: Subgoals | None) -> dict[str, str] | None:
+    """The step's decision when the model has none to make (`subgoals=on`): `done()` when no subgoal
+    is open (the agent's own check), the one subgoal when only one is; None when the model chooses."""
+    if subgoals is None or len(subgoals.steps) > 1:
+        return None
+    if not subgoals.steps:
+        return {"action": DONE, "thought": "no open subgoal: " + ("; ".join(subgoals.unmet) or "every goal met")}
+    return {"action": step_text(subgoals.steps[0]), "thought": "the one open subgoal"}
 
 
 def tried_here(history: Sequence[dict[str, str]], state: str, vocabulary: ActionVocabulary) -> list[Step]:

@@ -9,7 +9,11 @@ Switches (`--agent-option KEY=VALUE`):
 - `refuse_futile=on|off`: leave out of a step's grammar what was already done from the current
   view and changed nothing (default on);
 - `admissible=on|off`: offer only actions the environment can accept, on entities whose type
-  affords them and with the hands they need (default on); off offers every action on every id.
+  affords them and with the hands they need (default on); off offers every action on every id;
+- `goal_steps=on`, `preconditions=on|reported`, `subgoals=on` (off by default; where the agent acts
+  by names): what the environment declares, through `graphs/declarations.py` (`named.py` says how
+  EmbodiedRAG uses each; `subgoals=on` makes each ReAct step's action a choice among the subgoals
+  open now).
 `--feedback N` (the shared switch) lets `done()` ask the feedback source N times.
 
 In an environment it acts in by names (`envs/base.ActsByName`: VirtualHome's EAI tasks) the agent
@@ -29,6 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from helper_agent.config import get_settings
 from helper_agent.envs.base import ActsByName
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.declarations import SWITCHES, aids_from_options, refuse_declared_aids
 from helper_agent.graphs.embodiedrag.configuration import EmbodiedRAGConfig
 from helper_agent.graphs.embodiedrag.context import EmbodiedRAGContext
 from helper_agent.graphs.embodiedrag.graph import build_graph, recursion_limit
@@ -42,7 +47,7 @@ from helper_agent.graphs.registry import BuildRequest, Method
 from helper_agent.memory.folders import open_run_memory
 from helper_agent.memory.scene_graph import SceneGraphMemory
 
-OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "admissible")
+OPTIONS = ("graph", "k", "max_steps", "attributes", "refuse_futile", "admissible", *SWITCHES)
 NAMED = NamedEmbodiedRAGConfig()  # the defaults where the agent acts by names
 
 
@@ -62,7 +67,8 @@ def named_config_from_options(options: dict[str, str]) -> NamedEmbodiedRAGConfig
     return NamedEmbodiedRAGConfig(graph=option(options, "graph", NAMED.graph, ("subgraph", "full")),  # type: ignore[arg-type]
                                   k=positive_option(options, "k", NAMED.k),
                                   max_steps=positive_option(options, "max_steps", NAMED.max_steps),
-                                  refuse_futile=on_off(options, "refuse_futile", "on" if NAMED.refuse_futile else "off"))
+                                  refuse_futile=on_off(options, "refuse_futile", "on" if NAMED.refuse_futile else "off"),
+                                  aids=aids_from_options(options))
 
 
 def check_options(options: dict[str, str]) -> None:
@@ -133,6 +139,7 @@ class EmbodiedRAGAgent(GraphAgent):
     def run(self, setup: EpisodeSetup) -> AgentResult:
         if isinstance(setup.env, ActsByName):
             return self.named.run(setup)
+        refuse_declared_aids(self.named.config.aids, setup.env)
         return super().run(setup)
 
     def context(self, setup: EpisodeSetup) -> EmbodiedRAGContext:

@@ -16,7 +16,15 @@ paper's baseline: the whole graph in every prompt. Actions may name the vocabula
 the shown graph contains; the answer is `Thought: ...` then `Action: ACTION(object, ...)` or
 `Action: done()` (`named_actions.react_rules`). `refuse_futile=on` (off by default here, the paper's
 agent, as its EAI rows were measured) leaves out of a step's grammar the steps already taken from
-the same state (`named_steps.tried_here`).
+the same state (`named_steps.tried_here`). What the environment declares (`graphs/declarations.py`,
+issue 62; off by default): `goal_steps=on` puts the steps that make the stated conditions not met
+yet true into each step's prompt, `preconditions=on|reported` takes each step with HELPER's
+pre-condition check, and `subgoals=on` makes the ReAct step's action a choice among the subgoals open
+now (`declarations.subgoal_steps`), each taken with the pre-condition check on the reported lacks,
+ending when the agent's own check finds none open (`done()` is not offered while one is; a lone
+open subgoal is taken without asking the model). With either of the first and the last, the
+subgraph retrieval also queries the objects the stated goals name. The paper's step chooses a
+primitive action; choosing a subgoal is ours.
 
 Per step the episode records the entities shown and the prompt's characters, and the run's usage
 gives prompt tokens and seconds: the subgraph-vs-full comparison the paper makes.
@@ -34,8 +42,10 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.base import ActionVocabulary
+from helper_agent.graphs.declarations import Aids, pending, task_instructions
 from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
 from helper_agent.graphs.embodiedrag.prompts import self_query_messages
+from helper_agent.graphs.goal_conditions import stated_goals
 from helper_agent.graphs.named_actions import (
     parse_action,
     parse_react_answer,
@@ -47,10 +57,16 @@ from helper_agent.graphs.named_steps import (
     NONE,
     NamedContext,
     NamedEpisode,
+    Subgoals,
     act_on,
     ask,
+    choice_rules,
+    forced_choice,
+    open_subgoals,
+    parse_choice,
     refused_here,
     refusing,
+    subgoal_lines,
 )
 from helper_agent.graphs.prag.prompts import FUTILE_LINE
 from helper_agent.memory.scene_graph import ALL_ATTRIBUTES, SceneGraphMemory
@@ -79,6 +95,7 @@ class NamedEmbodiedRAGConfig:
     max_self_query_items: int = 6
     retries: int = 1
     refuse_futile: bool = False
+    aids: Aids = field(default_factory=Aids)  # what the environment declares (`graphs/declarations.py`)
 
 
 @dataclass
@@ -142,8 +159,14 @@ def render(ids: list[str], entities: dict[str, dict[str, Any]], edges: set[tuple
 
 
 def react_messages(vocabulary: ActionVocabulary, request: str, graph_text: str, held: list[str], history: list[dict[str, str]],
-                   keep: int, refused: list[str] | None = None) -> list[BaseMessage]:
-    lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "", f"Holding: {', '.join(held) or 'nothing'}"]
+                   keep: int, refused: list[str] | None = None, instructions: list[str] | None = None,
+                   subgoals: Subgoals | None = None) -> list[BaseMessage]:
+    """The ReAct step's prompt; with `goal_steps` the task's step-by-step instructions after it,
+    with `subgoals` what is unmet and the subgoals to choose among before the question."""
+    lines = [f"Instruction:\n{request}"]
+    if instructions:
+        lines.append("Step-by-step instructions: " + " ".join(instructions))
+    lines += ["", "Scene graph:", graph_text, "", f"Holding: {', '.join(held) or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
     if recent:
         lines += ["", "Previous steps:"]
@@ -151,6 +174,8 @@ def react_messages(vocabulary: ActionVocabulary, request: str, graph_text: str, 
             lines += [f"Thought: {s['thought']}", f"Action: {s['action']}", f"Observation: {s['observation']}"]
     if refused:
         lines += ["", FUTILE_LINE + ", ".join(refused)]
+    if subgoals is not None:
+        lines += ["", *subgoal_lines(subgoals)]
     lines += ["", "Next step:"]
     system = SYSTEM.format(world=vocabulary.world or "a house", vocabulary=vocabulary_text(vocabulary),
                            rule=f"{vocabulary.rule} " if vocabulary.rule else "")
@@ -198,7 +223,10 @@ def retrieve(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGCont
         ids = sorted(ctx.entities)
     else:
         queries = [(str(label), [ALL_ATTRIBUTES]) for label, _ in state.get("queries", [])]
-        have = {q for q, _ in queries}
+        if cfg.aids.subgoals or cfg.aids.goal_steps:  # the objects the stated goals name are wanted too
+            queries += [(name, [ALL_ATTRIBUTES]) for name in stated_goals(state["request"]).objects]
+        have: set[str] = set()
+        queries = [q for q in queries if not (q[0] in have or have.add(q[0]))]  # type: ignore[func-returns-value]
         queries += [(label, [ALL_ATTRIBUTES]) for label in state.get("thought_queries", []) if label not in have]
         chosen = [n.id for n in ctx.memory.retrieve_subgraph(queries, k=cfg.k, threshold=cfg.threshold).nodes] if queries else []
         chosen += _holding_ids(ctx)
@@ -225,15 +253,29 @@ def think(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext
     cfg, vocabulary = ctx.config, ctx.vocabulary()
     nameable = [n for n in vocabulary.objects if n in set(state.get("shown_ids", [])) | set(_holding_ids(ctx))]
     key = ctx.world().state_key()
-    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, vocabulary, ctx.episode, nameable)
+    history = state.get("history", [])
+    subgoals = (open_subgoals(ctx.world(), vocabulary, state["request"], ctx.episode, history, key)
+                if cfg.aids.subgoals else None)
+    forced = forced_choice(subgoals)
+    if forced is not None:  # no subgoal open (the agent's own check), or one: nothing to choose
+        return {"history": [*history, {"state": key, "observation": "", **forced}], "thought_queries": []}
+    refused = [] if subgoals is not None else refused_here(cfg.refuse_futile, history, key, vocabulary, ctx.episode,
+                                                           nameable)
+    instructions = (task_instructions(state["request"], vocabulary,
+                                      pending(ctx.world(), state["request"], ctx.episode.executed))
+                    if cfg.aids.goal_steps else None)
     messages = react_messages(vocabulary, state["request"], state.get("graph_text", ""), _holding_ids(ctx),
-                              state.get("history", []), cfg.history, [step_text(s) for s in refused])
+                              history, cfg.history, [step_text(s) for s in refused], instructions, subgoals)
     ctx.prompt_chars.append(sum(len(str(m.content)) for m in messages))
-    answer, _, attempts, reason = ask(ctx.chat(), messages, react_rules(vocabulary, nameable, refuse=refused).to_gbnf(),
-                                      refusing(lambda text: parse_react_answer(text, vocabulary, nameable), refused,
-                                               lambda a: a.step),
-                                      ctx.usage, retries=cfg.retries, seed=state.get("step", 0),
-                                      run_name="embodiedrag:step")
+    if subgoals is not None:
+        steps = subgoals.steps
+        grammar = choice_rules(steps, thought=True).to_gbnf()
+        parse: Any = lambda text: parse_choice(text, steps, vocabulary, thought=True)  # noqa: E731
+    else:
+        grammar = react_rules(vocabulary, nameable, refuse=refused).to_gbnf()
+        parse = refusing(lambda text: parse_react_answer(text, vocabulary, nameable), refused, lambda a: a.step)
+    answer, _, attempts, reason = ask(ctx.chat(), messages, grammar, parse, ctx.usage, retries=cfg.retries,
+                                      seed=state.get("step", 0), run_name="embodiedrag:step")
     ctx.episode.attempts += attempts
     if answer is None:
         ctx.episode.rejected += 1
@@ -241,14 +283,16 @@ def think(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext
     else:
         entry = {"thought": answer.thought, "state": key, "action": step_text(answer.step), "observation": ""}
     labels = {str(e["label"]) for e in ctx.entities.values()}
-    return {"history": [*state.get("history", []), entry], "thought_queries": _mentioned(entry["thought"], labels)}
+    return {"history": [*history, entry], "thought_queries": _mentioned(entry["thought"], labels)}
 
 
 def act(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext]) -> dict[str, Any]:
     ctx = NamedEmbodiedRAGContext.of(runtime)
     history = [dict(s) for s in state.get("history", [])]
     number = state.get("step", 0) + 1
-    executed, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps)
+    aids = ctx.config.aids
+    executed, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps,
+                                "reported" if aids.subgoals else aids.preconditions)
     if executed:
         ctx.sync()
     ctx.episode.trajectory = [{k: s[k] for k in ("thought", "action", "observation")} for s in history]

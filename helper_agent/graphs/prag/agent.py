@@ -18,7 +18,10 @@ Switches (`--agent-option KEY=VALUE`):
 - `admissible=on|off`: offer only actions the environment can accept, on objects whose type
   affords them and with the hands they need (default on, as ALFWorld's admissible commands); off
   offers every action on every shown id;
-- `answer=action|thought`: a one-line thought before each action (default action, the paper's).
+- `answer=action|thought`: a one-line thought before each action (default action, the paper's);
+- `goal_steps=on`, `preconditions=on|reported`, `subgoals=on` (off by default; where the agent acts
+  by names): what the environment declares, through `graphs/declarations.py` (`named.py` says how
+  P-RAG uses each; `subgoals=on` makes each step a choice among the subgoals open now).
 
 In an environment it acts in by names (`envs/base.ActsByName`: VirtualHome's EAI tasks) the agent
 runs `named.py`'s loop on the environment's vocabulary; there `max_steps` defaults to 20 and
@@ -37,6 +40,7 @@ from langchain_core.language_models import BaseChatModel
 
 from helper_agent.envs.base import ActsByName
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
+from helper_agent.graphs.declarations import SWITCHES, aids_from_options, refuse_declared_aids
 from helper_agent.graphs.options import check_known, count_option, on_off, option, positive_option
 from helper_agent.graphs.prag.configuration import PRAGConfig
 from helper_agent.graphs.prag.context import PRAGContext
@@ -46,7 +50,7 @@ from helper_agent.graphs.registry import BuildRequest, ExperienceUse, Method
 from helper_agent.memory.experience import ExperienceMemory
 
 OPTIONS = ("retrieval", "k", "database", "max_steps", "remembered", "refuse_futile", "look_around", "admissible",
-           "answer")
+           "answer", *SWITCHES)
 NAMED = NamedPRAGConfig()  # the defaults where the agent acts by names
 
 
@@ -67,7 +71,8 @@ def named_config_from_options(options: dict[str, str]) -> NamedPRAGConfig:
                            k=positive_option(options, "k", NAMED.k),
                            max_steps=positive_option(options, "max_steps", NAMED.max_steps),
                            answer=option(options, "answer", NAMED.answer, ("action", "thought")),  # type: ignore[arg-type]
-                           refuse_futile=on_off(options, "refuse_futile", "on" if NAMED.refuse_futile else "off"))
+                           refuse_futile=on_off(options, "refuse_futile", "on" if NAMED.refuse_futile else "off"),
+                           aids=aids_from_options(options))
 
 
 def check_options(options: dict[str, str]) -> None:
@@ -118,6 +123,7 @@ class PRAGAgent(GraphAgent):
     def run(self, setup: EpisodeSetup) -> AgentResult:
         if isinstance(setup.env, ActsByName):
             return self.named.run(setup)
+        refuse_declared_aids(self.named.config.aids, setup.env)
         return super().run(setup)
 
     def context(self, setup: EpisodeSetup) -> PRAGContext:

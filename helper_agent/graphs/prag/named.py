@@ -10,10 +10,17 @@ first actions with their outcomes), the environment's scene graph (`scene_text()
 holds and its last steps, and the model answers one line `Action: ACTION(object, ...)` or
 `Action: done()` under a grammar over the vocabulary (`named_actions.step_rules`).
 
-Two switches the paper's agent does not have (both off by default here, which is the paper's agent,
-and how P-RAG's EAI rows were measured): `answer=thought` asks for a one-line thought before the
+Switches the paper's agent does not have (all off by default here, which is the paper's agent, and
+how P-RAG's EAI rows were measured): `answer=thought` asks for a one-line thought before the
 action (`named_actions.react_rules`), as EmbodiedRAG's ReAct step does; `refuse_futile=on` leaves
-out of the step's grammar the steps already taken from the same state (`named_steps.tried_here`).
+out of the step's grammar the steps already taken from the same state (`named_steps.tried_here`);
+and what the environment declares (`graphs/declarations.py`, issue 62): `goal_steps=on` puts the
+steps that make the stated conditions not met yet true into each step's prompt,
+`preconditions=on|reported` takes each step with HELPER's pre-condition check, and `subgoals=on`
+makes the step a choice among the subgoals open now (the achieving steps of the unmet stated
+conditions and the action goals not done, `declarations.subgoal_steps`), each taken with the
+pre-condition check on the reported lacks; the agent ends when its own check finds none open (`done()`
+is not offered while one is), and a lone open subgoal is taken without asking the model. The paper's agent chooses a primitive action; choosing a subgoal is ours.
 
 Retrieval is the paper's: a stored episode scores cos(goal) + max over its steps of cos(scene graph)
 ("goal+scene"), or cos(goal) alone ("goal", the ablation; the same episodes every step). The agent
@@ -34,6 +41,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.base import ActionVocabulary
+from helper_agent.graphs.declarations import Aids, pending, task_instructions
 from helper_agent.graphs.named_actions import (
     parse_react_answer,
     parse_step_answer,
@@ -46,10 +54,16 @@ from helper_agent.graphs.named_steps import (
     NONE,
     NamedContext,
     NamedEpisode,
+    Subgoals,
     act_on,
     ask,
+    choice_rules,
+    forced_choice,
+    open_subgoals,
+    parse_choice,
     refused_here,
     refusing,
+    subgoal_lines,
 )
 from helper_agent.graphs.prag.configuration import Retrieval
 from helper_agent.graphs.prag.prompts import FUTILE_LINE, render_experience
@@ -83,6 +97,7 @@ class NamedPRAGConfig:
     retries: int = 1
     answer: Answer = "action"
     refuse_futile: bool = False
+    aids: Aids = field(default_factory=Aids)  # what the environment declares (`graphs/declarations.py`)
 
 
 @dataclass
@@ -110,15 +125,22 @@ class NamedPRAGState(TypedDict, total=False):
 
 def step_messages(vocabulary: ActionVocabulary, request: str, experience: str, scene_graph: str, held: str | None,
                   history: list[dict[str, str]], keep: int, step: int, max_steps: int, *,
-                  answer: Answer = "action", refused: list[str] | None = None) -> list[BaseMessage]:
-    """P-RAG's step prompt (the layout of `prompts.step_messages`, the environment's vocabulary)."""
-    lines = [f"Instruction:\n{request}", "", "Past episodes:", experience, "",
-             "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
+                  answer: Answer = "action", refused: list[str] | None = None,
+                  instructions: list[str] | None = None, subgoals: Subgoals | None = None) -> list[BaseMessage]:
+    """P-RAG's step prompt (the layout of `prompts.step_messages`, the environment's vocabulary);
+    with `goal_steps` the task's step-by-step instructions after it, with `subgoals` what is unmet
+    and the subgoals to choose among before the question."""
+    lines = [f"Instruction:\n{request}"]
+    if instructions:
+        lines.append("Step-by-step instructions: " + " ".join(instructions))
+    lines += ["", "Past episodes:", experience, "", "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
     if recent:
         lines += ["", "Your last steps:", *(f"{s['action']} -> {s['observation']}" for s in recent)]
     if refused:
         lines += ["", FUTILE_LINE + ", ".join(refused)]
+    if subgoals is not None:
+        lines += ["", *subgoal_lines(subgoals)]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
     system = SYSTEM.format(world=vocabulary.world or "a house", answer=ANSWERS[answer],
                            vocabulary=vocabulary_text(vocabulary), rule=f"{vocabulary.rule} " if vocabulary.rule else "")
@@ -158,14 +180,32 @@ def choose(state: NamedPRAGState, runtime: Runtime[NamedPRAGContext]) -> dict[st
     cfg, vocabulary = ctx.config, ctx.vocabulary()
     objects = list(vocabulary.objects)
     key = state.get("state_key", "")
-    refused = refused_here(cfg.refuse_futile, state.get("history", []), key, vocabulary, ctx.episode)
+    history = state.get("history", [])
+    subgoals = (open_subgoals(ctx.world(), vocabulary, state["request"], ctx.episode, history, key)
+                if cfg.aids.subgoals else None)
+    forced = forced_choice(subgoals)
+    if forced is not None:  # no subgoal open (the agent's own check), or one: nothing to choose
+        return {"history": [*history, {"scene_graph": state.get("scene_graph", ""), "state": key, "observation": "",
+                                       **forced}]}
+    refused = [] if subgoals is not None else refused_here(cfg.refuse_futile, history, key, vocabulary, ctx.episode)
+    instructions = (task_instructions(state["request"], vocabulary,
+                                      pending(ctx.world(), state["request"], ctx.episode.executed))
+                    if cfg.aids.goal_steps else None)
     messages = step_messages(vocabulary, state["request"], state.get("experience", ""), state.get("scene_graph", ""),
-                             state.get("held"), state.get("history", []), cfg.history, state.get("step", 0),
-                             cfg.max_steps, answer=cfg.answer, refused=[step_text(s) for s in refused])
-    rules, parse = (react_rules, parse_react_answer) if cfg.answer == "thought" else (step_rules, parse_step_answer)
-    answer, _, attempts, reason = ask(ctx.chat(), messages, rules(vocabulary, objects, refuse=refused).to_gbnf(),
-                                      refusing(lambda text: parse(text, vocabulary, objects), refused, lambda a: a.step),
-                                      ctx.usage, retries=cfg.retries, seed=state.get("step", 0), run_name="prag:step")
+                             state.get("held"), history, cfg.history, state.get("step", 0),
+                             cfg.max_steps, answer=cfg.answer, refused=[step_text(s) for s in refused],
+                             instructions=instructions, subgoals=subgoals)
+    thought = cfg.answer == "thought"
+    if subgoals is not None:
+        steps = subgoals.steps
+        grammar = choice_rules(steps, thought).to_gbnf()
+        parse: Any = lambda text: parse_choice(text, steps, vocabulary, thought)  # noqa: E731
+    else:
+        rules, parser = (react_rules, parse_react_answer) if thought else (step_rules, parse_step_answer)
+        grammar = rules(vocabulary, objects, refuse=refused).to_gbnf()
+        parse = refusing(lambda text: parser(text, vocabulary, objects), refused, lambda a: a.step)
+    answer, _, attempts, reason = ask(ctx.chat(), messages, grammar, parse, ctx.usage, retries=cfg.retries,
+                                      seed=state.get("step", 0), run_name="prag:step")
     ctx.episode.attempts += attempts
     entry = {"scene_graph": state.get("scene_graph", ""), "state": key, "action": NONE,
              "observation": f"invalid answer: {reason}"}
@@ -175,14 +215,16 @@ def choose(state: NamedPRAGState, runtime: Runtime[NamedPRAGContext]) -> dict[st
         entry.update(action=step_text(answer.step), observation="")
         if answer.thought:
             entry["thought"] = answer.thought
-    return {"history": [*state.get("history", []), entry]}
+    return {"history": [*history, entry]}
 
 
 def act(state: NamedPRAGState, runtime: Runtime[NamedPRAGContext]) -> dict[str, Any]:
     ctx = NamedPRAGContext.of(runtime)
     history = [dict(s) for s in state.get("history", [])]
     number = state.get("step", 0) + 1
-    _, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps)
+    aids = ctx.config.aids
+    _, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps,
+                         "reported" if aids.subgoals else aids.preconditions)
     ctx.episode.trajectory = [{k: s[k] for k in ("scene_graph", "action", "observation")} for s in history]
     return {"history": history, "step": number, "finished": finished, "outcome": ctx.episode.outcome}
 
