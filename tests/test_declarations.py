@@ -157,3 +157,22 @@ def test_helper_goal_steps_put_the_achieving_steps_before_the_output_line(hashed
     assert "Step-by-step instructions: SWITCHON floor_lamp.\n\nOutput:" in prompts[0]
     _, plain = _run("helper", "11_1", answers, {}, hashed_memories / "plain")
     assert "Step-by-step instructions" not in plain[0]
+
+
+def test_helper_with_subgoals_writes_over_the_open_subgoals_and_takes_each_with_what_it_lacks(hashed_memories):
+    answers = ['{"WALK": ["floor_lamp"]}', '{"SWITCHON": ["floor_lamp"]}'] + ['{"SWITCHON": ["floor_lamp"]}'] * 4
+    record, prompts = _run("helper", "11_1", answers, {"subgoals": "on", "goal_check": "on"},
+                           hashed_memories / "run")
+    assert "Subgoals open now (write only these, each once, in the order to do them): SWITCHON floor_lamp." in prompts[0]
+    assert "WALK ['floor_lamp'] is not one of the subgoals open now" in prompts[1]  # sent back with the reason
+    executed = [s[0] for s in record["steps"]] if record["steps"] and isinstance(record["steps"][0], list) else record["steps"]
+    assert "SWITCHON" in str(executed) and "WALK" in str(executed)  # the walk the switch lacked, then the switch
+    assert len(prompts) == 2  # the goal check found nothing open: no correction asked
+
+
+def test_helper_subgoals_need_the_closed_loop():
+    from helper_agent.graphs.helper.agent import sequence_config
+
+    assert sequence_config({"mode": "closed-loop", "subgoals": "on"}).aids.subgoals
+    with pytest.raises(ValueError, match="subgoals=on need mode=closed-loop"):
+        sequence_config({"mode": "open-loop", "subgoals": "on"})

@@ -34,10 +34,17 @@ DEFAULT_MAX_STEPS = 40
 
 
 def sequence_rules(vocabulary: ActionVocabulary, max_steps: int = DEFAULT_MAX_STEPS, *,
-                   min_steps: int = 1) -> Grammar:
+                   min_steps: int = 1, only: Sequence[Step] | None = None) -> Grammar:
     """The answer grammar: `{"ACTION": ["obj", ...], ...}`, one step per line, `min_steps..max_steps`
     steps (bounded, so a small model cannot run on), over `vocabulary`'s actions (by their number of
-    objects: none, one or two) and objects."""
+    objects: none, one or two) and objects; with `only`, over those steps alone (a writer choosing
+    among subgoals, `graphs/declarations.py`)."""
+    if only is not None:
+        if not only:
+            raise ValueError("no step to write")
+        step = alt(*(render(list([s]))[2:-2] for s in dict.fromkeys(only)))
+        return Grammar({"step": step, "root": seq("{\n", Ref("step"), Repeat(seq(",\n", Ref("step")),
+                                                                             max(min_steps - 1, 0), max_steps - 1), "\n}")})
     objects = list(vocabulary.objects)
     if not objects:
         raise ValueError("the environment offers no object an action may name")
@@ -60,9 +67,10 @@ def sequence_rules(vocabulary: ActionVocabulary, max_steps: int = DEFAULT_MAX_ST
     return Grammar(rules)
 
 
-def sequence_grammar(vocabulary: ActionVocabulary, max_steps: int = DEFAULT_MAX_STEPS, *, min_steps: int = 1) -> str:
+def sequence_grammar(vocabulary: ActionVocabulary, max_steps: int = DEFAULT_MAX_STEPS, *, min_steps: int = 1,
+                     only: Sequence[Step] | None = None) -> str:
     """GBNF for one answer (`sequence_rules`), for grammar-constrained decoding."""
-    return sequence_rules(vocabulary, max_steps, min_steps=min_steps).to_gbnf()
+    return sequence_rules(vocabulary, max_steps, min_steps=min_steps, only=only).to_gbnf()
 
 
 _STEP = re.compile(r'"([A-Za-z_]+)"\s*:\s*\[([^\[\]]*)\]')
@@ -77,10 +85,14 @@ def parse_steps(text: str) -> list[Step]:
     return [(m.group(1).upper(), tuple(json.loads(f'"{a}"') for a in _ARG.findall(m.group(2)))) for m in _STEP.finditer(body)]
 
 
-def problems(steps: Sequence[Step], vocabulary: ActionVocabulary) -> list[str]:
-    """Why an answer could not be executed as written (empty when it could): for a bounded retry."""
+def problems(steps: Sequence[Step], vocabulary: ActionVocabulary, only: Sequence[Step] | None = None) -> list[str]:
+    """Why an answer could not be executed as written (empty when it could): for a bounded retry.
+    With `only`, a step that is not one of those is refused too."""
     if not steps:
         return ["the answer has no actions"]
+    if only is not None:
+        allowed = set(only)
+        return [f"{a} {list(o)} is not one of the subgoals open now" for a, o in steps if (a, tuple(o)) not in allowed]
     arities, known = vocabulary.actions, set(vocabulary.objects)
     found = []
     for action, args in steps:

@@ -101,6 +101,18 @@ def example_instructions(request: str, steps: Sequence[Step], objects: Collectio
                              keep=lambda _condition, step: step in taken, settled_last=vocabulary.settled_last)
 
 
+def example_subgoals(request: str, steps: Sequence[Step], objects: Collection[str],
+                     vocabulary: ActionVocabulary) -> list[Step]:
+    """A solved example in the subgoals' form: the steps of its sequence that achieve one of its
+    stated conditions, in its order, once each (what a writer choosing among subgoals would have
+    written for it)."""
+    goals = stated_goals(request)
+    achieving = set(achieving_steps(conditions(goals), vocabulary.effects, vocabulary.actions, objects).values())
+    acted = {a for alternatives in goals.actions for a in alternatives}
+    chosen = [(a, tuple(o)) for a, o in steps if (a, tuple(o)) in achieving or a in acted]
+    return list(dict.fromkeys(chosen))
+
+
 def take_step(env: Any, vocabulary: ActionVocabulary, step: Step, preconditions: Preconditions) -> Approached:
     """One step with the pre-condition check the switch asks for (none when "off")."""
     action, objects = step

@@ -21,7 +21,14 @@ line and the served graph; through `-o`:
 - `goal_steps=off|on` (named actions; off by default): for a task that states its goal, the steps
   that make its stated conditions true by the environment's effects, given to the sequence writer
   as step-by-step instructions, the task's (those not met yet) and each example's (those its
-  sequence took) alike (issue 62). Both go through `graphs/declarations.py`, as every method's do.
+  sequence took) alike (issue 62);
+- `subgoals=off|on` (closed loop, named actions; off by default): the sequence is written over the
+  subgoals open now alone (the achieving steps of the stated conditions not met yet and the action
+  goals not done, `declarations.subgoal_steps`), at most once each, and each is executed with the
+  pre-condition check on the reported lacks: HELPER's program calls subgoal functions its executor
+  expands, and this is that form where the environment declares the subgoals (issue 62). The
+  examples show the subgoals their sequences took. These three go through
+  `graphs/declarations.py`, as every method's do.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from helper_agent.graphs.base import AgentResult, EpisodeSetup, GraphAgent
-from helper_agent.graphs.declarations import aids_from_options
+from helper_agent.graphs.declarations import SWITCHES, aids_from_options
 from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.graphs.helper.context import HelperContext
 from helper_agent.graphs.helper.graph import build_graph
@@ -97,8 +104,8 @@ def helper_config(ablate: str | None, feedback: int, seed: int) -> HelperConfig:
 
 
 MODES = ("program", "open-loop", "closed-loop")
-OPTIONS = ("mode", "k", "max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions", "goal_steps")
-SEQUENCE_ONLY = ("max_steps", "max_replans", "goal_check", "goal_rounds", "preconditions", "goal_steps")
+OPTIONS = ("mode", "k", "max_steps", "max_replans", "goal_check", "goal_rounds", *SWITCHES)
+SEQUENCE_ONLY = ("max_steps", "max_replans", "goal_check", "goal_rounds", *SWITCHES)
 
 
 def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
@@ -112,9 +119,10 @@ def sequence_config(options: dict[str, str]) -> SequenceConfig | None:
                 raise ValueError(f"{', '.join(given)}: a switch of mode=open-loop|closed-loop, not of mode=program")
             return None
         goal_check = option(options, "goal_check", "off", ("on", "off")) == "on"
-        aids = aids_from_options(options, allowed=("goal_steps", "preconditions"))
-        if (goal_check or aids.preconditions != "off") and mode != "closed-loop":
-            raise ValueError("goal_check=on and preconditions=on need mode=closed-loop: the open loop acts on nothing")
+        aids = aids_from_options(options)
+        if (goal_check or aids.preconditions != "off" or aids.subgoals) and mode != "closed-loop":
+            raise ValueError("goal_check=on, preconditions=on and subgoals=on need mode=closed-loop: "
+                             "the open loop acts on nothing")
         return SequenceConfig(aids=aids, closed_loop=mode == "closed-loop", k=k, max_steps=positive_option(options, "max_steps", 40),
                               max_replans=count_option(options, "max_replans", 2), goal_check=goal_check,
                               goal_rounds=count_option(options, "goal_rounds", 2))

@@ -27,12 +27,22 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import impossible_step, redundant_step
 from helper_agent.graphs.action_sequences import Step, parse_steps, problems, sequence_grammar
-from helper_agent.graphs.declarations import example_instructions, pending, take_step, task_instructions
+from helper_agent.graphs.declarations import (
+    example_instructions,
+    example_subgoals,
+    pending,
+    subgoal_steps,
+    take_step,
+    task_instructions,
+)
+from helper_agent.graphs.goal_conditions import stated_goals
 from helper_agent.graphs.helper.sequence.context import SequenceContext
 from helper_agent.graphs.helper.sequence.prompts import (
+    SUBGOALS,
     build_prompt,
     correction_request,
     goal_request,
+    instructions_line,
     system_prompt,
     task_prompt,
 )
@@ -49,12 +59,15 @@ def _items(steps: list[Step]) -> list[list[Any]]:
     return [[a, list(args)] for a, args in steps]
 
 
-def ask(ctx: SequenceContext, config: RunnableConfig, messages: list[BaseMessage]) -> tuple[str, list[Step], int, list[str]]:
+def ask(ctx: SequenceContext, config: RunnableConfig, messages: list[BaseMessage],
+        only: list[Step] | None = None) -> tuple[str, list[Step], int, list[str]]:
     """One answer, asked again (temperature `retry_temperature`, a new seed) with the reasons when it
-    could not be executed as written; (text, steps, attempts, problems of the last answer)."""
+    could not be executed as written; (text, steps, attempts, problems of the last answer). With
+    `only` (`subgoals=on`) the answer is written over those steps alone, at most one each."""
     settings = ctx.settings()
     vocabulary = ctx.vocabulary()
-    grammar = sequence_grammar(vocabulary, settings.max_steps)
+    bound = settings.max_steps if only is None else min(settings.max_steps, len(only))
+    grammar = sequence_grammar(vocabulary, bound, only=only)
     text, steps, found = "", [], []
     for attempt in range(1, settings.retries + 2):
         chat: Any = ctx.chat()
@@ -65,7 +78,7 @@ def ask(ctx: SequenceContext, config: RunnableConfig, messages: list[BaseMessage
         reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, "helper:sequence"))
         text = str(reply.content).strip()
         steps = parse_steps(text)
-        found = problems(steps, vocabulary)
+        found = problems(steps, vocabulary, only)
         if not found:
             return text, steps, attempt, []
         messages = [*messages, AIMessage(text), HumanMessage(
@@ -75,6 +88,24 @@ def ask(ctx: SequenceContext, config: RunnableConfig, messages: list[BaseMessage
 
 def _messages(ctx: SequenceContext, prompt_text: str) -> list[BaseMessage]:
     return [SystemMessage(system_prompt(ctx.vocabulary())), HumanMessage(prompt_text)]
+
+
+def open_subgoals(ctx: SequenceContext, state: SequenceState) -> list[Step] | None:
+    """With `subgoals=on`, the subgoals open now (`declarations.subgoal_steps`), less the steps the
+    environment said can never succeed; None when off, or when the task states no goal the
+    environment can be checked against (the writer then writes over the whole vocabulary)."""
+    if not ctx.settings().aids.subgoals or not stated_goals(state["request"]):
+        return None
+    executed = [str(a) for a, _ in state.get("executed") or []]
+    still_open = pending(ctx.environment(), state["request"], executed)
+    if still_open is None:
+        return None
+    impossible = set(_steps(state.get("impossible") or []))
+    return [s for s in subgoal_steps(state["request"], ctx.vocabulary(), still_open) if s not in impossible]
+
+
+def _texts(steps: list[Step]) -> list[str]:
+    return [f"{a} {' '.join(o)}.".replace(" .", ".") for a, o in steps]
 
 
 # ---------------------------------------------------------------------------------- nodes
@@ -88,12 +119,17 @@ def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[st
     prompt = state.get("prompt") or task_prompt(state["request"], ctx.vocabulary())
     instructions: list[list[str]] = []
     task_steps: list[str] = []
-    if ctx.settings().aids.goal_steps:  # what the environment declares (`graphs/declarations.py`)
-        vocabulary = ctx.vocabulary()
+    aids, vocabulary = ctx.settings().aids, ctx.vocabulary()
+    if aids.goal_steps:  # what the environment declares (`graphs/declarations.py`)
         instructions = [example_instructions(e.request, e.steps, e.objects or vocabulary.objects, vocabulary)
                         for e in found]
         task_steps = task_instructions(state["request"], vocabulary, pending(ctx.environment(), state["request"], []))
-    return {"examples": examples, "prompt_text": build_prompt(prompt, lent, instructions, task_steps),
+    prompt_text = build_prompt(prompt, lent, instructions, task_steps)
+    if aids.subgoals:  # each example as the subgoals its sequence took, the form the writer answers in
+        lent = [ActionExample(e.id, e.request, tuple(example_subgoals(e.request, e.steps, e.objects or vocabulary.objects,
+                                                                      vocabulary)) or e.steps) for e in found]
+        prompt_text = build_prompt(prompt, lent, instructions)
+    return {"examples": examples, "prompt_text": prompt_text, "impossible": [],
             "executed": [], "failures": [],
             "replans": 0, "attempts": 0, "problems": [], "failed": [], "error": "", "status": "",
             "log": [f"retrieve: {len(examples)} examples {', '.join(e['id'] for e in examples)}".rstrip()]}
@@ -102,7 +138,13 @@ def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[st
 def write(state: SequenceState, runtime: Runtime[SequenceContext], config: RunnableConfig) -> dict[str, Any]:
     """The whole sequence, once (in the open loop, the answer)."""
     ctx = SequenceContext.of(runtime)
-    text, steps, attempts, found = ask(ctx, config, _messages(ctx, state["prompt_text"]))
+    only = open_subgoals(ctx, state)
+    if only is not None and not only:  # no subgoal open: nothing to write
+        return {"answer": "{}", "queue": [], "attempts": 0, "problems": [], "log": ["write: no open subgoal"]}
+    prompt_text = state["prompt_text"]
+    if only is not None:
+        prompt_text = build_prompt(prompt_text, [], task_steps=_texts(only), label=SUBGOALS)
+    text, steps, attempts, found = ask(ctx, config, _messages(ctx, prompt_text), only)
     return {"answer": text, "queue": _items(steps), "attempts": attempts, "problems": found,
             "log": [f"write: {len(steps)} steps in {attempts} attempt(s)" + (f"; {'; '.join(found[:3])}" if found else "")]}
 
@@ -116,9 +158,11 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
     failures = list(state.get("failures") or [])
     aids = ctx.settings().aids
     vocabulary = ctx.vocabulary()
+    checks = "reported" if aids.subgoals else aids.preconditions  # a subgoal is taken with the steps it lacks
+    impossible = list(state.get("impossible") or [])
     while queue and env.steps < ctx.settings().max_actions:
         step = queue.pop(0)
-        taken = take_step(env, vocabulary, (step[0], tuple(step[1])), aids.preconditions)
+        taken = take_step(env, vocabulary, (step[0], tuple(step[1])), checks)
         outcome = taken.outcome
         executed += [[walk, list(objects)] for walk, objects in taken.approached]
         if outcome.result.success:
@@ -126,14 +170,17 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
             continue
         if redundant_step(env):
             continue  # its effect already held: nothing to do
-        if aids.reported and impossible_step(env):
+        if (aids.reported or aids.subgoals) and impossible_step(env):
+            impossible.append([step[0], list(step[1])])
             continue  # the environment says nothing can make it possible: passed over, the rest goes on
         failures.append(f"{step[0]} {list(step[1])}: {outcome.result.error}")
         return {"queue": _items(queue), "executed": executed, "failures": failures, "status": "failed",
+                "impossible": impossible,
                 "failed": [step[0], list(step[1])], "error": outcome.result.error,
                 "log": [f"act: {step[0]} {' '.join(step[1])} failed: {outcome.result.error}"]}
     status = "max_actions" if queue else "done"
     return {"queue": _items(queue), "executed": executed, "failures": failures, "status": status,
+            "impossible": impossible,
             "log": [f"act: {status} ({len(executed)} steps executed)"]}
 
 
@@ -143,14 +190,23 @@ def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: Run
     ctx = SequenceContext.of(runtime)
     executed = _steps(state.get("executed") or [])
     goal_round = state.get("status") == "unmet"
+    only = open_subgoals(ctx, state)
     if goal_round:
         unmet = state.get("unmet") or []
-        steps_for = (task_instructions(state["request"], ctx.vocabulary(), unmet)
-                     if ctx.settings().aids.goal_steps else [])
-        request = goal_request(executed, unmet, steps_for)
+        if only is not None:
+            request = goal_request(executed, unmet, _texts(only), label=SUBGOALS)
+        else:
+            steps_for = (task_instructions(state["request"], ctx.vocabulary(), unmet)
+                         if ctx.settings().aids.goal_steps else [])
+            request = goal_request(executed, unmet, steps_for)
     else:
         request = correction_request(executed, _steps([state["failed"]])[0], state.get("error", ""))
-    _, steps, used, found = ask(ctx, config, _messages(ctx, state["prompt_text"] + request))
+        if only:
+            request += "\n" + instructions_line(_texts(only), SUBGOALS)
+    if only is not None and not only:  # no subgoal left to take: nothing to ask
+        steps, used, found = [], 0, []
+    else:
+        _, steps, used, found = ask(ctx, config, _messages(ctx, state["prompt_text"] + request), only)
     update: dict[str, Any] = {"queue": _items(steps), "attempts": int(state.get("attempts", 0)) + used, "problems": found}
     if goal_round:
         rounds = int(state.get("goal_rounds", 0)) + 1

@@ -32,10 +32,14 @@ def task_prompt(request: str, vocabulary: ActionVocabulary) -> str:
             'Output the actions as one JSON object, one "ACTION": [objects] pair per line, in order.')
 
 
-def instructions_line(steps: Sequence[str]) -> str:
-    """Step-by-step instructions on one line, as LLM-Planner's prompt has them ("" for none)."""
+SUBGOALS = "Subgoals open now (write only these, each once, in the order to do them)"
+
+
+def instructions_line(steps: Sequence[str], label: str = "Step-by-step instructions") -> str:
+    """Step-by-step instructions on one line, as LLM-Planner's prompt has them ("" for none); with
+    `label` SUBGOALS, the subgoals a writer chooses among (`subgoals=on`)."""
     shown = " ".join(s.strip() for s in steps if s.strip())
-    return f"Step-by-step instructions: {shown}\n" if shown else ""
+    return f"{label}: {shown}\n" if shown else ""
 
 
 def example_block(examples: Sequence[ActionExample], instructions: Sequence[Sequence[str]] = ()) -> str:
@@ -51,11 +55,11 @@ def example_block(examples: Sequence[ActionExample], instructions: Sequence[Sequ
 
 
 def build_prompt(prompt: str, examples: Sequence[ActionExample], instructions: Sequence[Sequence[str]] = (),
-                 task_steps: Sequence[str] = ()) -> str:
+                 task_steps: Sequence[str] = (), label: str = "Step-by-step instructions") -> str:
     """`prompt` with the examples inserted before its last `Input:` section (first when it has none),
     and the task's step-by-step instructions (`goal_steps`) before its closing `Output:` line (at
     the end when it has none)."""
-    line = instructions_line(task_steps)
+    line = instructions_line(task_steps, label)
     if line:
         end = prompt.rstrip()
         if end.endswith(OUTPUT):
@@ -79,12 +83,13 @@ def correction_request(executed: Sequence[Step], failed: Step, error: str) -> st
             "so that all the node goals, edge goals and action goals are satisfied.")
 
 
-def goal_request(executed: Sequence[Step], unmet: Sequence[str], steps: Sequence[str] = ()) -> str:
+def goal_request(executed: Sequence[Step], unmet: Sequence[str], steps: Sequence[str] = (),
+                 label: str = "Step-by-step instructions") -> str:
     """What the closed loop adds after its own goal check: what ran, which stated goal conditions
     the environment does not show yet (HELPER's "did I miss anything?", answered by the check), and
     with `goal_steps` the steps that make them true."""
     done = render(executed) if executed else "(nothing yet)"
     return (f"\n\nYou have executed these actions, which succeeded:\n{done}\n"
-            "These goals are not satisfied yet:\n" + "\n".join(unmet) + "\n" + instructions_line(steps) +
+            "These goals are not satisfied yet:\n" + "\n".join(unmet) + "\n" + instructions_line(steps, label) +
             "Output, in the same JSON format, only the actions that remain to be done from the current state "
             "so that all the node goals, edge goals and action goals are satisfied.")

@@ -28,6 +28,7 @@ class SequenceState(SequenceInput, total=False):
     replans: int
     unmet: list[str]  # the stated goal conditions not met at the last check (goal_check)
     goal_rounds: int  # corrections for unmet goal conditions
+    impossible: list[list[Any]]  # steps the environment said can never succeed (subgoals=on leaves them out)
     status: str  # after act: done, failed, max_actions; after check: met or unmet
     outcome: str
     log: Annotated[list[str], operator.add]
