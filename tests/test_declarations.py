@@ -165,8 +165,8 @@ def test_helper_with_subgoals_writes_over_the_open_subgoals_and_takes_each_with_
                            hashed_memories / "run")
     assert "Subgoals open now (write only these, each once, in the order to do them): SWITCHON floor_lamp." in prompts[0]
     assert "WALK ['floor_lamp'] is not one of the subgoals open now" in prompts[1]  # sent back with the reason
-    executed = [s[0] for s in record["steps"]] if record["steps"] and isinstance(record["steps"][0], list) else record["steps"]
-    assert "SWITCHON" in str(executed) and "WALK" in str(executed)  # the walk the switch lacked, then the switch
+    executed = [(a, tuple(o)) for a, o in record["steps"]]
+    assert executed == [("WALK", ("floor_lamp",)), ("SWITCHON", ("floor_lamp",))]  # the walk it lacked, then it
     assert len(prompts) == 2  # the goal check found nothing open: no correction asked
 
 
@@ -176,3 +176,14 @@ def test_helper_subgoals_need_the_closed_loop():
     assert sequence_config({"mode": "closed-loop", "subgoals": "on"}).aids.subgoals
     with pytest.raises(ValueError, match="subgoals=on need mode=closed-loop"):
         sequence_config({"mode": "open-loop", "subgoals": "on"})
+
+
+def test_llm_planner_with_subgoals_plans_over_the_open_subgoals(hashed_memories):
+    record, prompts = _run("llm-planner", "7_1", ["WALK mouse", "GRAB mouse, SWITCHON computer"] + ["TURNTO computer"] * 6,
+                           {"subgoals": "on", "goal_check": "on"}, hashed_memories / "run")
+    query = prompts[0].rsplit("Task description:", 1)[1]
+    assert "Step-by-step instructions: SWITCHON computer. GRAB mouse." in query
+    assert "WALK mouse is not one of the subgoals open now" in prompts[1]
+    executed = [(a, tuple(o)) for a, o in record["steps"]]
+    assert executed.index(("WALK", ("mouse",))) < executed.index(("GRAB", ("mouse",)))  # the approach it lacked
+    assert ("SWITCHON", ("computer",)) in executed

@@ -35,7 +35,14 @@ from langgraph.runtime import Runtime
 
 from helper_agent.envs.base import ActionVocabulary, brief_error, impossible_step, redundant_step
 from helper_agent.graphs.action_sequences import Step
-from helper_agent.graphs.declarations import example_instructions, pending, take_step, task_instructions
+from helper_agent.graphs.declarations import (
+    example_instructions,
+    example_subgoals,
+    pending,
+    subgoal_steps,
+    take_step,
+    task_instructions,
+)
 from helper_agent.graphs.goal_conditions import achieving_steps, stated_goals
 from helper_agent.graphs.llm_planner.named.context import NamedPlanContext
 from helper_agent.graphs.llm_planner.named.plans import parse_plan, plan_rules, plan_text
@@ -61,10 +68,12 @@ def plan_messages(vocabulary: ActionVocabulary, examples: list[dict[str, Any]], 
 
 
 def _ask(ctx: NamedPlanContext, config: RunnableConfig, messages: list[BaseMessage], vocabulary: ActionVocabulary,
-         objects: list[str]) -> tuple[list[Step] | None, int, str]:
-    """One plan under the grammar; a plan the parser refuses is asked again with the reason."""
+         objects: list[str], only: list[Step] | None = None) -> tuple[list[Step] | None, int, str]:
+    """One plan under the grammar; a plan the parser refuses is asked again with the reason. With
+    `only` (`subgoals=on`) the plan is over those steps alone, at most one each."""
     settings = ctx.settings()
-    grammar = plan_rules(vocabulary, objects, settings.max_plan_steps).to_gbnf()
+    bound = settings.max_plan_steps if only is None else min(settings.max_plan_steps, len(only))
+    grammar = plan_rules(vocabulary, objects, bound, only).to_gbnf()
     reason = ""
     for attempt in range(1, settings.retries + 2):
         chat: Any = ctx.chat()
@@ -75,7 +84,7 @@ def _ask(ctx: NamedPlanContext, config: RunnableConfig, messages: list[BaseMessa
         reply = invoke_with_retry(chat, messages, config=ctx.llm_config(config, "llm-planner:plan"))
         text = str(reply.content).strip()
         try:
-            return parse_plan(text, vocabulary, objects), attempt, ""
+            return parse_plan(text, vocabulary, objects, only), attempt, ""
         except ValueError as exc:
             reason = str(exc)
             messages = [*messages, AIMessage(text), HumanMessage(f"That answer was rejected: {reason}. Answer again.")]
@@ -100,12 +109,17 @@ def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[
     k = ctx.settings().k
     found = ctx.examples(state.get("instance_id", ""), state["request"], k) if ctx.examples and k > 0 else []
     examples = [{"id": e.id, "task": e.request, "visible": list(e.objects), "plan": plan_text(e.steps)} for e in found]
-    if ctx.settings().aids.goal_steps:
+    aids = ctx.settings().aids
+    if aids.goal_steps or aids.subgoals:
         vocabulary = ctx.vocabulary()
         for example, solved in zip(examples, found, strict=True):
-            example["steps"] = example_instructions(solved.request, solved.steps, solved.objects, vocabulary)
+            if aids.subgoals:  # the example as the subgoals its plan took, the form the planner answers in
+                taken = example_subgoals(solved.request, solved.steps, solved.objects, vocabulary) or list(solved.steps)
+                example["plan"], example["steps"] = plan_text(taken), [f"{plan_text([s])}." for s in taken]
+            else:
+                example["steps"] = example_instructions(solved.request, solved.steps, solved.objects, vocabulary)
     return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
-            "replans": 0, "status": "", "log": [f"retrieved {len(examples)} examples"]}
+            "replans": 0, "status": "", "impossible": [], "log": [f"retrieved {len(examples)} examples"]}
 
 
 def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: RunnableConfig) -> dict[str, Any]:
@@ -113,10 +127,15 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     ctx = NamedPlanContext.of(runtime)
     vocabulary = ctx.vocabulary()
     objects = list(vocabulary.objects)
-    still_open = _unmet(state, ctx) if ctx.settings().aids.goal_steps else None
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, still_open), visible=objects)
+    aids = ctx.settings().aids
+    still_open = _unmet(state, ctx) if aids.goal_steps or aids.subgoals else None
+    only = _subgoals(state, ctx, vocabulary, still_open)
+    if only is not None and not only:
+        return {"plan": [], "written": [], "status": "met", "log": ["plan: no open subgoal"]}
+    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
+    query = PlanQuery(state["request"], steps=instructions, visible=objects)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
-                                   vocabulary, objects)
+                                   vocabulary, objects, only)
     update = _planned(state, steps, attempts, reason, "plan")
     update["written"] = update["plan"]
     return update
@@ -130,8 +149,10 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     log = []
     aids = ctx.settings().aids
     vocabulary = ctx.vocabulary()
+    checks = "reported" if aids.subgoals else aids.preconditions  # a subgoal is taken with the steps it lacks
+    impossible = list(state.get("impossible") or [])
     for action, args in state.get("plan", []):
-        taken = take_step(env, vocabulary, (action, tuple(args)), aids.preconditions)
+        taken = take_step(env, vocabulary, (action, tuple(args)), checks)
         outcome = taken.outcome
         for walk, objects in taken.approached:
             log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
@@ -140,8 +161,9 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
             status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
-        elif aids.reported and impossible_step(env):  # nothing can make it possible: passed over
+        elif (aids.reported or aids.subgoals) and impossible_step(env):  # nothing can make it possible: passed over
             status, observation = "skipped", "impossible: " + brief_error(env, outcome.result.error)
+            impossible.append([action, list(args)])
         else:
             status, observation = "failed", "failed: " + brief_error(env, outcome.result.error)
         log.append(f"{action} {' '.join(args)}: {observation}")
@@ -149,8 +171,9 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
             completed.append([action, list(args)])
         elif status == "failed":
             return {"completed": completed, "status": "failed", "last_tried": [action, list(args)], "log": log,
+                    "impossible": impossible,
                     "failures": [*state.get("failures", []), f"{action} {list(args)}: {observation}"]}
-    return {"completed": completed, "status": "done", "log": log}
+    return {"completed": completed, "status": "done", "log": log, "impossible": impossible}
 
 
 def _unmet(state: NamedPlanState, ctx: NamedPlanContext) -> list[str] | None:
@@ -168,6 +191,22 @@ def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: Acti
     return task_instructions(state["request"], vocabulary, still_open)
 
 
+def _subgoals(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary,
+              still_open: list[str] | None) -> list[Step] | None:
+    """With `subgoals=on`, the subgoals open now (`declarations.subgoal_steps`) less those the
+    environment said can never succeed; None when off or nothing could be checked (the plan is then
+    over the whole vocabulary)."""
+    if not ctx.settings().aids.subgoals or still_open is None or not stated_goals(state["request"]):
+        return None
+    impossible = {(str(a), tuple(o)) for a, o in state.get("impossible") or []}
+    return [s for s in subgoal_steps(state["request"], vocabulary, still_open) if s not in impossible]
+
+
+def _subgoal_texts(steps: list[Step]) -> list[str]:
+    """The open subgoals as the query's step-by-step instructions."""
+    return [f"{plan_text([s])}." for s in steps]
+
+
 def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
     """Each unmet condition followed by the step that makes it true, where the environment's
     effects name one: "computer is ON (SWITCHON computer)"."""
@@ -183,17 +222,22 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
     visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
     completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
     settings = ctx.settings()
-    still_open = _unmet(state, ctx) if settings.goal_check or settings.aids.goal_steps else None  # read once for both
+    still_open = (_unmet(state, ctx) if settings.goal_check or settings.aids.goal_steps or settings.aids.subgoals
+                  else None)  # read once for all
     unmet = still_open if settings.goal_check else None
     if unmet:
         named = set(stated_goals(state["request"]).objects)
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
         if settings.achievers:
             unmet = with_achievers(unmet, vocabulary)
-    query = PlanQuery(state["request"], steps=_instructions(state, ctx, vocabulary, still_open), completed=completed,
-                      visible=visible, unmet=unmet or None)
-    steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
-                                   vocabulary, visible)
+    only = _subgoals(state, ctx, vocabulary, still_open)
+    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
+    query = PlanQuery(state["request"], steps=instructions, completed=completed, visible=visible, unmet=unmet or None)
+    if only is not None and not only:  # no subgoal left to take: nothing to ask
+        steps, attempts, reason = [], 0, ""
+    else:
+        steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
+                                       vocabulary, visible, only)
     update = _planned(state, steps, attempts, reason, "replan")
     if state.get("status") == "unmet":
         update["goal_rounds"] = int(state.get("goal_rounds", 0)) + 1

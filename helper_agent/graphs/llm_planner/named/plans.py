@@ -21,8 +21,15 @@ from helper_agent.program.cfg import Expr, Grammar, Ref, Repeat, alt, seq
 MAX_PLAN_STEPS = 40
 
 
-def plan_rules(vocabulary: ActionVocabulary, objects: Sequence[str], max_steps: int = MAX_PLAN_STEPS) -> Grammar:
-    """`ACTION obj[ obj], ACTION ...` over the vocabulary's actions and `objects`."""
+def plan_rules(vocabulary: ActionVocabulary, objects: Sequence[str], max_steps: int = MAX_PLAN_STEPS,
+               only: Sequence[Step] | None = None) -> Grammar:
+    """`ACTION obj[ obj], ACTION ...` over the vocabulary's actions and `objects`; with `only`
+    (`subgoals=on`), over those steps alone."""
+    if only is not None:
+        if not only:
+            raise ValueError("no step to plan")
+        return Grammar({"step": alt(*(plan_text([s]) for s in dict.fromkeys(only))),
+                        "root": seq(Ref("step"), Repeat(seq(", ", Ref("step")), 0, max_steps - 1))})
     objects = check_names(objects)
     groups = by_arity(vocabulary)
     forms: list[Expr] = []
@@ -45,8 +52,10 @@ def plan_text(steps: Sequence[Step]) -> str:
     return ", ".join(" ".join([a, *args]) for a, args in steps)
 
 
-def parse_plan(text: str, vocabulary: ActionVocabulary, objects: Collection[str]) -> list[Step]:
-    """A plan's steps; `ValueError` names what is outside the vocabulary (for the bounded retry)."""
+def parse_plan(text: str, vocabulary: ActionVocabulary, objects: Collection[str],
+               only: Collection[Step] | None = None) -> list[Step]:
+    """A plan's steps; `ValueError` names what is outside the vocabulary, or with `only` outside those
+    steps (for the bounded retry)."""
     arities, known = vocabulary.actions, set(objects)
     body = re.sub(r"^\s*next\s+plans?\s*:", "", text.strip(), flags=re.I).strip()
     body = body.splitlines()[0].strip().rstrip(".") if body else ""
@@ -63,6 +72,8 @@ def parse_plan(text: str, vocabulary: ActionVocabulary, objects: Collection[str]
         unknown = [a for a in args if a not in known]
         if unknown:
             raise ValueError(f"{', '.join(unknown)} is not an object here")
+        if only is not None and (action, tuple(args)) not in only:
+            raise ValueError(f"{part} is not one of the subgoals open now")
         steps.append((action, tuple(args)))
     if not steps:
         raise ValueError("the plan has no steps")

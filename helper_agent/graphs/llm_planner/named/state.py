@@ -27,5 +27,6 @@ class NamedPlanState(NamedPlanInput, total=False):
     replans: int  # re-plans after a failed step
     unmet: list[str]  # the stated goal conditions not met at the last check (goal_check)
     goal_rounds: int  # re-plans for unmet goal conditions
+    impossible: list[list[Any]]  # steps the environment said can never succeed (subgoals=on leaves them out)
     outcome: str
     log: Annotated[list[str], operator.add]
