@@ -48,8 +48,13 @@ Run (an LLM job: alone on the machine, or under the LLM lock):
 
 `--json` writes a flat object: `default_runtime` (the runtime `--llm local` uses), the machine's limits,
 and per runtime R and model M `R:M:prompt_tps:N`, `R:M:prompt_of_int8:N`, `R:M:gen_tps` (free),
-`R:M:gen_grammar_tps` (and `R:M:gen_grammar_cold_tps`), `R:M:first_token_cached_ms`, `R:M:peak_rss_mb`, `R:M:gen_sha` (and with
+`R:M:gen_grammar_tps` (and `R:M:gen_grammar_cold_tps`), `R:M:first_token_cached_ms`, `R:M:first_line_s`,
+`R:M:first_subgoal_s`, `R:M:peak_rss_mb`, `R:M:gen_sha` (and with
 `--install`/`--convert`, `R:install_s` and `openvino:M:convert_s`).
+
+`--weight-format int4` (repeatable, with `int8` the default) adds an OpenVINO row per format
+(`openvino-int4`), its folder converted first when missing (`helper_agent.llm.openvino_models`; the
+conversion's seconds are printed, not counted in the row).
 
 `NAME=DIR,fa` runs that build with flash attention on (llama-cpp-python's default is off).
 Without `--build`, the `llama.cpp` row is the installed llama-cpp-python's own libraries.
@@ -80,7 +85,7 @@ from helper_agent.graphs.helper.prompts import planner_messages
 from helper_agent.llm.factory import LOCAL_RUNTIMES
 from helper_agent.llm.gguf import model_cache_dir
 from helper_agent.llm.inprocess import chat_messages
-from helper_agent.llm.openvino_models import openvino_model_dir
+from helper_agent.llm.openvino_models import openvino_model_dir, prepare_openvino_model
 from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
 
 MODELS = {
@@ -157,6 +162,9 @@ def figures(limits: dict[str, float], rows: Sequence[dict[str, Any]], default_ru
         for name in ("first_token_cached_ms", "peak_rss_mb", "convert_s"):
             if name in row:
                 out[f"{key}:{name}"] = round(row[name], 1)
+        for name in ("first_line_s", "first_subgoal_s"):
+            if row.get(name) is not None:
+                out[f"{key}:{name}"] = round(row[name], 2)
         for name, value in row.get("llama_bench", {}).items():
             out[f"{key}:llama_bench_{name}_tps"] = round(value, 1)
     return out
@@ -166,7 +174,8 @@ def table(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], s
     """The figures as a Markdown table, one row per runtime and model; the last column says whether
     the row wrote the same greedy text as the first row of its model."""
     head = ["runtime", "model", "backend", *(f"pp{n} t/s (of int8)" for n in sizes),
-            "gen free t/s (bw)", "gen grammar t/s (bw)", "1st token, cached (ms)", "peak RSS MB", "same output"]
+            "gen free t/s (bw)", "gen grammar t/s (bw)", "1st token, cached (ms)", "Enter to 1st line (s)",
+            "Enter to 1st subgoal (s)", "peak RSS MB", "same output"]
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     first: dict[str, tuple[str, str]] = {}
     for runtime in runtimes:
@@ -181,6 +190,8 @@ def table(out: dict[str, Any], runtimes: Sequence[str], models: Sequence[str], s
             cells.append(f"{out[f'{key}:gen_tps']} ({out[f'{key}:gen_of_bandwidth']})")
             cells.append(f"{out[f'{key}:gen_grammar_tps']} ({out[f'{key}:gen_grammar_of_bandwidth']})")
             cells.append(str(out.get(f"{key}:first_token_cached_ms", "-")))
+            cells.append(str(out.get(f"{key}:first_line_s", "-")))
+            cells.append(str(out.get(f"{key}:first_subgoal_s", "-")))
             cells.append(str(out.get(f"{key}:peak_rss_mb", "-")))
             shas = (out[f"{key}:gen_sha"], out[f"{key}:gen_grammar_sha"])
             same = first.setdefault(model, shas) == shas
@@ -349,6 +360,9 @@ def worker(model_path: str, sizes: Sequence[int], n_threads: int, flash_attn: bo
     llm.reset()
     llm.eval(prompt_tokens)
     _grammar(out, ProgramDecoder(llm).decode(prompt, temperature=0.0, seed=0), cold)
+    llm.reset()
+    llm.create_completion(_planner_prompt(llm, PLANNER_EXAMPLES, request=PLANNER_EXAMPLES + 1), max_tokens=1)
+    _person(out, ProgramDecoder(llm).decode(prompt, temperature=0.0, seed=0))
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
 
@@ -358,6 +372,13 @@ def _free(out: dict[str, Any], text: str, tokens: int, seconds: float) -> None:
     out["gen_free_tok_s"] = tokens / seconds
     out["gen_free_sha"] = _sha(text)
     out["gen_free_text"] = text
+
+
+def _person(out: dict[str, Any], result: Any) -> None:
+    """What a person waits for, from one decoding timed from Enter (`DecodeResult`'s first line and
+    first acting line)."""
+    out["first_line_s"] = result.first_line_seconds
+    out["first_subgoal_s"] = result.first_action_seconds
 
 
 def _grammar(out: dict[str, Any], result: Any, cold: Any) -> None:
@@ -373,17 +394,17 @@ def _grammar(out: dict[str, Any], result: Any, cold: Any) -> None:
     out["gen_grammar_text"] = result.text
 
 
-def openvino_worker(model: str, sizes: Sequence[int], n_threads: int) -> dict[str, Any]:
+def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_format: str = "int8") -> dict[str, Any]:
     """The same measures on OpenVINO GenAI (`helper_agent.llm.openvino_chat.OpenVINOContext`): each
     prompt size is a prompt of its own evaluated from an empty cache (`forget`), timed to its first
     token; generation is timed after the prompt was evaluated, as for llama.cpp."""
     from helper_agent.llm.openvino_chat import OpenVINOContext  # deferred: openvino-genai only in this worker
 
-    folder = openvino_model_dir(model)
+    folder = openvino_model_dir(model, weight_format)
     config = json.loads((folder / "config.json").read_text())
     ctx = OpenVINOContext(folder, n_threads)
     out: dict[str, Any] = {
-        "libraries": [], "backend": "openvino CPU (int8 weights)",
+        "libraries": [], "backend": f"openvino CPU ({weight_format} weights)",
         "model_bytes": sum(f.stat().st_size for f in folder.glob("openvino_model.bin")),
         "n_vocab": int(config["vocab_size"]), "n_embd": int(config["hidden_size"]),
         "n_layer": int(config["num_hidden_layers"]),
@@ -420,6 +441,10 @@ def openvino_worker(model: str, sizes: Sequence[int], n_threads: int) -> dict[st
     cold = ProgramDecoder(ctx).decode(prompt, temperature=0.0, seed=0)
     ctx.create_completion(prompt, max_tokens=1, temperature=0.0, seed=0)
     _grammar(out, ProgramDecoder(ctx).decode(prompt, temperature=0.0, seed=0), cold)
+    ctx.forget()
+    ctx.create_completion(ctx.chat_prompt(_planner_messages(PLANNER_EXAMPLES, request=PLANNER_EXAMPLES + 1)),
+                          max_tokens=1, temperature=0.0, seed=0)
+    _person(out, ProgramDecoder(ctx).decode(prompt, temperature=0.0, seed=0))
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
 
@@ -449,18 +474,21 @@ def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str
 
 
 def run_worker(runtime: str, folder: Path | None, flash_attn: bool, model: str, model_path: str,
-               sizes: Sequence[int], n_threads: int, bench_binary: Path | None) -> dict[str, Any]:
-    """One runtime x model in a subprocess; a llama.cpp build's libraries come from `folder`."""
+               sizes: Sequence[int], n_threads: int, bench_binary: Path | None,
+               weight_format: str = "int8") -> dict[str, Any]:
+    """One runtime x model in a subprocess; a llama.cpp build's libraries come from `folder`, an
+    OpenVINO row's weights in `weight_format`."""
     env = dict(os.environ)
     if folder is not None:
         env.update(LLAMA_CPP_LIB_PATH=str(folder),
                    LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("LD_LIBRARY_PATH")])))
-    row: dict[str, Any] = {"runtime": runtime, "model": model, "folder": str(folder or openvino_model_dir(model))}
+    row: dict[str, Any] = {"runtime": runtime, "model": model,
+                           "folder": str(folder or openvino_model_dir(model, weight_format))}
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         target = model if folder is None else model_path
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", target, "--worker-out", out.name,
                "--sizes", ",".join(map(str, sizes)), "--threads", str(n_threads)]
-        cmd += ["--worker-runtime", "openvino"] if folder is None else []
+        cmd += ["--worker-runtime", "openvino", "--worker-format", weight_format] if folder is None else []
         cmd += ["--flash-attn"] if flash_attn else []
         run = subprocess.run(cmd, env=env, cwd=folder or Path.cwd(), capture_output=True, text=True, check=False)
         if run.returncode != 0:
@@ -532,11 +560,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-runtime", default="llama.cpp", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-format", default="int8", help=argparse.SUPPRESS)
+    parser.add_argument("--weight-format", action="append", default=[], choices=("int8", "int4"),
+                        help="OpenVINO weight formats to measure (repeatable; default int8)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
         if args.worker_runtime == "openvino":
-            measures = openvino_worker(args.worker, sizes, args.threads)
+            measures = openvino_worker(args.worker, sizes, args.threads, args.worker_format)
         else:
             measures = worker(args.worker, sizes, args.threads, args.flash_attn)
         Path(args.worker_out).write_text(json.dumps(measures))
@@ -544,9 +575,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     runtimes = args.runtime or list(LOCAL_RUNTIMES)
     candidates: list[tuple[str, Path | None, bool]] = []
+    formats = list(dict.fromkeys(args.weight_format or ["int8"]))
     for runtime in runtimes:
         if runtime == "openvino":
-            candidates.append(("openvino", None, False))
+            candidates += [("openvino" if f == "int8" else f"openvino-{f}", None, False) for f in formats]
         elif args.build:
             candidates += [(f"llama.cpp-{name}", folder, fa) for name, folder, fa in map(parse_build, args.build)]
         elif (installed := installed_library_folder()) is not None:
@@ -559,10 +591,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("limits: " + ", ".join(f"{k} {v}" for k, v in limits.items()), flush=True)
     rows = []
     for name, folder, flash_attn in candidates:
+        weight_format = name.split("-", 1)[1] if name.startswith("openvino-") else "int8"
         for model in models:
+            if folder is None and weight_format != "int8":
+                began = time.perf_counter()
+                prepare_openvino_model(model, weight_format)
+                print(f"{name} {model}: folder ready in {time.perf_counter() - began:.0f} s", flush=True)
             started = time.perf_counter()
             row = run_worker(name, folder, flash_attn, model, str(model_dir / MODELS[model]), sizes, args.threads,
-                             args.llama_bench)
+                             args.llama_bench, weight_format)
             print(f"{name} {model}: {time.perf_counter() - started:.0f} s; {row.get('error') or row['folder']}", flush=True)
             rows.append(row)
     limits["load_1min_end"] = round(os.getloadavg()[0], 2)

@@ -253,6 +253,10 @@ class DecodeResult:
     seconds: float
     line_calls: int
     stopped_by: str  # "fence", "max_lines", "repetition", "no_line"
+    # what a person waits for (issue 64): seconds from the call until the first line was written, and
+    # until the first line that acts (a subgoal: `target.pickup()`); None when there was none
+    first_line_seconds: float | None = None
+    first_action_seconds: float | None = None
 
 
 class ServedLineClient:
@@ -312,6 +316,8 @@ class ProgramDecoder:
         state = DecodeState()
         text = FENCE_OPEN
         completion = calls = 0
+        first_line: float | None = None
+        first_action: float | None = None
         before = evaluated() if evaluated else None
         prompt_tokens = len(self.client.tokenize((prompt + FENCE_OPEN).encode("utf-8"), add_bos=False, special=True))
         stopped_by = "max_lines"
@@ -334,6 +340,9 @@ class ProgramDecoder:
             line = piece[:-1]
             state.add(line, self.resolve)
             text += piece
+            now = time.perf_counter() - started
+            first_line = now if first_line is None else first_line
+            first_action = now if first_action is None and state.actions else first_action
             if state.repeating():
                 stopped_by = "repetition"
                 text = FENCE_OPEN + "".join(line + "\n" for line in state.drop_repeats()) + FENCE_CLOSE
@@ -346,7 +355,8 @@ class ProgramDecoder:
         if before is not None and after is not None:
             # What llama.cpp evaluated beyond the tokens this decoding wrote itself.
             prompt_evaluated = max(after - before - completion, 0)
-        return DecodeResult(text, prompt_tokens, completion, prompt_evaluated, time.perf_counter() - started, calls, stopped_by)
+        return DecodeResult(text, prompt_tokens, completion, prompt_evaluated, time.perf_counter() - started, calls, stopped_by,
+                            first_line, first_action)
 
 
 def _compiled(rules: str) -> Any:

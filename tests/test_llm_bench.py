@@ -20,7 +20,7 @@ def _row(runtime: str, model: str = "0.5b", free_sha: str = "aaa") -> dict:
         "model_bytes": 400_000_000, "n_params": 500_000_000, "n_vocab": 100_000, "n_embd": 1000, "n_layer": 10,
         "prompt_tok_s": {"600": 150.0, "2400": 120.0},
         "gen_free_tok_s": 25.0, "gen_grammar_tok_s": 20.0, "gen_free_sha": free_sha, "gen_grammar_sha": "bbb",
-        "first_token_cached_ms": 120.04, "peak_rss_mb": 900.0,
+        "first_token_cached_ms": 120.04, "peak_rss_mb": 900.0, "first_line_s": 1.234, "first_subgoal_s": None,
     }
 
 
@@ -58,6 +58,8 @@ def test_figures_are_flat_keyed_by_runtime_and_model_with_their_ratios(tmp_path:
     assert out["llama.cpp:0.5b:gen_of_bandwidth"] == 0.5
     assert out["llama.cpp:0.5b:gen_grammar_of_bandwidth"] == 0.4
     assert out["llama.cpp:0.5b:first_token_cached_ms"] == 120.0
+    assert out["llama.cpp:0.5b:first_line_s"] == 1.23
+    assert "llama.cpp:0.5b:first_subgoal_s" not in out  # a program with no acting line has no such time
     assert out["llama.cpp-broken:0.5b:error"] == "no libllama.so"
     assert all(not isinstance(v, (dict, list)) for v in out.values())
     path = tmp_path / "figures.json"
@@ -80,3 +82,28 @@ def test_qwen2_parameters_are_counted_from_the_config() -> None:
     config = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "vocab_size": 151936,
               "num_attention_heads": 14, "num_key_value_heads": 2, "tie_word_embeddings": True}
     assert bench._qwen2_params(config) == 494_032_768
+
+
+def test_the_decoder_says_when_the_first_line_and_the_first_acting_line_were_written() -> None:
+    """`DecodeResult.first_line_seconds` / `first_action_seconds` (issue 64's "Enter to first line /
+    subgoal"): measured as each line ends, the acting line after the line that names the object."""
+    import time as clock
+
+    from helper_agent.decoding import ProgramDecoder
+
+    lines = iter(['target = InteractionObject("Mug")\n', "target.pickup()\n", "```"])
+
+    class Scripted:
+        grammar_as_text = True
+
+        def tokenize(self, text: bytes, add_bos: bool = False, special: bool = True) -> list[int]:
+            return list(range(len(text) // 4))
+
+        def create_completion(self, prompt: str, **kwargs: object) -> dict:
+            clock.sleep(0.05)
+            return {"choices": [{"text": next(lines)}], "usage": {"completion_tokens": 5}}
+
+    result = ProgramDecoder(Scripted()).decode("prompt")
+    assert result.stopped_by == "fence" and result.line_calls == 3
+    assert result.first_line_seconds is not None and result.first_action_seconds is not None
+    assert 0.05 <= result.first_line_seconds < result.first_action_seconds <= result.seconds
