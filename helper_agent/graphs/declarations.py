@@ -149,6 +149,22 @@ def subgoal_steps(request: str, vocabulary: ActionVocabulary, still_open: Sequen
     return list(dict.fromkeys(steps))
 
 
+def open_subgoals(env: Any, request: str, vocabulary: ActionVocabulary, executed: Sequence[str],
+                  closed: Collection[Step] = ()) -> tuple[list[str], list[Step]] | None:
+    """What `subgoals=on` offers now: the stated conditions not met yet and the subgoals open for
+    them (`subgoal_steps`), less the steps in `closed` (those the environment said can never succeed,
+    or a method's own "tried from here already"). None when the request states no goal or the
+    environment shows no facts: the method then answers over its whole vocabulary, as without the
+    switch."""
+    if not stated_goals(request):
+        return None
+    still_open = pending(env, request, executed)
+    if still_open is None:
+        return None
+    leave_out = set(closed)
+    return still_open, [s for s in subgoal_steps(request, vocabulary, still_open) if s not in leave_out]
+
+
 def refuse_declared_aids(aids: Aids, env: Any) -> None:
     """A `ValueError` when a step-wise method is asked for aids on an environment its loop there
     does not read them from (the embedded world's loop acts on ids, not on stated conditions)."""

@@ -20,8 +20,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from helper_agent.envs.base import ActionVocabulary, ActsByName, brief_error, impossible_step, redundant_step
 from helper_agent.graphs.base import RunContext
-from helper_agent.graphs.declarations import Preconditions, pending, subgoal_steps, take_step
-from helper_agent.graphs.goal_conditions import stated_goals
+from helper_agent.graphs.declarations import Preconditions, take_step
+from helper_agent.graphs.declarations import open_subgoals as declared_open_subgoals
 from helper_agent.graphs.named_actions import (
     DONE,
     THOUGHT,
@@ -157,17 +157,12 @@ class Subgoals:
 
 def open_subgoals(env: Any, vocabulary: ActionVocabulary, request: str, episode: NamedEpisode,
                   history: Sequence[dict[str, str]], state: str) -> Subgoals | None:
-    """`declarations.subgoal_steps` for the state now, less the steps already tried from this same
+    """`declarations.open_subgoals` for the state now, less the steps already tried from this same
     state (`tried_here`: they would end as they did) and those the environment said can never
-    succeed. None when the request states no goal or the environment shows no facts: the step is then
-    chosen over the whole vocabulary, as without the switch."""
-    if not stated_goals(request):
-        return None
-    still_open = pending(env, request, episode.executed)
-    if still_open is None:
-        return None
-    closed = set(tried_here(history, state, vocabulary)) | set(episode.impossible)
-    return Subgoals(still_open, [s for s in subgoal_steps(request, vocabulary, still_open) if s not in closed])
+    succeed; None when the step is chosen over the whole vocabulary, as without the switch."""
+    found = declared_open_subgoals(env, request, vocabulary, episode.executed,
+                                   closed=[*tried_here(history, state, vocabulary), *episode.impossible])
+    return None if found is None else Subgoals(*found)
 
 
 def subgoal_lines(subgoals: Subgoals) -> list[str]:

@@ -31,11 +31,10 @@ from helper_agent.graphs.declarations import (
     example_instructions,
     example_subgoals,
     pending,
-    subgoal_steps,
     take_step,
     task_instructions,
 )
-from helper_agent.graphs.goal_conditions import stated_goals
+from helper_agent.graphs.declarations import open_subgoals as declared_open_subgoals
 from helper_agent.graphs.helper.sequence.context import SequenceContext
 from helper_agent.graphs.helper.sequence.prompts import (
     SUBGOALS,
@@ -91,17 +90,15 @@ def _messages(ctx: SequenceContext, prompt_text: str) -> list[BaseMessage]:
 
 
 def open_subgoals(ctx: SequenceContext, state: SequenceState) -> list[Step] | None:
-    """With `subgoals=on`, the subgoals open now (`declarations.subgoal_steps`), less the steps the
+    """With `subgoals=on`, the subgoals open now (`declarations.open_subgoals`), less the steps the
     environment said can never succeed; None when off, or when the task states no goal the
     environment can be checked against (the writer then writes over the whole vocabulary)."""
-    if not ctx.settings().aids.subgoals or not stated_goals(state["request"]):
+    if not ctx.settings().aids.subgoals:
         return None
-    executed = [str(a) for a, _ in state.get("executed") or []]
-    still_open = pending(ctx.environment(), state["request"], executed)
-    if still_open is None:
-        return None
-    impossible = set(_steps(state.get("impossible") or []))
-    return [s for s in subgoal_steps(state["request"], ctx.vocabulary(), still_open) if s not in impossible]
+    found = declared_open_subgoals(ctx.environment(), state["request"], ctx.vocabulary(),
+                                   [str(a) for a, _ in state.get("executed") or []],
+                                   closed=_steps(state.get("impossible") or []))
+    return None if found is None else found[1]
 
 
 def _texts(steps: list[Step]) -> list[str]:

@@ -38,8 +38,8 @@ from helper_agent.graphs.action_sequences import Step
 from helper_agent.graphs.declarations import (
     example_instructions,
     example_subgoals,
+    open_subgoals,
     pending,
-    subgoal_steps,
     take_step,
     task_instructions,
 )
@@ -128,8 +128,8 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     vocabulary = ctx.vocabulary()
     objects = list(vocabulary.objects)
     aids = ctx.settings().aids
-    still_open = _unmet(state, ctx) if aids.goal_steps or aids.subgoals else None
-    only = _subgoals(state, ctx, vocabulary, still_open)
+    still_open = _unmet(state, ctx) if aids.goal_steps else None
+    only = _subgoals(state, ctx)
     if only is not None and not only:
         return {"plan": [], "written": [], "status": "met", "log": ["plan: no open subgoal"]}
     instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
@@ -191,15 +191,16 @@ def _instructions(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: Acti
     return task_instructions(state["request"], vocabulary, still_open)
 
 
-def _subgoals(state: NamedPlanState, ctx: NamedPlanContext, vocabulary: ActionVocabulary,
-              still_open: list[str] | None) -> list[Step] | None:
-    """With `subgoals=on`, the subgoals open now (`declarations.subgoal_steps`) less those the
+def _subgoals(state: NamedPlanState, ctx: NamedPlanContext) -> list[Step] | None:
+    """With `subgoals=on`, the subgoals open now (`declarations.open_subgoals`) less those the
     environment said can never succeed; None when off or nothing could be checked (the plan is then
     over the whole vocabulary)."""
-    if not ctx.settings().aids.subgoals or still_open is None or not stated_goals(state["request"]):
+    if not ctx.settings().aids.subgoals:
         return None
-    impossible = {(str(a), tuple(o)) for a, o in state.get("impossible") or []}
-    return [s for s in subgoal_steps(state["request"], vocabulary, still_open) if s not in impossible]
+    found = open_subgoals(ctx.environment(), state["request"], ctx.vocabulary(),
+                          [str(a) for a, _ in state.get("completed", [])],
+                          closed=[(str(a), tuple(o)) for a, o in state.get("impossible") or []])
+    return None if found is None else found[1]
 
 
 def _subgoal_texts(steps: list[Step]) -> list[str]:
@@ -222,15 +223,14 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
     visible = list(vocabulary.seen if vocabulary.seen is not None else vocabulary.objects)
     completed = [(a, " ".join(args)) for a, args in state.get("completed", [])]
     settings = ctx.settings()
-    still_open = (_unmet(state, ctx) if settings.goal_check or settings.aids.goal_steps or settings.aids.subgoals
-                  else None)  # read once for all
+    still_open = _unmet(state, ctx) if settings.goal_check or settings.aids.goal_steps else None  # read once for both
     unmet = still_open if settings.goal_check else None
     if unmet:
         named = set(stated_goals(state["request"]).objects)
         visible += [o for o in vocabulary.objects if o in named and o not in visible]
         if settings.achievers:
             unmet = with_achievers(unmet, vocabulary)
-    only = _subgoals(state, ctx, vocabulary, still_open)
+    only = _subgoals(state, ctx)
     instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
     query = PlanQuery(state["request"], steps=instructions, completed=completed, visible=visible, unmet=unmet or None)
     if only is not None and not only:  # no subgoal left to take: nothing to ask
