@@ -62,6 +62,12 @@ class Aids:
     def reported(self) -> bool:
         return self.preconditions == "reported"
 
+    @property
+    def checks(self) -> Preconditions:
+        """The pre-condition check a step is taken with: a subgoal always with the reported one
+        (it is done with the steps it lacks), any other step as `preconditions` says."""
+        return "reported" if self.subgoals else self.preconditions
+
     def labels(self) -> list[str]:
         """The switches that are on, as `-o` spells them (a row's label of its aids)."""
         out = ["goal_steps=on"] if self.goal_steps else []
@@ -71,11 +77,12 @@ class Aids:
 
 def aids_from_options(options: Mapping[str, str], allowed: Collection[str] = SWITCHES) -> Aids:
     """The switches of `SWITCHES` a method takes (`allowed`); a `ValueError` names a bad value."""
+    given = dict(options)
     read = {name: name in allowed for name in SWITCHES}
-    return Aids(goal_steps=read["goal_steps"] and option(dict(options), "goal_steps", "off", ("on", "off")) == "on",
-                preconditions=option(dict(options), "preconditions", "off", PRECONDITIONS)  # type: ignore[arg-type]
+    return Aids(goal_steps=read["goal_steps"] and option(given, "goal_steps", "off", ("on", "off")) == "on",
+                preconditions=option(given, "preconditions", "off", PRECONDITIONS)  # type: ignore[arg-type]
                 if read["preconditions"] else "off",
-                subgoals=read["subgoals"] and option(dict(options), "subgoals", "off", ("on", "off")) == "on")
+                subgoals=read["subgoals"] and option(given, "subgoals", "off", ("on", "off")) == "on")
 
 
 def pending(env: Any, request: str, executed: Sequence[str]) -> list[str] | None:
@@ -90,6 +97,16 @@ def task_instructions(request: str, vocabulary: ActionVocabulary, still_open: Se
     return goal_instructions(request, vocabulary.effects, vocabulary.actions, vocabulary.objects,
                              keep=None if still_open is None else lambda condition, _step: condition in still_open,
                              settled_last=vocabulary.settled_last)
+
+
+def open_instructions(env: Any, request: str, vocabulary: ActionVocabulary, executed: Sequence[str]) -> list[str]:
+    """`task_instructions` for the conditions `env` does not show yet, given the actions executed."""
+    return task_instructions(request, vocabulary, pending(env, request, executed))
+
+
+def step_lines(steps: Sequence[Step]) -> list[str]:
+    """Steps as instruction sentences, the form `goal_instructions` writes: "SWITCHON tv."."""
+    return [" ".join([action, *objects]) + "." for action, objects in steps]
 
 
 def example_instructions(request: str, steps: Sequence[Step], objects: Collection[str],
@@ -156,8 +173,6 @@ def open_subgoals(env: Any, request: str, vocabulary: ActionVocabulary, executed
     or a method's own "tried from here already"). None when the request states no goal or the
     environment shows no facts: the method then answers over its whole vocabulary, as without the
     switch."""
-    if not stated_goals(request):
-        return None
     still_open = pending(env, request, executed)
     if still_open is None:
         return None

@@ -42,7 +42,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.base import ActionVocabulary
-from helper_agent.graphs.declarations import Aids, pending, task_instructions
+from helper_agent.graphs.declarations import Aids, open_instructions
 from helper_agent.graphs.embodiedrag.actions import ReactParseError, parse_self_query, self_query_grammar
 from helper_agent.graphs.embodiedrag.prompts import self_query_messages
 from helper_agent.graphs.goal_conditions import stated_goals
@@ -222,12 +222,11 @@ def retrieve(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGCont
     if cfg.graph == "full" or ctx.memory is None:
         ids = sorted(ctx.entities)
     else:
-        queries = [(str(label), [ALL_ATTRIBUTES]) for label, _ in state.get("queries", [])]
+        labels = [str(label) for label, _ in state.get("queries", [])]
         if cfg.aids.subgoals or cfg.aids.goal_steps:  # the objects the stated goals name are wanted too
-            queries += [(name, [ALL_ATTRIBUTES]) for name in stated_goals(state["request"]).objects]
-        have: set[str] = set()
-        queries = [q for q in queries if not (q[0] in have or have.add(q[0]))]  # type: ignore[func-returns-value]
-        queries += [(label, [ALL_ATTRIBUTES]) for label in state.get("thought_queries", []) if label not in have]
+            labels += stated_goals(state["request"]).objects
+        labels += state.get("thought_queries", [])
+        queries = [(label, [ALL_ATTRIBUTES]) for label in dict.fromkeys(labels)]
         chosen = [n.id for n in ctx.memory.retrieve_subgraph(queries, k=cfg.k, threshold=cfg.threshold).nodes] if queries else []
         chosen += _holding_ids(ctx)
         for s in state.get("history", [])[-1:]:
@@ -261,8 +260,7 @@ def think(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext
         return {"history": [*history, {"state": key, "observation": "", **forced}], "thought_queries": []}
     refused = [] if subgoals is not None else refused_here(cfg.refuse_futile, history, key, vocabulary, ctx.episode,
                                                            nameable)
-    instructions = (task_instructions(state["request"], vocabulary,
-                                      pending(ctx.world(), state["request"], ctx.episode.executed))
+    instructions = (open_instructions(ctx.world(), state["request"], vocabulary, ctx.episode.executed)
                     if cfg.aids.goal_steps else None)
     messages = react_messages(vocabulary, state["request"], state.get("graph_text", ""), _holding_ids(ctx),
                               history, cfg.history, [step_text(s) for s in refused], instructions, subgoals)
@@ -290,9 +288,8 @@ def act(state: NamedEmbodiedRAGState, runtime: Runtime[NamedEmbodiedRAGContext])
     ctx = NamedEmbodiedRAGContext.of(runtime)
     history = [dict(s) for s in state.get("history", [])]
     number = state.get("step", 0) + 1
-    aids = ctx.config.aids
     executed, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps,
-                                "reported" if aids.subgoals else aids.preconditions)
+                                ctx.config.aids.checks)
     if executed:
         ctx.sync()
     ctx.episode.trajectory = [{k: s[k] for k in ("thought", "action", "observation")} for s in history]

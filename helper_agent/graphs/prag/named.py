@@ -41,7 +41,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from helper_agent.envs.base import ActionVocabulary
-from helper_agent.graphs.declarations import Aids, pending, task_instructions
+from helper_agent.graphs.declarations import Aids, open_instructions
 from helper_agent.graphs.named_actions import (
     parse_react_answer,
     parse_step_answer,
@@ -188,8 +188,7 @@ def choose(state: NamedPRAGState, runtime: Runtime[NamedPRAGContext]) -> dict[st
         return {"history": [*history, {"scene_graph": state.get("scene_graph", ""), "state": key, "observation": "",
                                        **forced}]}
     refused = [] if subgoals is not None else refused_here(cfg.refuse_futile, history, key, vocabulary, ctx.episode)
-    instructions = (task_instructions(state["request"], vocabulary,
-                                      pending(ctx.world(), state["request"], ctx.episode.executed))
+    instructions = (open_instructions(ctx.world(), state["request"], vocabulary, ctx.episode.executed)
                     if cfg.aids.goal_steps else None)
     messages = step_messages(vocabulary, state["request"], state.get("experience", ""), state.get("scene_graph", ""),
                              state.get("held"), history, cfg.history, state.get("step", 0),
@@ -222,9 +221,8 @@ def act(state: NamedPRAGState, runtime: Runtime[NamedPRAGContext]) -> dict[str, 
     ctx = NamedPRAGContext.of(runtime)
     history = [dict(s) for s in state.get("history", [])]
     number = state.get("step", 0) + 1
-    aids = ctx.config.aids
     _, finished = act_on(ctx.world(), ctx.vocabulary(), ctx.episode, history[-1], number, ctx.config.max_steps,
-                         "reported" if aids.subgoals else aids.preconditions)
+                         ctx.config.aids.checks)
     ctx.episode.trajectory = [{k: s[k] for k in ("scene_graph", "action", "observation")} for s in history]
     return {"history": history, "step": number, "finished": finished, "outcome": ctx.episode.outcome}
 

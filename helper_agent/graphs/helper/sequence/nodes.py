@@ -30,7 +30,9 @@ from helper_agent.graphs.action_sequences import Step, parse_steps, problems, se
 from helper_agent.graphs.declarations import (
     example_instructions,
     example_subgoals,
+    open_instructions,
     pending,
+    step_lines,
     take_step,
     task_instructions,
 )
@@ -101,10 +103,6 @@ def open_subgoals(ctx: SequenceContext, state: SequenceState) -> list[Step] | No
     return None if found is None else found[1]
 
 
-def _texts(steps: list[Step]) -> list[str]:
-    return [f"{a} {' '.join(o)}.".replace(" .", ".") for a, o in steps]
-
-
 # ---------------------------------------------------------------------------------- nodes
 def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, Any]:
     """The k examples the benchmark lends for this episode (none without a source or with k = 0)."""
@@ -120,13 +118,12 @@ def retrieve(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[st
     if aids.goal_steps:  # what the environment declares (`graphs/declarations.py`)
         instructions = [example_instructions(e.request, e.steps, e.objects or vocabulary.objects, vocabulary)
                         for e in found]
-        task_steps = task_instructions(state["request"], vocabulary, pending(ctx.environment(), state["request"], []))
-    prompt_text = build_prompt(prompt, lent, instructions, task_steps)
+        if not aids.subgoals:  # with subgoals the task's own are given when the sequence is written (`write`)
+            task_steps = open_instructions(ctx.environment(), state["request"], vocabulary, [])
     if aids.subgoals:  # each example as the subgoals its sequence took, the form the writer answers in
         lent = [ActionExample(e.id, e.request, tuple(example_subgoals(e.request, e.steps, e.objects or vocabulary.objects,
                                                                       vocabulary)) or e.steps) for e in found]
-        prompt_text = build_prompt(prompt, lent, instructions)
-    return {"examples": examples, "prompt_text": prompt_text, "impossible": [],
+    return {"examples": examples, "prompt_text": build_prompt(prompt, lent, instructions, task_steps), "impossible": [],
             "executed": [], "failures": [],
             "replans": 0, "attempts": 0, "problems": [], "failed": [], "error": "", "status": "",
             "log": [f"retrieve: {len(examples)} examples {', '.join(e['id'] for e in examples)}".rstrip()]}
@@ -140,7 +137,7 @@ def write(state: SequenceState, runtime: Runtime[SequenceContext], config: Runna
         return {"answer": "{}", "queue": [], "attempts": 0, "problems": [], "log": ["write: no open subgoal"]}
     prompt_text = state["prompt_text"]
     if only is not None:
-        prompt_text = build_prompt(prompt_text, [], task_steps=_texts(only), label=SUBGOALS)
+        prompt_text = build_prompt(prompt_text, [], task_steps=step_lines(only), label=SUBGOALS)
     text, steps, attempts, found = ask(ctx, config, _messages(ctx, prompt_text), only)
     return {"answer": text, "queue": _items(steps), "attempts": attempts, "problems": found,
             "log": [f"write: {len(steps)} steps in {attempts} attempt(s)" + (f"; {'; '.join(found[:3])}" if found else "")]}
@@ -155,11 +152,10 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
     failures = list(state.get("failures") or [])
     aids = ctx.settings().aids
     vocabulary = ctx.vocabulary()
-    checks = "reported" if aids.subgoals else aids.preconditions  # a subgoal is taken with the steps it lacks
     impossible = list(state.get("impossible") or [])
     while queue and env.steps < ctx.settings().max_actions:
         step = queue.pop(0)
-        taken = take_step(env, vocabulary, (step[0], tuple(step[1])), checks)
+        taken = take_step(env, vocabulary, (step[0], tuple(step[1])), aids.checks)
         outcome = taken.outcome
         executed += [[walk, list(objects)] for walk, objects in taken.approached]
         if outcome.result.success:
@@ -167,7 +163,7 @@ def act(state: SequenceState, runtime: Runtime[SequenceContext]) -> dict[str, An
             continue
         if redundant_step(env):
             continue  # its effect already held: nothing to do
-        if (aids.reported or aids.subgoals) and impossible_step(env):
+        if aids.checks == "reported" and impossible_step(env):
             impossible.append([step[0], list(step[1])])
             continue  # the environment says nothing can make it possible: passed over, the rest goes on
         failures.append(f"{step[0]} {list(step[1])}: {outcome.result.error}")
@@ -191,7 +187,7 @@ def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: Run
     if goal_round:
         unmet = state.get("unmet") or []
         if only is not None:
-            request = goal_request(executed, unmet, _texts(only), label=SUBGOALS)
+            request = goal_request(executed, unmet, step_lines(only), label=SUBGOALS)
         else:
             steps_for = (task_instructions(state["request"], ctx.vocabulary(), unmet)
                          if ctx.settings().aids.goal_steps else [])
@@ -199,7 +195,7 @@ def correct(state: SequenceState, runtime: Runtime[SequenceContext], config: Run
     else:
         request = correction_request(executed, _steps([state["failed"]])[0], state.get("error", ""))
         if only:
-            request += "\n" + instructions_line(_texts(only), SUBGOALS)
+            request += "\n" + instructions_line(step_lines(only), SUBGOALS)
     if only is not None and not only:  # no subgoal left to take: nothing to ask
         steps, used, found = [], 0, []
     else:

@@ -40,6 +40,7 @@ from helper_agent.graphs.declarations import (
     example_subgoals,
     open_subgoals,
     pending,
+    step_lines,
     take_step,
     task_instructions,
 )
@@ -115,7 +116,7 @@ def retrieve(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[
         for example, solved in zip(examples, found, strict=True):
             if aids.subgoals:  # the example as the subgoals its plan took, the form the planner answers in
                 taken = example_subgoals(solved.request, solved.steps, solved.objects, vocabulary) or list(solved.steps)
-                example["plan"], example["steps"] = plan_text(taken), [f"{plan_text([s])}." for s in taken]
+                example["plan"], example["steps"] = plan_text(taken), step_lines(taken)
             else:
                 example["steps"] = example_instructions(solved.request, solved.steps, solved.objects, vocabulary)
     return {"examples": examples, "completed": [], "failures": [], "attempts": 0, "decisions": 0, "rejected": 0,
@@ -132,7 +133,7 @@ def plan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Runn
     only = _subgoals(state, ctx)
     if only is not None and not only:
         return {"plan": [], "written": [], "status": "met", "log": ["plan: no open subgoal"]}
-    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
+    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else step_lines(only)
     query = PlanQuery(state["request"], steps=instructions, visible=objects)
     steps, attempts, reason = _ask(ctx, config, plan_messages(vocabulary, state.get("examples", []), query),
                                    vocabulary, objects, only)
@@ -149,10 +150,9 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
     log = []
     aids = ctx.settings().aids
     vocabulary = ctx.vocabulary()
-    checks = "reported" if aids.subgoals else aids.preconditions  # a subgoal is taken with the steps it lacks
     impossible = list(state.get("impossible") or [])
     for action, args in state.get("plan", []):
-        taken = take_step(env, vocabulary, (action, tuple(args)), checks)
+        taken = take_step(env, vocabulary, (action, tuple(args)), aids.checks)
         outcome = taken.outcome
         for walk, objects in taken.approached:
             log.append(f"{walk} {' '.join(objects)}: ok (precondition)")
@@ -161,7 +161,7 @@ def execute(state: NamedPlanState, runtime: Runtime[NamedPlanContext]) -> dict[s
             status, observation = "ok", "ok"
         elif redundant_step(env):  # its effect already held: passed over, as EAI's evaluator does
             status, observation = "skipped", "nothing to do: " + brief_error(env, outcome.result.error)
-        elif (aids.reported or aids.subgoals) and impossible_step(env):  # nothing can make it possible: passed over
+        elif aids.checks == "reported" and impossible_step(env):  # nothing can make it possible: passed over
             status, observation = "skipped", "impossible: " + brief_error(env, outcome.result.error)
             impossible.append([action, list(args)])
         else:
@@ -203,11 +203,6 @@ def _subgoals(state: NamedPlanState, ctx: NamedPlanContext) -> list[Step] | None
     return None if found is None else found[1]
 
 
-def _subgoal_texts(steps: list[Step]) -> list[str]:
-    """The open subgoals as the query's step-by-step instructions."""
-    return [f"{plan_text([s])}." for s in steps]
-
-
 def with_achievers(unmet: list[str], vocabulary: ActionVocabulary) -> list[str]:
     """Each unmet condition followed by the step that makes it true, where the environment's
     effects name one: "computer is ON (SWITCHON computer)"."""
@@ -231,7 +226,7 @@ def replan(state: NamedPlanState, runtime: Runtime[NamedPlanContext], config: Ru
         if settings.achievers:
             unmet = with_achievers(unmet, vocabulary)
     only = _subgoals(state, ctx)
-    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else _subgoal_texts(only)
+    instructions = _instructions(state, ctx, vocabulary, still_open) if only is None else step_lines(only)
     query = PlanQuery(state["request"], steps=instructions, completed=completed, visible=visible, unmet=unmet or None)
     if only is not None and not only:  # no subgoal left to take: nothing to ask
         steps, attempts, reason = [], 0, ""
