@@ -11,10 +11,12 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # torch is pinned to the CPU build (a bare "torch" pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
-# The local model runs on OpenVINO GenAI (prebuilt wheels, nothing compiled). Its GGUF file is
-# converted once to an OpenVINO folder under ~/.cache/helper-agent/models by a converter venv of its own
-# (helper_agent/llm/convert_gguf.py says why), kept outside the project's venv so a fresh clone reuses
-# both. optimum-intel goes in with --no-deps: it asks for a torchvision that breaks transformers here.
+# The local model runs on OpenVINO GenAI (prebuilt wheels, nothing compiled). GenAI reads its GGUF file's
+# own weights once into a folder under ~/.cache/helper-agent/models (helper_agent/llm/gguf_openvino.py),
+# outside the project's venv, so a fresh clone reuses it; no torch and no second venv are needed.
+# `make install-converter` adds the converter venv that makes the int8/int4 folders the earlier figures
+# used (HELPER_LOCAL_WEIGHTS=int8; helper_agent/llm/convert_gguf.py says why it is a venv of its own).
+# optimum-intel goes in with --no-deps: it asks for a torchvision that breaks transformers here.
 CONVERTER ?= $(HOME)/.cache/helper-agent/converter
 CONVERTER_REQS := helper_agent/llm/converter-requirements.txt
 OPTIMUM_INTEL := optimum-intel==2.2.0
@@ -30,7 +32,7 @@ LLAMA_CMAKE_ARGS ?= $(shell $(PYTHON) tools/llama_cmake_args.py $(LLAMA_CPUINFO)
 LLAMA_WHEELS ?= $(HOME)/.cache/helper-agent/llama-wheels/$(shell printf '%s %s' "$(LLAMA_CMAKE_ARGS)" "$$($(PYTHON) --version 2>&1)" | sha256sum | cut -c1-16)
 LLAMA_CPP := llama-cpp-python==0.3.36
 
-.PHONY: demo test install install-dev install-local install-llama bench lint clean packaged-examples docs docs-reference docs-check
+.PHONY: demo test install install-dev install-local install-converter install-llama bench lint clean packaged-examples docs docs-reference docs-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,10 +50,10 @@ $(CONVERTER)/.installed: $(CONVERTER_REQS)
 	$(CONVERTER)/bin/python -m pip install --quiet --no-deps $(OPTIMUM_INTEL)
 	touch $@
 
-$(VENV)/.installed-local: pyproject.toml | $(BIN)/python $(CONVERTER)/.installed
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e '.[dev,local]'
-	HELPER_CONVERTER_DIR=$(CONVERTER) $(BIN)/helper models prepare
+	$(BIN)/helper models prepare
 	touch $@
 
 $(VENV)/.installed-llama: pyproject.toml | $(VENV)/.installed-local
@@ -64,6 +66,7 @@ $(VENV)/.installed-llama: pyproject.toml | $(VENV)/.installed-local
 
 install-dev: $(VENV)/.installed-dev
 install-local: $(VENV)/.installed-local
+install-converter: $(CONVERTER)/.installed
 install-llama: $(VENV)/.installed-llama
 
 demo: $(VENV)/.installed-local

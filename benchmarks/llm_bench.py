@@ -1,7 +1,7 @@
 """The local model's runtimes against this machine's limits, side by side, both local models.
 
-The candidates (`--runtime`): `openvino` (OpenVINO GenAI on the int8 folder made from the GGUF file,
-`helper models prepare`; the default behind `--llm local`) and `llama.cpp` (the installed
+The candidates (`--runtime`): `openvino` (OpenVINO GenAI on a folder made from the GGUF file,
+`helper models prepare`, in each `--weight-format`; the default behind `--llm local`) and `llama.cpp` (the installed
 llama-cpp-python, or each `--build NAME=DIR` of llama.cpp's shared libraries, named `llama.cpp-NAME`).
 For each candidate and model a subprocess loads the model (a llama.cpp build through
 `LLAMA_CPP_LIB_PATH`, `LD_LIBRARY_PATH` and the working folder, where ggml looks for its dynamically
@@ -50,11 +50,12 @@ Run (an LLM job: alone on the machine, or under the LLM lock):
 and per runtime R and model M `R:M:prompt_tps:N`, `R:M:prompt_of_int8:N`, `R:M:gen_tps` (free),
 `R:M:gen_grammar_tps` (and `R:M:gen_grammar_cold_tps`), `R:M:first_token_cached_ms`, `R:M:first_line_s`,
 `R:M:first_subgoal_s`, `R:M:peak_rss_mb`, `R:M:gen_sha` (and with
-`--install`/`--convert`, `R:install_s` and `openvino:M:convert_s`).
+`--install`/`--convert`, `R:install_s` and `openvino-F:M:convert_s`).
 
-`--weight-format int4` (repeatable, with `int8` the default) adds an OpenVINO row per format
-(`openvino-int4`), its folder converted first when missing (`helper_agent.llm.openvino_models`; the
-conversion's seconds are printed, not counted in the row).
+`--weight-format F` (repeatable: `gguf`, the default behind `--llm local`, `int8`, `int4`) gives an
+OpenVINO row per format, `openvino-F`, its folder made first when missing
+(`helper_agent.llm.openvino_models`; the seconds are printed, not counted in the row). Before issue 64
+the rows were named `openvino` (int8) and `openvino-int4`.
 
 `NAME=DIR,fa` runs that build with flash attention on (llama-cpp-python's default is off).
 Without `--build`, the `llama.cpp` row is the installed llama-cpp-python's own libraries.
@@ -83,9 +84,14 @@ import numpy as np
 from helper_agent.decoding import ProgramDecoder, format_chat
 from helper_agent.graphs.helper.prompts import planner_messages
 from helper_agent.llm.factory import LOCAL_RUNTIMES
-from helper_agent.llm.gguf import model_cache_dir
+from helper_agent.llm.gguf import assemble_local_model, model_cache_dir
 from helper_agent.llm.inprocess import chat_messages
-from helper_agent.llm.openvino_models import openvino_model_dir, prepare_openvino_model
+from helper_agent.llm.openvino_models import (
+    WEIGHT_FORMAT,
+    WEIGHT_FORMATS,
+    openvino_model_dir,
+    prepare_openvino_model,
+)
 from helper_agent.memory.examples import TRAIN_PROGRAMS_FILE
 
 MODELS = {
@@ -394,14 +400,16 @@ def _grammar(out: dict[str, Any], result: Any, cold: Any) -> None:
     out["gen_grammar_text"] = result.text
 
 
-def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_format: str = "int8") -> dict[str, Any]:
+def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_format: str = WEIGHT_FORMAT) -> dict[str, Any]:
     """The same measures on OpenVINO GenAI (`helper_agent.llm.openvino_chat.OpenVINOContext`): each
     prompt size is a prompt of its own evaluated from an empty cache (`forget`), timed to its first
     token; generation is timed after the prompt was evaluated, as for llama.cpp."""
     from helper_agent.llm.openvino_chat import OpenVINOContext  # deferred: openvino-genai only in this worker
 
     folder = openvino_model_dir(model, weight_format)
-    config = json.loads((folder / "config.json").read_text())
+    # a folder made by transformers has its config; one GenAI saved from the GGUF has not (the file has)
+    config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").exists() \
+        else _gguf_config(assemble_local_model(model))
     ctx = OpenVINOContext(folder, n_threads)
     out: dict[str, Any] = {
         "libraries": [], "backend": f"openvino CPU ({weight_format} weights)",
@@ -449,6 +457,22 @@ def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_for
     return out
 
 
+def _gguf_config(path: Path) -> dict[str, int]:
+    """The config fields `_qwen2_params` reads, from a GGUF file's metadata (Qwen2 keys)."""
+    from gguf import GGUFReader  # deferred: the `local` extra
+
+    reader = GGUFReader(path)
+
+    def number(key: str) -> int:
+        field = reader.fields[key]
+        return int(field.parts[field.data[0]][0])
+
+    return {"hidden_size": number("qwen2.embedding_length"), "intermediate_size": number("qwen2.feed_forward_length"),
+            "num_hidden_layers": number("qwen2.block_count"), "num_attention_heads": number("qwen2.attention.head_count"),
+            "num_key_value_heads": number("qwen2.attention.head_count_kv"),
+            "vocab_size": len(reader.fields["tokenizer.ggml.tokens"].data)}
+
+
 def _qwen2_params(config: dict[str, Any]) -> int:
     """A Qwen2 model's parameter count from its config (tied embedding counted once)."""
     d, ff, layers, vocab = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"], config["vocab_size"]
@@ -475,7 +499,7 @@ def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str
 
 def run_worker(runtime: str, folder: Path | None, flash_attn: bool, model: str, model_path: str,
                sizes: Sequence[int], n_threads: int, bench_binary: Path | None,
-               weight_format: str = "int8") -> dict[str, Any]:
+               weight_format: str = WEIGHT_FORMAT) -> dict[str, Any]:
     """One runtime x model in a subprocess; a llama.cpp build's libraries come from `folder`, an
     OpenVINO row's weights in `weight_format`."""
     env = dict(os.environ)
@@ -529,8 +553,9 @@ def install_seconds(runtime: str) -> float:
         return time.perf_counter() - started
 
 
-def convert_seconds(model: str) -> float:
-    """Seconds to convert `model`'s GGUF file to an OpenVINO folder, into a temporary model folder."""
+def convert_seconds(model: str, weight_format: str = WEIGHT_FORMAT) -> float:
+    """Seconds to make `model`'s OpenVINO folder in `weight_format` from its GGUF file, into a
+    temporary model folder."""
     with tempfile.TemporaryDirectory(prefix="llm-bench-models-") as models:
         gguf = model_cache_dir() / MODELS[model]
         os.symlink(gguf, Path(models) / MODELS[model])
@@ -538,7 +563,8 @@ def convert_seconds(model: str) -> float:
             (Path(models) / stamp.name).write_text(stamp.read_text())
         env = dict(os.environ, HELPER_MODEL_DIR=models)
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "helper_agent.cli", "models", "prepare", "--size", model], env=env, check=True)
+        subprocess.run([sys.executable, "-m", "helper_agent.cli", "models", "prepare", "--size", model,
+                        "--weights", weight_format], env=env, check=True)
         return time.perf_counter() - started
 
 
@@ -560,9 +586,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-runtime", default="llama.cpp", help=argparse.SUPPRESS)
-    parser.add_argument("--worker-format", default="int8", help=argparse.SUPPRESS)
-    parser.add_argument("--weight-format", action="append", default=[], choices=("int8", "int4"),
-                        help="OpenVINO weight formats to measure (repeatable; default int8)")
+    parser.add_argument("--worker-format", default=WEIGHT_FORMAT, help=argparse.SUPPRESS)
+    parser.add_argument("--weight-format", action="append", default=[], choices=WEIGHT_FORMATS,
+                        help=f"OpenVINO weight formats to measure (repeatable; default {WEIGHT_FORMAT})")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
@@ -575,10 +601,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     runtimes = args.runtime or list(LOCAL_RUNTIMES)
     candidates: list[tuple[str, Path | None, bool]] = []
-    formats = list(dict.fromkeys(args.weight_format or ["int8"]))
+    formats = list(dict.fromkeys(args.weight_format or [WEIGHT_FORMAT]))
     for runtime in runtimes:
         if runtime == "openvino":
-            candidates += [("openvino" if f == "int8" else f"openvino-{f}", None, False) for f in formats]
+            candidates += [(f"openvino-{f}", None, False) for f in formats]
         elif args.build:
             candidates += [(f"llama.cpp-{name}", folder, fa) for name, folder, fa in map(parse_build, args.build)]
         elif (installed := installed_library_folder()) is not None:
@@ -591,9 +617,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("limits: " + ", ".join(f"{k} {v}" for k, v in limits.items()), flush=True)
     rows = []
     for name, folder, flash_attn in candidates:
-        weight_format = name.split("-", 1)[1] if name.startswith("openvino-") else "int8"
+        weight_format = name.split("-", 1)[1] if name.startswith("openvino-") else WEIGHT_FORMAT
         for model in models:
-            if folder is None and weight_format != "int8":
+            if folder is None:
                 began = time.perf_counter()
                 prepare_openvino_model(model, weight_format)
                 print(f"{name} {model}: folder ready in {time.perf_counter() - began:.0f} s", flush=True)
@@ -605,8 +631,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     limits["load_1min_end"] = round(os.getloadavg()[0], 2)
     out = figures(limits, rows, default_runtime=LOCAL_RUNTIMES[0])
     if args.convert:
-        for model in models:
-            out[f"openvino:{model}:convert_s"] = round(convert_seconds(model), 1)
+        for weight_format in formats if "openvino" in runtimes else []:
+            for model in models:
+                out[f"openvino-{weight_format}:{model}:convert_s"] = round(convert_seconds(model, weight_format), 1)
     if args.install:
         for runtime in runtimes:
             out[f"{runtime}:install_s"] = round(install_seconds(runtime), 1)

@@ -101,6 +101,12 @@ class Settings(BaseSettings):
         description="The local model serves the prompt prefix it shares with its previous call from its KV cache; "
                     "false evaluates every prompt token, as a server without prefix caching does (to time that case).",
     )
+    local_weights: Literal["gguf", "int8", "int4"] = Field(
+        default="gguf",
+        description="How the local model's OpenVINO weights are made: gguf (the GGUF file's own quantization, read by "
+                    "OpenVINO GenAI; no converter) or int8/int4 (converted by transformers and nncf in the converter venv, "
+                    "`make install-converter`; the weights of the figures before issue 64).",
+    )
     llm_flash_attn: bool = Field(
         default=False,
         description="The local model evaluates attention with llama.cpp's flash-attention kernels (faster prompt "

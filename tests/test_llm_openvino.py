@@ -188,16 +188,16 @@ def test_a_model_folder_is_ready_only_with_the_stamp_of_the_current_gguf(tmp_pat
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HELPER_MODEL_DIR", str(tmp_path / "models"))
     monkeypatch.setenv("HELPER_CONVERTER_DIR", str(tmp_path / "no-converter"))
-    folder = openvino_model_dir("0.5b")
+    folder = openvino_model_dir("0.5b", "int8")
     folder.mkdir(parents=True)
-    assert not is_prepared("0.5b")  # a folder a killed conversion left: made again
+    assert not is_prepared("0.5b", "int8")  # a folder a killed conversion left: made again
     (folder / STAMP).write_text('{"gguf": "other.gguf"}')
-    assert not is_prepared("0.5b")
+    assert not is_prepared("0.5b", "int8")
     import helper_agent.llm.openvino_models as models
 
     monkeypatch.setattr(models, "assemble_local_model", lambda size: tmp_path / "m.gguf")
-    with pytest.raises(LLMUnavailable, match="make install-local"):
-        prepare_openvino_model("0.5b")
+    with pytest.raises(LLMUnavailable, match="make install-converter"):
+        prepare_openvino_model("0.5b", "int8")
 
 
 @pytest.mark.llm
@@ -219,7 +219,7 @@ def test_the_factory_builds_one_openvino_model_per_setting_and_follows_the_prefi
     from helper_agent.config import get_settings
     from helper_agent.llm import factory
 
-    monkeypatch.setattr(factory, "prepare_openvino_model", lambda size, log=False: Path(f"/models/{size}-int8"))
+    monkeypatch.setattr(factory, "prepare_openvino_model", lambda size, weights, log=False: Path(f"/models/{size}-{weights}"))
     monkeypatch.setattr(OpenVINOChatModel, "_new_context",
                         lambda self: OpenVINOContext(Path(self.model_dir), 1, pipeline=FakePipeline(lambda p, c: "x")))
     monkeypatch.setattr(factory, "_local_models", {})
@@ -227,7 +227,7 @@ def test_the_factory_builds_one_openvino_model_per_setting_and_follows_the_prefi
         get_settings.cache_clear()
         plain = llm.make_chat_model("local")
         assert llm.make_chat_model("local", n_ctx=8192) is plain  # no context length to set: the same model
-        assert llm.make_chat_model("local:1.5b").model_dir == "/models/1.5b-int8"
+        assert llm.make_chat_model("local:1.5b").model_dir == "/models/1.5b-gguf"
         monkeypatch.setenv("HELPER_LLM_PREFIX_CACHE", "false")
         get_settings.cache_clear()
         cold = llm.make_chat_model("local")

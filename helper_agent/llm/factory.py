@@ -52,12 +52,12 @@ def make_chat_model(
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
         # OpenVINO's KV cache grows with the prompt (no context length to set) and has no flash switch.
         key = (size, runtime, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn) if runtime == "llama.cpp" \
-            else (size, runtime, temperature, max_tokens, None, reuse_prefix, False)
+            else (size, f"{runtime}:{settings.local_weights}", temperature, max_tokens, None, reuse_prefix, False)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             if runtime == "openvino":
-                _local_models[key] = OpenVINOChatModel(model_dir=str(prepare_openvino_model(size, log=True)),
-                                                       temperature=temperature, max_tokens=max_tokens,
-                                                       reuse_prefix=reuse_prefix)
+                _local_models[key] = OpenVINOChatModel(
+                    model_dir=str(prepare_openvino_model(size, settings.local_weights, log=True)),
+                    temperature=temperature, max_tokens=max_tokens, reuse_prefix=reuse_prefix)
             else:
                 context = {"n_ctx": n_ctx} if n_ctx is not None else {}
                 _local_models[key] = LlamaCppChatModel(model_path=str(assemble_local_model(size)),

@@ -1,5 +1,5 @@
-"""The default in-process chat model: the local model converted to OpenVINO (int8 weights) and run
-by OpenVINO GenAI's `LLMPipeline`, behind LangChain's chat-model interface.
+"""The default in-process chat model: the local model as an OpenVINO folder (made from its GGUF file,
+`openvino_models`) run by OpenVINO GenAI's `LLMPipeline`, behind LangChain's chat-model interface.
 
 Why OpenVINO and not llama.cpp (`benchmarks/llm_bench.py` has the figures): on this project's
 2-core AVX-512 machines its int8 kernels evaluate prompts about four times faster than llama.cpp's
