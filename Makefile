@@ -11,8 +11,8 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # torch is pinned to the CPU build (a bare "torch" pulls a multi-GB CUDA build).
 TORCH := torch==2.13.0
-# The local model runs on OpenVINO GenAI (prebuilt wheels, nothing compiled). GenAI reads its GGUF file's
-# own weights once into a folder under ~/.cache/helper-agent/models (helper_agent/llm/gguf_openvino.py),
+# The local model runs on OpenVINO GenAI (prebuilt wheels, nothing compiled). GenAI reads its GGUF file
+# (re-encoded as 8-bit Q8_0 blocks) once into a folder under ~/.cache/helper-agent/models (helper_agent/llm/gguf_openvino.py),
 # outside the project's venv, so a fresh clone reuses it; no torch and no second venv are needed.
 # `make install-converter` adds the converter venv that makes the int8/int4 folders the earlier figures
 # used (HELPER_LOCAL_WEIGHTS=int8; helper_agent/llm/convert_gguf.py says why it is a venv of its own).

@@ -52,8 +52,8 @@ and per runtime R and model M `R:M:prompt_tps:N`, `R:M:prompt_of_int8:N`, `R:M:g
 `R:M:first_subgoal_s`, `R:M:peak_rss_mb`, `R:M:gen_sha` (and with
 `--install`/`--convert`, `R:install_s` and `openvino-F:M:convert_s`).
 
-`--weight-format F` (repeatable: `gguf`, the default behind `--llm local`, `int8`, `int4`) gives an
-OpenVINO row per format, `openvino-F`, its folder made first when missing
+`--weight-format F` (repeatable: `q8`, `gguf`, `int8`, `int4`; default the models' own,
+`openvino_models.DEFAULT_WEIGHTS`) gives an OpenVINO row per format, `openvino-F`, its folder made first when missing
 (`helper_agent.llm.openvino_models`; the seconds are printed, not counted in the row). Before issue 64
 the rows were named `openvino` (int8) and `openvino-int4`.
 
@@ -87,7 +87,7 @@ from helper_agent.llm.factory import LOCAL_RUNTIMES
 from helper_agent.llm.gguf import assemble_local_model, model_cache_dir
 from helper_agent.llm.inprocess import chat_messages
 from helper_agent.llm.openvino_models import (
-    WEIGHT_FORMAT,
+    DEFAULT_WEIGHTS,
     WEIGHT_FORMATS,
     openvino_model_dir,
     prepare_openvino_model,
@@ -400,7 +400,7 @@ def _grammar(out: dict[str, Any], result: Any, cold: Any) -> None:
     out["gen_grammar_text"] = result.text
 
 
-def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_format: str = WEIGHT_FORMAT) -> dict[str, Any]:
+def openvino_worker(model: str, sizes: Sequence[int], n_threads: int, weight_format: str) -> dict[str, Any]:
     """The same measures on OpenVINO GenAI (`helper_agent.llm.openvino_chat.OpenVINOContext`): each
     prompt size is a prompt of its own evaluated from an empty cache (`forget`), timed to its first
     token; generation is timed after the prompt was evaluated, as for llama.cpp."""
@@ -499,7 +499,7 @@ def llama_bench(binary: Path, env: dict[str, str], folder: Path, model_path: str
 
 def run_worker(runtime: str, folder: Path | None, flash_attn: bool, model: str, model_path: str,
                sizes: Sequence[int], n_threads: int, bench_binary: Path | None,
-               weight_format: str = WEIGHT_FORMAT) -> dict[str, Any]:
+               weight_format: str = "") -> dict[str, Any]:
     """One runtime x model in a subprocess; a llama.cpp build's libraries come from `folder`, an
     OpenVINO row's weights in `weight_format`."""
     env = dict(os.environ)
@@ -553,7 +553,7 @@ def install_seconds(runtime: str) -> float:
         return time.perf_counter() - started
 
 
-def convert_seconds(model: str, weight_format: str = WEIGHT_FORMAT) -> float:
+def convert_seconds(model: str, weight_format: str) -> float:
     """Seconds to make `model`'s OpenVINO folder in `weight_format` from its GGUF file, into a
     temporary model folder."""
     with tempfile.TemporaryDirectory(prefix="llm-bench-models-") as models:
@@ -586,9 +586,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--worker-runtime", default="llama.cpp", help=argparse.SUPPRESS)
-    parser.add_argument("--worker-format", default=WEIGHT_FORMAT, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-format", default="", help=argparse.SUPPRESS)
     parser.add_argument("--weight-format", action="append", default=[], choices=WEIGHT_FORMATS,
-                        help=f"OpenVINO weight formats to measure (repeatable; default {WEIGHT_FORMAT})")
+                        help="OpenVINO weight formats to measure (repeatable; default: the models' own, "
+                             + ", ".join(dict.fromkeys(DEFAULT_WEIGHTS.values())) + ")")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
@@ -601,7 +602,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     runtimes = args.runtime or list(LOCAL_RUNTIMES)
     candidates: list[tuple[str, Path | None, bool]] = []
-    formats = list(dict.fromkeys(args.weight_format or [WEIGHT_FORMAT]))
+    formats = list(dict.fromkeys(args.weight_format or DEFAULT_WEIGHTS.values()))
     for runtime in runtimes:
         if runtime == "openvino":
             candidates += [(f"openvino-{f}", None, False) for f in formats]
@@ -617,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("limits: " + ", ".join(f"{k} {v}" for k, v in limits.items()), flush=True)
     rows = []
     for name, folder, flash_attn in candidates:
-        weight_format = name.split("-", 1)[1] if name.startswith("openvino-") else WEIGHT_FORMAT
+        weight_format = name.split("-", 1)[1] if name.startswith("openvino-") else ""
         for model in models:
             if folder is None:
                 began = time.perf_counter()

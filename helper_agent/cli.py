@@ -49,7 +49,7 @@ _GROUPS = (
     ("bench", "bench", "The built-in TEACh-format benchmark."),
     ("eval", "eval", "TfD/EDH evaluations."),
     ("methods", "methods", "The registered methods (built-in and plug-ins); langgraph.json from them."),
-    ("models", "models", "The embedded local models: list them, convert them for OpenVINO once."),
+    ("models", "models", "The embedded local models: list them, make their OpenVINO folders once."),
 )
 
 for module_name, group, help_text in _GROUPS:

@@ -101,11 +101,12 @@ class Settings(BaseSettings):
         description="The local model serves the prompt prefix it shares with its previous call from its KV cache; "
                     "false evaluates every prompt token, as a server without prefix caching does (to time that case).",
     )
-    local_weights: Literal["gguf", "int8", "int4"] = Field(
-        default="gguf",
-        description="How the local model's OpenVINO weights are made: gguf (the GGUF file's own quantization, read by "
-                    "OpenVINO GenAI; no converter) or int8/int4 (converted by transformers and nncf in the converter venv, "
-                    "`make install-converter`; the weights of the figures before issue 64).",
+    local_weights: Literal["q8", "gguf", "int8", "int4"] | None = Field(
+        default=None,
+        description="How the local models' OpenVINO weights are made from their GGUF files (unset: each model's own, "
+                    "q8 for the 0.5B and gguf for the 1.5B): q8 (every quantized tensor as 8-bit blocks of 32) or gguf "
+                    "(the file's own 4- and 6-bit blocks), both read by OpenVINO GenAI with no converter; or int8/int4 "
+                    "(transformers and nncf in the converter venv, `make install-converter`; the figures before issue 64).",
     )
     llm_flash_attn: bool = Field(
         default=False,

@@ -154,3 +154,17 @@ def test_converted_weights_still_need_the_converter_and_say_how_to_get_it(models
         prepare_openvino_model("0.5b", "int8")
     with pytest.raises(LLMUnavailable, match="unknown weight format 'fp4'"):
         prepare_openvino_model("0.5b", "fp4")
+
+
+def test_the_q8_folder_re_encodes_every_quantized_tensor_and_keeps_float_ones(tmp_path: Path) -> None:
+    from helper_agent.llm.gguf_openvino import KEPT_TYPES
+
+    rng = np.random.default_rng(2)
+    values = {"a.weight": rng.normal(size=(4, 256)).astype(np.float32), "b.weight": rng.normal(size=(64,)).astype(np.float32),
+              "c.weight": rng.normal(size=(2, 64)).astype(np.float32)}
+    source, target = tmp_path / "model.gguf", tmp_path / "q8.gguf"
+    small_gguf(source, values, {"a.weight": Q.Q4_K, "b.weight": Q.F32, "c.weight": Q.Q5_0})
+    assert write_readable_gguf(source, target, KEPT_TYPES["q8"]) == {"Q4_K": 1, "Q5_0": 1}
+    assert {t.name: t.tensor_type.name for t in gguf.GGUFReader(target).tensors} == {
+        "a.weight": "Q8_0", "b.weight": "F32", "c.weight": "Q8_0"}
+    assert KEPT_TYPES["q8"] <= READABLE_TYPES and KEPT_TYPES["gguf"] == READABLE_TYPES

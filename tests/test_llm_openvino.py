@@ -228,6 +228,7 @@ def test_the_factory_builds_one_openvino_model_per_setting_and_follows_the_prefi
         plain = llm.make_chat_model("local")
         assert llm.make_chat_model("local", n_ctx=8192) is plain  # no context length to set: the same model
         assert llm.make_chat_model("local:1.5b").model_dir == "/models/1.5b-gguf"
+        assert plain.model_dir == "/models/0.5b-q8"  # each model's own weights (openvino_models.DEFAULT_WEIGHTS)
         monkeypatch.setenv("HELPER_LLM_PREFIX_CACHE", "false")
         get_settings.cache_clear()
         cold = llm.make_chat_model("local")

