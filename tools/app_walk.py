@@ -1,0 +1,124 @@
+"""Walk `helper app` in a real browser with the real model, and print each turn as the page shows it.
+
+A session a person would have, for a closing note: it starts the app on a free port (the configured
+LLM, default the local model), opens the page in Debian's chromium through Playwright, types each
+request, answers each question by the button named after `=>`, and prints the page's new chat text
+with the seconds from the click until the turn ended (a question's buttons shown, or a result line).
+
+    python tools/app_walk.py --user ivy "make me a coffee => done" "switch the telly on"
+    python tools/app_walk.py --out results/.../app-walk.txt --screenshot results/.../app.png "..."
+
+Needs the `dev` extra (gradio, playwright) and `/usr/bin/chromium`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+BUTTONS = {"done": "#answer-done", "yes": "#answer-yes", "no": "#answer-no"}
+TURN_SECONDS = 600
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_serving(url: str, process: subprocess.Popen[bytes], seconds: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if process.poll() is not None:
+            raise SystemExit(f"the app exited with code {process.returncode}")
+        try:
+            urllib.request.urlopen(url, timeout=2)  # noqa: S310 - the app on localhost
+            return time.monotonic() - started
+        except OSError:
+            time.sleep(0.5)
+    raise SystemExit(f"the app did not serve {url} in {seconds:.0f} s")
+
+
+def turn_ended(page: object, before: str) -> bool:
+    """A question's buttons are shown, or the chat has a new result line."""
+    for selector in ("#answer-done", "#answer-yes"):
+        if page.locator(selector).is_visible():  # type: ignore[attr-defined]
+            return True
+    text = page.locator("#chatbot").inner_text()  # type: ignore[attr-defined]
+    return text != before and "Result:" in text[len(before) - 200 if len(before) > 200 else 0:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("turns", nargs="+", help='a request, optionally "=> done|yes|no" to answer its question')
+    parser.add_argument("--user", default="walker")
+    parser.add_argument("--home", type=Path, default=None, help="the app's HELPER_HOME (default: a new folder)")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--screenshot", type=Path, default=None)
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright  # deferred: the dev extra
+
+    home = args.home or Path(tempfile.mkdtemp(prefix="app-walk-"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    env = {**os.environ, "HELPER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False",
+           "NO_PROXY": "127.0.0.1,localhost", "GRADIO_TEMP_DIR": str(home / "gradio-tmp")}
+    log = open(home / "app.log", "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen([sys.executable, "-m", "helper_agent.cli", "app", "--port", str(port), "--home", str(home)],
+                               env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    lines: list[str] = []
+    try:
+        lines.append(f"# app served after {wait_serving(url, process, 600):.1f} s")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                 args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.locator("#user").locator("textarea, input").first.fill(args.user)
+            page.locator("#open").click()
+            page.wait_for_function("document.querySelector('#sessions textarea, #sessions input')?.value?.length > 0",
+                                   timeout=TURN_SECONDS * 1000)
+            for turn in args.turns:
+                request, _, answer = (part.strip() for part in turn.partition("=>"))
+                for action, target in ((f">>> {request}", None), *(((f">>> [{answer}]", answer),) if answer else ())):
+                    before = page.locator("#chatbot").inner_text()
+                    started = time.monotonic()
+                    if target is None:
+                        page.locator("#request").locator("textarea, input").first.fill(request)
+                        page.locator("#send").click()
+                        page.wait_for_timeout(300)  # the buttons of the last turn hide first
+                    else:
+                        page.locator(BUTTONS[target]).click()
+                        page.wait_for_timeout(300)
+                    while not turn_ended(page, before) and time.monotonic() - started < TURN_SECONDS:
+                        page.wait_for_timeout(200)
+                    seconds = time.monotonic() - started
+                    page.wait_for_timeout(500)  # the last lines of the turn
+                    after = page.locator("#chatbot").inner_text()
+                    lines += [action, after[len(before):].strip() if after.startswith(before) else after.strip(),
+                              f"[{seconds:.1f} s]", ""]
+                    print("\n".join(lines[-4:]), flush=True)
+            if args.screenshot:
+                page.screenshot(path=str(args.screenshot), full_page=True)
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        log.close()
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
