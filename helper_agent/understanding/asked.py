@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from helper_agent.program.semantics import affords
 from helper_agent.program.steps import STEP_TOOLS, tools_for
@@ -96,6 +96,9 @@ class Placement:
     placed: str
     where: str
     count: int = 1
+    # "the book", "my keys": one the person has in mind, not "a book" (any one); how the words said
+    # it, not what is placed, so two placements of the same things compare equal
+    definite: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,8 @@ class Asked:
     placements: tuple[Placement, ...] = ()
     steps: tuple[tuple[str, str], ...] = ()
     everything_to: str = ""  # "... and put them both on the dining table": where all that is served goes
+    # switches the word leaves open: ("toggle_on", ("LightSwitch", "DeskLamp", "FloorLamp")) for "put the light on"
+    either_switches: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _sliced(cls: str) -> str:
@@ -165,18 +170,41 @@ def _definite_plural(lower: list[str], j: int, placed: str) -> bool:
     return j >= 3 and lower[j - 3] in _DEFINITE and exact_class(" ".join(lower[j - 2:j])) == placed
 
 
+_AUXILIARIES = frozenset({"should", "must", "can", "could", "will", "would", "to", "need", "needs", "be", "is", "are",
+                          "has", "have", "got", "gets"})
+"""Words between a thing and its verb of placing ("the eggs should go in", "the plates need to go
+on"): English's auxiliaries and modals, a closed class."""
+
+
+def _subject_end(lower: list[str], stemmed: list[set[str]], j: int) -> int:
+    """Where the thing placed ends, for the locative word at `j`: `j` itself ("put the book on"),
+    or, when a verb of placing stands right before `j`, the index of that verb past the auxiliaries
+    before it ("the book goes on the desk", "the eggs should go in the pot", "toast served on a
+    plate": the thing is the subject). Chosen on the calibration suite: cal-053 and cal-058 named
+    their placements this way and no reading saw them."""
+    if not (stemmed[j - 1] & set(PLACING_VERBS)):
+        return j
+    k = j - 1
+    while k > 0 and lower[k - 1] in _AUXILIARIES:
+        k -= 1
+    return k if k > 0 else j
+
+
 _TOGGLE_VERBS = frozenset({"turn", "switch", "flip", "put", "get"})
 
 
-def _switches(text: str, present: Collection[str]) -> list[tuple[str, str]]:
+def _switches(text: str, present: Collection[str]) -> tuple[list[tuple[str, str]], list[tuple[str, tuple[str, ...]]]]:
     """The switches the words ask for, as (toggle_on | toggle_off, the household's class): a clause
     with a verb of switching and the particle "on" or "off" right after it or at the clause's end
     ("switch the TV on", "turn off the lamp"), of the first class it names that can be switched. Not
     a class whose word names others too (`words.ALSO_MEANS`: "the light"), whose switch is the
     planner's reading. Why: "switch the TV on" (calibration cal-060) came back as walks and no
-    switch."""
+    switch. Second, those the word leaves open, as (toggle_on | toggle_off, the household's classes
+    it may mean): "put the light on" where a light switch, a desk lamp and a floor lamp are, which any
+    one of them does as the words go (`outcome` says so, and names the others: cal-062)."""
     catalog = load_catalog()
     out: list[tuple[str, str]] = []
+    either: list[tuple[str, tuple[str, ...]]] = []
     for clause in CLAUSE_BREAKS.split(text):
         words = SPAN_WORD.findall(clause)
         lower = [w.lower() for w in words]
@@ -187,14 +215,25 @@ def _switches(text: str, present: Collection[str]) -> list[tuple[str, str]]:
                         None)
         if particle is None:
             continue
+        open_word: tuple[str, ...] = ()  # "the light": a later class may say which ("the desk light")
         for cls in named_classes(" ".join(words[verb + 1:])):
-            if cls in ALSO_MEANS or cls not in catalog or not catalog.get(cls).toggleable:
+            if cls in ALSO_MEANS:
+                open_word = open_word or tuple(dict.fromkeys(
+                    c for c in (cls, *(k for also in ALSO_MEANS[cls] for k in (also, *kinds_of(also, present))))
+                    if c in present and c in catalog and catalog.get(c).toggleable))
                 continue
+            if cls not in catalog or not catalog.get(cls).toggleable:
+                continue
+            open_word = ()
             if cls not in present and len(kinds_of(cls, present)) > 1:
-                break  # "the lamp" in a room with a desk lamp and a floor lamp: which one is the planner's reading
+                # "the lamp" in a room with a desk lamp and a floor lamp: which one is the planner's reading
+                open_word = tuple(kinds_of(cls, present))
+                break
             out.append((f"toggle_{particle}", household_class(cls, present)))
             break
-    return out
+        if open_word:
+            either.append((f"toggle_{particle}", open_word))
+    return out, either
 
 
 _ASSEMBLED = {"salad": 0, "sandwich": 2}
@@ -252,22 +291,23 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
             # the pronoun is everything the request makes, which the words name no class for
             everything_to = household_class(where, present)
             continue
-        placed = class_before(words, j)
-        piece = any(x & set(_PIECES) for x in stemmed[max(0, j - 4): j])
+        noun = _subject_end(lower, stemmed, j)  # "the book goes on the desk": the thing is before the verb
+        placed = class_before(words, noun)
+        piece = any(x & set(_PIECES) for x in stemmed[max(0, noun - 4): noun])
         start = sentence[j]
         if not (any(x & set(PLACING_VERBS) for x in stemmed[start:j]) or (piece and _new_thing(lower, start, j))):
             continue  # "the mug on the counter needs a wash": where a thing is, not where it goes
-        count = _count_before(lower, j - 1)
+        count = _count_before(lower, noun - 1)
         if placed is None and piece and sliceable:  # "put a slice on the plate": of the sliceable class named
             placed = sliceable[0]
         elif placed is None:
             continue
-        elif not piece and count == 1 and _plural(words[j - 1], placed):
+        elif not piece and count == 1 and _plural(words[noun - 1], placed):
             # "put the apples in a bowl": every apple there is; "put apples in a bowl": not said
             have = (counts or {}).get(household_class(placed, present), 0)
-            if not (have > 1 and _definite_plural(lower, j, placed)):
+            if not (have and _definite_plural(lower, noun, placed)):
                 continue
-            count = have
+            count = have  # "leave the mugs on the dining table" with one mug there: that one (cal-054)
         cls = _sliced(placed) if (piece or cut) else placed
         if where in STEP_TOOLS["toast"] and affords("toast", _sliced(placed)):
             steps.add("toast")  # "pop a bread slice in the toaster": put in to be toasted (cal-009)
@@ -275,7 +315,9 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         if where in tools_for(_TABLE_STEPS[m] for m in steps if m in _TABLE_STEPS):
             continue  # "wash two plates in the sink": where the step is done, not where they go
         if not any(p.where == household_class(where, present) for p in found):
-            found.append(Placement(household_class(cls, present), household_class(where, present), count))
+            definite = any(lower[k] in _DEFINITE for k in range(max(start, noun - 3), noun))
+            found.append(Placement(household_class(cls, present), household_class(where, present), count,
+                                   definite and not _new_thing(lower, start, noun)))
     for j, w in enumerate(lower):  # "a coffee and a plate of toast" (calibration cal-067): toast on a new plate
         if w != "of" or j < 2 or not (lower[j - 2] in INDEFINITE or lower[j - 2] in NUMBER_WORDS):
             continue
@@ -316,5 +358,6 @@ def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None 
         # ask to wash is to end up clean (a plan that washes it does that: `graphs.helper.scoping.completed`)
         out += [("clean", c) for c in dict.fromkeys(household_class(n, present) for n in named)
                 if c in catalog and catalog.get(c).dirtyable and ("clean", c) not in out]
-    out += [switch for switch in _switches(text, present) if switch not in out]
-    return Asked(tuple(found), tuple(out), everything_to)
+    switches, either = _switches(text, present)
+    out += [switch for switch in switches if switch not in out]
+    return Asked(tuple(found), tuple(out), everything_to, tuple(either))

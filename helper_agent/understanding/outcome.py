@@ -34,7 +34,7 @@ from helper_agent.understanding.kinds import kinds_of
 from helper_agent.understanding.words import named_classes, plain_name
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["preposition", "unmet", "unmet_sentence"]
+__all__ = ["others", "preposition", "thing_name", "unmet", "unmet_sentence"]
 
 _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
     "clean": ("isDirty", False, "is not clean"),
@@ -82,10 +82,37 @@ def _of_class(objects: Sequence[Mapping[str, Any]], cls: str) -> list[Mapping[st
     return [o for o in objects if o.get("objectType") in classes]
 
 
+def _on(objects: Sequence[Mapping[str, Any]], placed: str, where: str,
+        clean_only: bool = False) -> list[Mapping[str, Any]]:
+    """The objects of `placed`'s class on or in one of `where`'s class (a clean one, with `clean_only`)."""
+    places = {str(o.get("objectId")) for o in _of_class(objects, where) if not (clean_only and o.get("isDirty"))}
+    return [o for o in _of_class(objects, placed) if places & set(o.get("parentReceptacles") or [])]
+
+
 def _placement_met(objects: Sequence[Mapping[str, Any]], placed: str, where: str, count: int) -> bool:
-    places = {str(o.get("objectId")) for o in _of_class(objects, where)}
-    on = [o for o in _of_class(objects, placed) if places & set(o.get("parentReceptacles") or [])]
-    return len(on) >= count
+    return len(_on(objects, placed, where)) >= count
+
+
+def thing_name(cls: str) -> str:
+    """A class as a person names the thing: a piece as what it was cut from ("BreadSliced" -> "bread
+    slice", "EggCracked" -> "cracked egg"), the rest as `plain_name` says it."""
+    catalog = load_catalog()
+    base = catalog.base_type(cls) if cls in catalog else cls
+    if base == cls:
+        return plain_name(cls)
+    return f"cracked {plain_name(base)}" if cls.endswith("Cracked") else f"{plain_name(base)} slice"
+
+
+def _names(classes: Sequence[str]) -> str:
+    """ "the desk lamp", "the desk lamp and the floor lamp", "the light switch, ... and the floor lamp"."""
+    said = [f"the {thing_name(c)}" for c in classes]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+
+def _toggled(objects: Sequence[Mapping[str, Any]], cls: str, method: str) -> list[Mapping[str, Any]]:
+    """The objects of `cls` in the state `method` (toggle_on / toggle_off) makes."""
+    return [o for o in _of_class(objects, cls) if bool(o.get("isToggled")) is (method == "toggle_on")]
 
 
 def _sliced(objects: Sequence[Mapping[str, Any]], cls: str) -> bool:
@@ -104,11 +131,17 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     counts = Counter(str(o.get("objectType", "")) for o in objects)
     reading = reading if reading is not None else asked(request, types, counts)
     out: list[str] = []
+    catalog = load_catalog()
+    served: set[str] = set()  # dishes whose cleanness the placement's check already said
     for p in reading.placements:
+        where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
         if not _placement_met(objects, p.placed, p.where, p.count):
-            where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
-            out.append(f"Not all {p.count} {plain_name(p.placed)}s are {where}." if p.count > 1 else
-                       f"The {plain_name(p.placed)} is not {where}.")
+            out.append(f"Not all {p.count} {thing_name(p.placed)}s are {where}." if p.count > 1 else
+                       f"The {thing_name(p.placed)} is not {where}.")
+        elif ("clean", p.where) in reading.steps and len(_on(objects, p.placed, p.where, clean_only=True)) < p.count:
+            # food is served on a clean dish: on a dirty plate while another is clean is not that (cal-073)
+            out.append(f"The {plain_name(p.where)} the {thing_name(p.placed)} is {where.split()[0]} is not clean.")
+            served.add(p.where)
     for method, cls in reading.steps:
         if method == "slice":
             if not _sliced(objects, cls):
@@ -116,11 +149,27 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
             continue
         check = _STATE_CHECKS.get(method)
         things = _of_class(objects, cls)
-        if check is None or not things:
+        if check is None or (method == "clean" and cls in served):
             continue
         flag, value, says = check
+        if not things:
+            if cls in catalog and catalog.base_type(cls) != cls:
+                # "a couple of cooked potato slices" with no potato cut: nothing the step could have
+                # been done to (calibration cal-025, whose plan cooked no slice and said nothing)
+                out.append(f"No {thing_name(cls)} {says.replace('is not ', 'is ')}.")
+            continue
         if not any(bool(o.get(flag)) is value for o in things):
-            out.append(f"The {plain_name(cls)} {says}.")
+            out.append(f"The {thing_name(cls)} {says}.")
+    if reading.everything_to:  # "... and serve them on a plate": what the request makes goes there
+        for method, cls in reading.steps:
+            if method in ("toast", "cook") and _of_class(objects, cls) and not _on(objects, cls, reading.everything_to):
+                out.append(f"The {thing_name(cls)} is not {preposition(reading.everything_to, request)} "
+                           f"the {plain_name(reading.everything_to)}.")
+    for method, classes in reading.either_switches:  # "put the light on": any one of them does
+        if not any(_toggled(objects, c, method) for c in classes):
+            state = "on" if method == "toggle_on" else "off"
+            out.append(f"None of {_names(classes)} is switched {state}." if len(classes) > 1 else
+                       f"The {thing_name(classes[0])} is not switched {state}.")
     for pattern, holds, says in _DISH_CHECKS:  # what the embedded world makes that no class names
         if re.search(pattern, request, re.I) and not holds(objects):
             out.append(says)
@@ -132,10 +181,53 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     return list(dict.fromkeys(out))
 
 
-def unmet_sentence(lacks: Sequence[str]) -> str:
+def others(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | None = None,
+           present: Collection[str] | None = None) -> list[str]:
+    """What the request's words are met without, which the person may have meant too: one sentence
+    each, in the order asked; empty when there is nothing else of the kind.
+
+    - "the book goes on the desk" with a second book on the shelf: "Another book is not on the
+      desk." (a definite singular where the household holds several; "a book" asks for any one);
+    - "put the light on" where the desk lamp is on and the floor lamp off: "The floor lamp is still
+      off." (a word that several of the household's things answer to).
+
+    Why: the words were done, the person wanted every one (calibration cal-053, cal-057, cal-062),
+    and the agent asked "is it done?" saying nothing. These are said with the question, after what
+    is unmet; they are no claim that something asked is undone."""
+    types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
+    counts = Counter(str(o.get("objectType", "")) for o in objects)
+    reading = reading if reading is not None else asked(request, types, counts)
+    out: list[str] = []
+    for p in reading.placements:
+        if p.count != 1 or not p.definite or not _placement_met(objects, p.placed, p.where, 1):
+            continue
+        placed_ids = {str(o.get("objectId")) for o in _on(objects, p.placed, p.where)}
+        rest = [o for o in _of_class(objects, p.placed) if str(o.get("objectId")) not in placed_ids]
+        if rest:
+            where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
+            name = thing_name(p.placed)
+            out.append(f"Another {name} is not {where}." if len(rest) == 1 else
+                       f"{len(rest)} more {name}s are not {where}.")
+    switches = [(m, (c,)) for m, c in reading.steps if m in ("toggle_on", "toggle_off")]
+    for method, classes in [*switches, *reading.either_switches]:
+        if not any(_toggled(objects, c, method) for c in classes):
+            continue  # unmet says so
+        left = [f"the other {thing_name(c)}" if done else f"the {thing_name(c)}"
+                for c in classes
+                if len(done := _toggled(objects, c, method)) < len(_of_class(objects, c))]
+        if left:
+            names = left[0] if len(left) == 1 else ", ".join(left[:-1]) + " and " + left[-1]
+            state = "off" if method == "toggle_on" else "on"
+            out.append(f"{names[:1].upper()}{names[1:]} {'is' if len(left) == 1 else 'are'} still {state}.")
+    return list(dict.fromkeys(out))
+
+
+def unmet_sentence(lacks: Sequence[str], remarks: Sequence[str] = ()) -> str:
     """The statement before the question: "Not done yet: the pillow is not in the vase." ("" when
-    nothing is unmet)."""
-    if not lacks:
-        return ""
-    first, *rest = lacks
-    return "Not done yet: " + " ".join([first[:1].lower() + first[1:], *rest])
+    nothing is unmet), then what else of the kind is left (`others`: "Another book is not on the
+    desk.")."""
+    said: list[str] = []
+    if lacks:
+        first, *rest = lacks
+        said = ["Not done yet: " + " ".join([first[:1].lower() + first[1:], *rest])]
+    return " ".join([*said, *remarks])

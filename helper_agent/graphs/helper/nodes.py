@@ -403,7 +403,7 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     rounds = int(state.get("feedback_rounds", 0))
     # What the request asked that the household does not show is said before the question
     # (`reading.outcome_statement`): "Not done yet: the pillow is not in the vase."
-    lacks, statement = outcome_statement(state, ctx.environment())
+    lacks, remarks, statement = outcome_statement(state, ctx.environment())
     # Logged where it is said (to a person, with the question); an evaluation's feedback source is
     # asked nothing, so its log keeps one line per node as before.
     seen = [f"outcome: {statement}"] if statement and ctx.feedback is None else []
@@ -414,7 +414,7 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
         # `round`/`last`: the question's number, and whether an answer now can still be replanned
         # (the config bounds the replans; the question after the last replan is the last).
         answer = interrupt({"question": f"{statement} {FEEDBACK_QUESTION}" if statement else FEEDBACK_QUESTION,
-                            "unmet": lacks, "program": state.get("program", ""),
+                            "unmet": lacks, "others": remarks, "program": state.get("program", ""),
                             "execution": state.get("execution", {}), "round": rounds + 1,
                             "last": rounds >= ctx.config.feedback_rounds})
         text = str(answer or "").strip()

@@ -31,7 +31,7 @@ from helper_agent.graphs.helper.state import HelperState
 from helper_agent.graphs.helper.teaching import is_yes
 from helper_agent.understanding.absent import Refusal, refusal_for, unsure_words
 from helper_agent.understanding.feasibility import infeasible
-from helper_agent.understanding.outcome import unmet, unmet_sentence
+from helper_agent.understanding.outcome import others, unmet, unmet_sentence
 from helper_agent.understanding.requests import teach_request
 from helper_agent.understanding.vocabulary import Guess, Vocabulary
 from helper_agent.understanding.words import plain_name
@@ -132,10 +132,12 @@ def clarify(state: HelperState, runtime: Runtime[HelperContext]) -> dict[str, An
             "refusal": checked.get("refusal", ""), "log": [*log, *checked.get("log", [])]}
 
 
-def outcome_statement(state: HelperState, env: Any) -> tuple[list[str], str]:
-    """What the request asked that the household does not show (`outcome.unmet`), and the
-    sentence said before the question ("" when all is met or nothing was read)."""
+def outcome_statement(state: HelperState, env: Any) -> tuple[list[str], list[str], str]:
+    """What the request asked that the household does not show (`outcome.unmet`), what else of
+    the kind the words were met without (`outcome.others`: "Another book is not on the desk."), and
+    the sentence said before the question ("" when all is met and nothing else is left)."""
     teach = teach_request(state["request"])
     text = teach.body if teach else state["request"]
-    lacks = unmet(text, env.objects_metadata())
-    return lacks, unmet_sentence(lacks)
+    objects = env.objects_metadata()
+    lacks, remarks = unmet(text, objects), others(text, objects)
+    return lacks, remarks, unmet_sentence(lacks, remarks)

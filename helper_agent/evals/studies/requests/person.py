@@ -190,8 +190,10 @@ class ScriptedPerson:
         if payload is not None and payload.get("kind") == "clarify_word":
             return self.clarify(str(payload.get("class") or ""))
         # Whether the agent said, with its question, that something was not done: what the request
-        # asked that it does not see (`unmet`) or a step that did not finish (`silent_failures`).
-        warned = bool(payload and (payload.get("unmet") or (payload.get("execution") or {}).get("status", "done") != "done"))
+        # asked that it does not see (`unmet`), what else of the kind it left (`others`: "another
+        # book is not on the desk") or a step that did not finish (`silent_failures`).
+        warned = bool(payload and (payload.get("unmet") or payload.get("others")
+                                   or (payload.get("execution") or {}).get("status", "done") != "done"))
         if self.why is not None:
             said = f"no, {self.why}"
             self.rounds.append({"satisfied": False, "unmet": [], "answer": said, "warned": warned,
@@ -201,7 +203,7 @@ class ScriptedPerson:
         said = say(seen.unmet) if not seen.satisfied else SATISFIED
         self.rounds.append({"satisfied": seen.satisfied, "unmet": seen.unmet, "answer": said,
                             "goal_conditions": list(seen.goal_conditions), "warned": warned,
-                            "at": self._seconds()})
+                            "others": list((payload or {}).get("others") or []), "at": self._seconds()})
         return said
 
     def _seconds(self) -> float:

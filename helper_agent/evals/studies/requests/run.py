@@ -21,8 +21,10 @@ it applies to):
 - `impossible_refused` (impossible): the reply was a refusal that says why and nothing changed.
 - `silent_failures` (every case): the agent asked whether the task was done while it was not (the
   goal unmet, or an impossible case attempted) and said nothing of what was not done with the
-  question: neither what the request asked that it did not see nor a step that did not finish
-  (issue 63: "slice the mug" washed the mug and every subgoal read done).
+  question: neither what the request asked that it did not see, nor what else of the kind it left
+  ("another book is not on the desk", for "the book goes on the desk" where the person meant every
+  book; each round records these as `others`, so the cases warned by them alone can be counted), nor
+  a step that did not finish (issue 63: "slice the mug" washed the mug and every subgoal read done).
 - `false_refusals` (plain, teach): the reply to a request that could be done refused it.
 
 Beside them, what a person waits for (issue 64; `timing`): the median and 90th percentile of the
