@@ -12,7 +12,8 @@ One rule per kind of thing asked, each read from the objects' metadata (TEACh's 
 - a placement (`Placement`: `count` of `placed` on or in a `where`): that many objects of the class
   (or a kind of it) have an object of `where`'s class among their `parentReceptacles`;
 - coffee and a watered plant (words, not classes): a mug or cup filled with coffee; a house plant
-  filled with water;
+  filled with water; a dish made by cracking (`scope.DISH_STEPS`: an omelette is a cracked egg,
+  cooked): the cracked egg exists and is cooked;
 - boil (the word, not a program step): a cookable object of a class the request names is boiled;
 - slice: an object of the class is sliced, or its pieces exist; clean: one of the class is not
   dirty (of those the request could mean, one is enough); cook and toast: one is cooked;
@@ -31,6 +32,7 @@ from typing import Any
 
 from helper_agent.understanding.asked import Asked, asked
 from helper_agent.understanding.kinds import kinds_of
+from helper_agent.understanding.scope import DISH_STEPS, STEP_OBJECTS
 from helper_agent.understanding.words import named_classes, plain_name
 from helper_agent.world.catalog import load_catalog
 
@@ -57,6 +59,21 @@ _DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], st
 )
 """Words for what the embedded world makes that no class names: coffee (a mug or cup filled with
 coffee) and a watered plant (a house plant filled with water); a request that says the word asks for it."""
+
+
+def _cracked(request: str, objects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A dish word made by cracking (`scope.DISH_STEPS`: "omelette" is a cracked egg cooked, "crack an
+    egg"): the piece cracking makes exists, and is cooked when the dish's steps cook it."""
+    whole, piece = STEP_OBJECTS["crack"][:2]
+    for word, steps in DISH_STEPS.items():
+        if "crack" not in steps or not re.search(rf"\b{word}s?\b", request, re.I):
+            continue
+        if not _of_class(objects, piece):
+            return [f"No {plain_name(whole)} is cracked."]
+        if "cook" in steps and not any(o.get("isCooked") for o in _of_class(objects, piece)):
+            return [f"The {thing_name(piece)} is not cooked."]
+        return []
+    return []
 
 
 def preposition(where: str, request: str = "") -> str:
@@ -173,6 +190,7 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     for pattern, holds, says in _DISH_CHECKS:  # what the embedded world makes that no class names
         if re.search(pattern, request, re.I) and not holds(objects):
             out.append(says)
+    out += _cracked(request, objects)
     if re.search(r"\bboil(?:s|ed|ing)?\b", request, re.I):  # boiling is no program step: read from the word
         for cls in named_classes(request):
             things = [o for o in _of_class(objects, cls) if o.get("cookable")]
