@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from helper_agent.envs.symbolic import SymbolicEnv
 from helper_agent.graphs.helper import FEEDBACK_QUESTION, HelperContext, build_graph, nodes
+from helper_agent.graphs.helper.configuration import HelperConfig
 from helper_agent.graphs.helper.facts import request_facts
 from helper_agent.graphs.helper.reading import CLARIFY_KIND
 from helper_agent.graphs.helper.scoping import Fitted
@@ -185,3 +186,25 @@ def test_what_was_not_done_is_said_before_the_question(tmp_path: Path, monkeypat
     payload = out["__interrupt__"][0].value
     assert payload["unmet"] == [f"The pillow is not on the {name}."]
     assert payload["question"] == f"Not done yet: the pillow is not on the {name}. {FEEDBACK_QUESTION}"
+
+
+def test_the_others_of_the_kind_are_said_and_a_replan_that_did_nothing_says_so(tmp_path: Path) -> None:
+    """ "put the light on" met by the desk lamp: the question names the lamps still off (`others`);
+    a bare "no" gives the replan nothing to change, it repeats the program three times, and the
+    next question says nothing more was done instead of asking the same question alone."""
+    env, _ = first_of("LivingRoom", "FloorLamp")
+    if not any(o["objectType"] == "DeskLamp" for o in env.objects_metadata()):
+        env = next(e for e in (household("LivingRoom", s) for s in range(40))
+                   if {"DeskLamp", "FloorLamp"} <= {o["objectType"] for o in e.objects_metadata()})
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    program = '```python\ndesk_lamp = InteractionObject("DeskLamp")\ndesk_lamp.toggle_on()\n```'
+    ctx = context(tmp_path, env, Scripted(responses=[program] * 4))
+    ctx.config = HelperConfig(feedback_rounds=2)
+    out = graph.invoke({"request": "put the light on"}, config, context=ctx)
+    payload = out["__interrupt__"][0].value
+    assert payload["unmet"] == []
+    assert payload["others"] and payload["others"][0].endswith("still off.") and "floor lamp" in payload["others"][0]
+    assert payload["question"] == f"{payload['others'][0]} {FEEDBACK_QUESTION}"
+    again = graph.invoke(Command(resume="no"), config, context=ctx)["__interrupt__"][0].value
+    assert again["question"] == f"{nodes.REPEATED_NOTE} {payload['others'][0]} {FEEDBACK_QUESTION}"

@@ -125,3 +125,22 @@ def test_a_kind_someone_named_or_another_class_or_step_is_left_alone() -> None:
     # A switch the other way is not taken back: the earlier round switched it on, the person wants on.
     assert undo_other_kinds([Missing("toggle_off", "FloorLamp")], [DESK_ON], "turn off the lamp") == \
         [Missing("toggle_off", "FloorLamp")]
+
+
+@pytest.mark.parametrize(("feedback", "request_", "expected", "every"), [
+    ("no, I meant every book", "the book goes on the desk, please", ["place Book in Desk"], {"Book"}),
+    ("the floor lamp too, please", "it's dark in here, put the light on", ["toggle_on FloorLamp"], set()),
+    ("also the desk lamp, please", "get the lamp on", ["toggle_on DeskLamp"], set()),
+])
+def test_a_correction_naming_only_a_thing_takes_what_the_request_asked_of_it(
+        feedback: str, request_: str, expected: list[str], every: set[str]) -> None:
+    """ "no, I meant every book" after "the book goes on the desk": the request's placement, done to
+    every book (a real chat session went to the planner, which repeated the program)."""
+    reading = read_missing(feedback, request_)
+    assert [m.describe() for m in reading.missing] == expected
+    assert reading.every == every and reading.complete
+
+
+def test_a_thing_the_request_asked_nothing_of_is_left_to_the_planner() -> None:
+    reading = read_missing("the remote too", "put the book on the sofa")
+    assert reading.missing == [] and reading.unread == ["the remote too"] and not reading.complete

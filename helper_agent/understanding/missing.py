@@ -46,6 +46,7 @@ from typing import Any
 from helper_agent.program.edits.part import Missing
 from helper_agent.program.edits.tree import program_steps
 from helper_agent.program.steps import vessels
+from helper_agent.understanding.asked import asked
 from helper_agent.understanding.kinds import kinds_of
 from helper_agent.understanding.words import (
     CLAUSE_BREAKS,
@@ -61,7 +62,8 @@ from helper_agent.world.catalog import load_catalog
 __all__ = ["MissingReading", "for_household", "places_of", "put_back", "read_missing", "undo_other_kinds"]
 
 _ASKING = frozenset({"no", "not", "never", "nothing", "forgot", "forget", "forgotten", "missed", "missing", "still",
-                     "need", "needs", "needed", "should", "want", "wanted", "also", "too", "please", "yet", "without"})
+                     "need", "needs", "needed", "should", "want", "wanted", "also", "too", "please", "yet", "without",
+                     "meant", "mean"})
 """Words that say a clause asks for something: English's negations and words of wanting or lacking."""
 _ANSWERS = frozenset({"no", "nope", "yes", "yeah", "well", "oh", "hmm", "sorry", "ok", "okay"})
 """Words that answer the question ("no, ...") before what is missing; not a clause's own negation."""
@@ -207,6 +209,10 @@ def read_missing(feedback: str, request: str = "") -> MissingReading:
             continue
         found = _clause_steps(tokens, request, last_thing, reading)
         things = [t.value for t in tokens if t.kind == "class"]
+        if not found and things and not any(t.kind in ("step", "toggle", "place", "locative") for t in tokens):
+            found = _as_in_request(things[0], request)  # "no, I meant every book", "the floor lamp too"
+            if found and any(t.kind == "every" for t in tokens):
+                reading.every.add(things[0])
         if found:
             reading.missing.extend(m for m in found if m not in reading.missing)
             last_thing = found[0].cls
@@ -333,6 +339,28 @@ def _clause_steps(tokens: list[_Token], request: str, last_thing: str | None, re
     if place_cls and place_cls != thing and not any(m.step in ("boil", "coffee") for m in out):
         out.append(Missing("place", thing, place=place_cls, count=count))
     return out
+
+
+def _as_in_request(thing: str, request: str) -> list[Missing]:
+    """A correction that names a thing and no step ("no, I meant every book", "the floor lamp too,
+    please"): what the request asked of that thing's kind, done to it; [] when the request asked
+    nothing of it. The request is read as `asked` reads it: its placement of the class (or a kind of
+    it), its switch of the class, or a switch its word leaves open among several ("put the light
+    on": the light switch, a desk lamp, a floor lamp). Why: in a real chat session (issue 63,
+    `results/requests/chat-0.5b-issue63b.txt`) both answers went to the planner, which repeated the
+    program three times, and the agent asked the same question again having done nothing."""
+    reading = asked(request, {thing, *named_classes(request)}, None)
+    related = {thing, *kinds_of(thing)}
+    for p in reading.placements:
+        if p.placed in related or thing in kinds_of(p.placed):
+            return [Missing("place", thing, place=p.where)]
+    for method, cls in reading.steps:
+        if method in ("toggle_on", "toggle_off") and (cls in related or thing in kinds_of(cls)):
+            return [Missing(method, thing)]
+    for method, classes in reading.either_switches:
+        if thing in classes:
+            return [Missing(method, thing)]
+    return []
 
 
 def _catalog_flag(cls: str, flag: str) -> bool:

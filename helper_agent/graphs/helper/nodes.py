@@ -394,6 +394,10 @@ def correct(state: HelperState, runtime: Runtime[HelperContext], config: Runnabl
             "log": [f"correct: {why or 'corrective program'} (examples {', '.join(h.id for h in hits)})"]}
 
 
+REPEATED_NOTE = "I couldn't work out what to change from that, so I did nothing more."
+"""Said before the question when the replan only repeated the program it was about (`repeated`)."""
+
+
 def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: RunnableConfig) -> dict[str, Any]:
     """Ask whether the task is done: the context's feedback source answers (an evaluation hands
     the graph one: the checker's sentence, "" when nothing is missing), else a person through
@@ -413,7 +417,9 @@ def ask_feedback(state: HelperState, runtime: Runtime[HelperContext], config: Ru
     else:
         # `round`/`last`: the question's number, and whether an answer now can still be replanned
         # (the config bounds the replans; the question after the last replan is the last).
-        answer = interrupt({"question": f"{statement} {FEEDBACK_QUESTION}" if statement else FEEDBACK_QUESTION,
+        # a replan that only repeated the program ran nothing: the person hears that, not the same question alone
+        said = " ".join(x for x in (REPEATED_NOTE if state.get("repeated") else "", statement, FEEDBACK_QUESTION) if x)
+        answer = interrupt({"question": said,
                             "unmet": lacks, "others": remarks, "program": state.get("program", ""),
                             "execution": state.get("execution", {}), "round": rounds + 1,
                             "last": rounds >= ctx.config.feedback_rounds})
