@@ -144,3 +144,10 @@ def test_a_correction_naming_only_a_thing_takes_what_the_request_asked_of_it(
 def test_a_thing_the_request_asked_nothing_of_is_left_to_the_planner() -> None:
     reading = read_missing("the remote too", "put the book on the sofa")
     assert reading.missing == [] and reading.unread == ["the remote too"] and not reading.complete
+
+
+@pytest.mark.parametrize("answer", ["the floor lamp too, please", "also the floor lamp", "both lamps, please"])
+def test_a_kind_wanted_besides_keeps_the_first_switch(answer: str) -> None:
+    """ "the floor lamp too" adds to the desk lamp: nothing is switched back off."""
+    missing = [Missing("toggle_on", "FloorLamp")]
+    assert undo_other_kinds(missing, [DESK_ON], f"it's dark in here, put the light on\n{answer}") == missing

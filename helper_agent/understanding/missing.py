@@ -447,6 +447,10 @@ def _kin(a: str, b: str) -> bool:
     return False
 
 
+_ADDS = re.compile(r"\b(?:too|also|as well|both|besides|in addition)\b", re.I)
+"""Words that add to what was done rather than replace it."""
+
+
 def undo_other_kinds(missing: Sequence[Missing], done: Sequence[str], said: str) -> list[Missing]:
     """`missing`, and the opposite of each switch an earlier round made on another kind of the class
     a missing switch is on, when no words said (`said`: the request and the correction) name that kind.
@@ -456,7 +460,12 @@ def undo_other_kinds(missing: Sequence[Missing], done: Sequence[str], said: str)
     on the floor lamp", and the part switched the floor lamp on and left the desk lamp on, a change
     nobody asked for (calibration suite of `helper eval requests`, cal-062 and cal-069). The person
     naming the other kind says which lamp "the lamp" was; the first one was a wrong reading, and a
-    switch is taken back by its opposite. Only switches: a move has no single way back."""
+    switch is taken back by its opposite. Only switches: a move has no single way back. Not when
+    the correction says the kind is wanted besides ("the floor lamp too", "also the floor lamp", "as
+    well", "both"): English's words of addition keep the first switch (a real chat session switched
+    the desk lamp off after "the floor lamp too, please")."""
+    if _ADDS.search(said.rsplit("\n", 1)[-1]):
+        return list(missing)
     named = set(named_classes(said))
     extra: list[Missing] = []
     for m in missing:
