@@ -14,14 +14,14 @@ Needs the `dev` extra (gradio, playwright) and `/usr/bin/chromium`.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -29,23 +29,16 @@ BUTTONS = {"done": "#answer-done", "yes": "#answer-yes", "no": "#answer-no"}
 TURN_SECONDS = 600
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_serving(url: str, process: subprocess.Popen[bytes], seconds: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if process.poll() is not None:
-            raise SystemExit(f"the app exited with code {process.returncode}")
-        try:
-            urllib.request.urlopen(url, timeout=2)  # noqa: S310 - the app on localhost
-            return time.monotonic() - started
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"the app did not serve {url} in {seconds:.0f} s")
+def _server_helpers() -> ModuleType:
+    """The served benchmarks' port and readiness helpers (`benchmarks/cluster_bench.py`), which the
+    browser tests use too: one copy of how a local server is started and waited for."""
+    path = ROOT / "benchmarks" / "cluster_bench.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def turn_ended(page: object, before: str) -> bool:
@@ -68,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright  # deferred: the dev extra
 
     home = args.home or Path(tempfile.mkdtemp(prefix="app-walk-"))
-    port = free_port()
+    servers = _server_helpers()
+    port = servers.free_port()
     url = f"http://127.0.0.1:{port}/"
     env = {**os.environ, "HELPER_HOME": str(home), "GRADIO_ANALYTICS_ENABLED": "False",
            "NO_PROXY": "127.0.0.1,localhost", "GRADIO_TEMP_DIR": str(home / "gradio-tmp")}
@@ -77,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
                                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     lines: list[str] = []
     try:
-        lines.append(f"# app served after {wait_serving(url, process, 600):.1f} s")
+        started = time.monotonic()
+        servers.wait_until_serving(process, url, 600)
+        lines.append(f"# app served after {time.monotonic() - started:.1f} s")
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                                  args=["--no-sandbox", "--disable-gpu"])
@@ -111,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.screenshot(path=str(args.screenshot), full_page=True)
             browser.close()
     finally:
-        process.terminate()
-        process.wait(timeout=60)
-        log.close()
+        servers.stop_server(process, log)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")

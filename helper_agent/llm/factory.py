@@ -51,12 +51,13 @@ def make_chat_model(
         settings = get_settings()
         reuse_prefix, flash_attn = settings.llm_prefix_cache, settings.llm_flash_attn
         # OpenVINO's KV cache grows with the prompt (no context length to set) and has no flash switch.
+        weights = default_weights(size) if runtime == "openvino" else ""
         key = (size, runtime, temperature, max_tokens, n_ctx, reuse_prefix, flash_attn) if runtime == "llama.cpp" \
-            else (size, f"{runtime}:{default_weights(size)}", temperature, max_tokens, None, reuse_prefix, False)
+            else (size, f"{runtime}:{weights}", temperature, max_tokens, None, reuse_prefix, False)
         if key not in _local_models:  # one in-process model per setting: loading takes seconds
             if runtime == "openvino":
                 _local_models[key] = OpenVINOChatModel(
-                    model_dir=str(prepare_openvino_model(size, default_weights(size), log=True)),
+                    model_dir=str(prepare_openvino_model(size, weights, log=True)),
                     temperature=temperature, max_tokens=max_tokens, reuse_prefix=reuse_prefix)
             else:
                 context = {"n_ctx": n_ctx} if n_ctx is not None else {}
