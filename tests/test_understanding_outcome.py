@@ -195,3 +195,15 @@ def test_a_dish_made_by_cracking_is_read_from_the_dish_table() -> None:
     assert unmet("make me an omelette", raw) == ["The cracked egg is not cooked."]
     assert unmet("make me an omelette", [dict(raw[0], isCooked=True), raw[1]]) == []
     assert unmet("crack an egg", raw) == []
+
+
+def test_a_dish_served_on_a_plate_holds_every_food_named() -> None:
+    """ "a salad of 2 lettuce slices and 1 tomato slice, served on a plate": the subject-first
+    reading places the last food; the salad puts the others on the same plate."""
+    present = {"Lettuce", "Tomato", "Plate", "Knife"}
+    found = asked("could you toss together a salad of 2 lettuce slices and 1 tomato slice, served on a plate",
+                  present, {}).placements
+    assert set(found) == {Placement("LettuceSliced", "Plate"), Placement("TomatoSliced", "Plate")}
+    # something other than the dish's foods put on the plate leaves the dish to the words
+    assert asked("make a salad with lettuce and put the apple on the plate", present | {"Apple"}, {}).placements == \
+        (Placement("Apple", "Plate"),)

@@ -244,13 +244,15 @@ toasted bread slices hold them (TEACh's Salad and Sandwich, as `scope.DISH_STEPS
 def _assembled(lower: list[str], named: Sequence[str], found: Sequence[Placement],
                present: Collection[str]) -> list[Placement]:
     """The placements a salad or a sandwich the words ask for is made of: a slice of each sliceable
-    food named (bread aside) on a plate, and for a sandwich two bread slices (toasted: `asked`);
-    [] when the words name no such dish, name no food for it, or place something on a dish already.
+    food named (bread aside) on a plate, and for a sandwich two bread slices (toasted: `asked`), less
+    those the words place there themselves; [] when the words name no such dish, name no food for
+    it, or place something else on a dish already.
     Calibration cal-063/064/065 ("make a salad with lettuce and tomato") sliced the foods and left
     the slices where they were cut."""
     dish = next((d for d in _ASSEMBLED if any(w.startswith(d) for w in lower)), None)
     catalog = load_catalog()
-    if dish is None or any(p.where in ("Plate", "Bowl") for p in found):
+    served = [p for p in found if p.where in ("Plate", "Bowl")]
+    if dish is None:
         return []
     plate = next((d for d in ("Plate", "Bowl") if d in present), "Plate")
     wholes = dict.fromkeys(c.removesuffix("Sliced") for c in named)
@@ -260,7 +262,11 @@ def _assembled(lower: list[str], named: Sequence[str], found: Sequence[Placement
     out = [Placement(household_class(_sliced(c), present), plate) for c in foods]
     if _ASSEMBLED[dish]:
         out.insert(0, Placement("BreadSliced", plate, _ASSEMBLED[dish]))
-    return out
+    if any(p.placed not in {o.placed for o in out} for p in served):
+        return []  # something else is put on the dish already: what the dish holds is the words' reading
+    # "a salad of 2 lettuce slices and 1 tomato slice, served on a plate" (the built-in benchmark's
+    # wording): "served on" placed the last food named; the dish holds the others too
+    return [p for p in out if p.placed not in {s.placed for s in served}]
 
 
 def asked(text: str, present: Collection[str], counts: Mapping[str, int] | None = None) -> Asked:
