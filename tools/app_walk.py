@@ -14,7 +14,6 @@ Needs the `dev` extra (gradio, playwright) and `/usr/bin/chromium`.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import subprocess
 import sys
@@ -32,13 +31,10 @@ TURN_SECONDS = 600
 def _server_helpers() -> ModuleType:
     """The served benchmarks' port and readiness helpers (`benchmarks/cluster_bench.py`), which the
     browser tests use too: one copy of how a local server is started and waited for."""
-    path = ROOT / "benchmarks" / "cluster_bench.py"
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # a script beside the others, not a package
+    import cluster_bench
+
+    return cluster_bench
 
 
 def turn_ended(page: object, before: str) -> bool:

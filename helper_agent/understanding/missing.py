@@ -350,12 +350,15 @@ def _as_in_request(thing: str, request: str) -> list[Missing]:
     `results/requests/chat-0.5b-issue63b.txt`) both answers went to the planner, which repeated the
     program three times, and the agent asked the same question again having done nothing."""
     reading = asked(request, {thing, *named_classes(request)}, None)
-    related = {thing, *kinds_of(thing)}
+
+    def same_kind(cls: str) -> bool:  # the class itself, a kind of it, or what it is a kind of
+        return cls == thing or cls in kinds_of(thing) or thing in kinds_of(cls)
+
     for p in reading.placements:
-        if p.placed in related or thing in kinds_of(p.placed):
+        if same_kind(p.placed):
             return [Missing("place", thing, place=p.where)]
     for method, cls in reading.steps:
-        if method in ("toggle_on", "toggle_off") and (cls in related or thing in kinds_of(cls)):
+        if method in ("toggle_on", "toggle_off") and same_kind(cls):
             return [Missing(method, thing)]
     for method, classes in reading.either_switches:
         if thing in classes:

@@ -36,7 +36,7 @@ from helper_agent.understanding.scope import DISH_STEPS, STEP_OBJECTS
 from helper_agent.understanding.words import named_classes, plain_name
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["others", "preposition", "thing_name", "unmet", "unmet_sentence"]
+__all__ = ["others", "preposition", "read_request", "thing_name", "unmet", "unmet_sentence"]
 
 _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
     "clean": ("isDirty", False, "is not clean"),
@@ -59,6 +59,13 @@ _DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], st
 )
 """Words for what the embedded world makes that no class names: coffee (a mug or cup filled with
 coffee) and a watered plant (a house plant filled with water); a request that says the word asks for it."""
+
+
+def read_request(request: str, objects: Sequence[Mapping[str, Any]], present: Collection[str] | None = None) -> Asked:
+    """The request read against the household (`asked`), once for `unmet` and `others`: a definite
+    plural ("the apples") is every one the household holds, as the planner reads it."""
+    types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
+    return asked(request, types, Counter(str(o.get("objectType", "")) for o in objects))
 
 
 def _cracked(request: str, objects: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -120,11 +127,14 @@ def thing_name(cls: str) -> str:
     return f"cracked {plain_name(base)}" if cls.endswith("Cracked") else f"{plain_name(base)} slice"
 
 
-def _names(classes: Sequence[str]) -> str:
+def _listed(phrases: Sequence[str]) -> str:
     """ "the desk lamp", "the desk lamp and the floor lamp", "the light switch, ... and the floor lamp"."""
-    said = [f"the {thing_name(c)}" for c in classes]
-    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+    return phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
 
+
+def _at(where: str, request: str) -> str:
+    """Where a thing goes, as the person reads it: "on the dining table", "in the sink basin"."""
+    return f"{preposition(where, request)} the {plain_name(where)}"
 
 
 def _toggled(objects: Sequence[Mapping[str, Any]], cls: str, method: str) -> list[Mapping[str, Any]]:
@@ -142,22 +152,20 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
           present: Collection[str] | None = None) -> list[str]:
     """What the request asked that the objects do not show, one plain sentence each ("The pillow
     is not in the vase."), in the order asked; empty when everything is met or nothing was read.
-    `reading`: the request already read (`asked`), else it is read here against the objects."""
-    types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
-    # a definite plural ("the apples") is every one the household holds, as the planner reads it
-    counts = Counter(str(o.get("objectType", "")) for o in objects)
-    reading = reading if reading is not None else asked(request, types, counts)
+    `reading`: the request already read (`read_request`), else it is read here against the objects."""
+    reading = reading if reading is not None else read_request(request, objects, present)
     out: list[str] = []
     catalog = load_catalog()
     served: set[str] = set()  # dishes whose cleanness the placement's check already said
     for p in reading.placements:
-        where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
+        where = _at(p.where, request)
         if not _placement_met(objects, p.placed, p.where, p.count):
             out.append(f"Not all {p.count} {thing_name(p.placed)}s are {where}." if p.count > 1 else
                        f"The {thing_name(p.placed)} is not {where}.")
         elif ("clean", p.where) in reading.steps and len(_on(objects, p.placed, p.where, clean_only=True)) < p.count:
             # food is served on a clean dish: on a dirty plate while another is clean is not that (cal-073)
-            out.append(f"The {plain_name(p.where)} the {thing_name(p.placed)} is {where.split()[0]} is not clean.")
+            out.append(f"The {plain_name(p.where)} the {thing_name(p.placed)} is {preposition(p.where, request)} "
+                       "is not clean.")
             served.add(p.where)
     for method, cls in reading.steps:
         if method == "slice":
@@ -180,12 +188,12 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     if reading.everything_to:  # "... and serve them on a plate": what the request makes goes there
         for method, cls in reading.steps:
             if method in ("toast", "cook") and _of_class(objects, cls) and not _on(objects, cls, reading.everything_to):
-                out.append(f"The {thing_name(cls)} is not {preposition(reading.everything_to, request)} "
-                           f"the {plain_name(reading.everything_to)}.")
+                out.append(f"The {thing_name(cls)} is not {_at(reading.everything_to, request)}.")
     for method, classes in reading.either_switches:  # "put the light on": any one of them does
         if not any(_toggled(objects, c, method) for c in classes):
             state = "on" if method == "toggle_on" else "off"
-            out.append(f"None of {_names(classes)} is switched {state}." if len(classes) > 1 else
+            out.append(f"None of {_listed([f'the {thing_name(c)}' for c in classes])} is switched {state}."
+                       if len(classes) > 1 else
                        f"The {thing_name(classes[0])} is not switched {state}.")
     for pattern, holds, says in _DISH_CHECKS:  # what the embedded world makes that no class names
         if re.search(pattern, request, re.I) and not holds(objects):
@@ -212,9 +220,7 @@ def others(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | 
     Why: the words were done, the person wanted every one (calibration cal-053, cal-057, cal-062),
     and the agent asked "is it done?" saying nothing. These are said with the question, after what
     is unmet; they are no claim that something asked is undone."""
-    types = set(present) if present is not None else {str(o.get("objectType")) for o in objects}
-    counts = Counter(str(o.get("objectType", "")) for o in objects)
-    reading = reading if reading is not None else asked(request, types, counts)
+    reading = reading if reading is not None else read_request(request, objects, present)
     out: list[str] = []
     for p in reading.placements:
         if p.count != 1 or not p.definite or not _placement_met(objects, p.placed, p.where, 1):
@@ -222,7 +228,7 @@ def others(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | 
         placed_ids = {str(o.get("objectId")) for o in _on(objects, p.placed, p.where)}
         rest = [o for o in _of_class(objects, p.placed) if str(o.get("objectId")) not in placed_ids]
         if rest:
-            where = f"{preposition(p.where, request)} the {plain_name(p.where)}"
+            where = _at(p.where, request)
             name = thing_name(p.placed)
             out.append(f"Another {name} is not {where}." if len(rest) == 1 else
                        f"{len(rest)} more {name}s are not {where}.")
@@ -234,7 +240,7 @@ def others(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | 
                 for c in classes
                 if len(done := _toggled(objects, c, method)) < len(_of_class(objects, c))]
         if left:
-            names = left[0] if len(left) == 1 else ", ".join(left[:-1]) + " and " + left[-1]
+            names = _listed(left)
             state = "off" if method == "toggle_on" else "on"
             out.append(f"{names[:1].upper()}{names[1:]} {'is' if len(left) == 1 else 'are'} still {state}.")
     return list(dict.fromkeys(out))

@@ -31,7 +31,7 @@ from helper_agent.graphs.helper.state import HelperState
 from helper_agent.graphs.helper.teaching import is_yes
 from helper_agent.understanding.absent import Refusal, refusal_for, unsure_words
 from helper_agent.understanding.feasibility import infeasible
-from helper_agent.understanding.outcome import others, unmet, unmet_sentence
+from helper_agent.understanding.outcome import others, read_request, unmet, unmet_sentence
 from helper_agent.understanding.requests import teach_request
 from helper_agent.understanding.vocabulary import Guess, Vocabulary
 from helper_agent.understanding.words import plain_name
@@ -139,5 +139,6 @@ def outcome_statement(state: HelperState, env: Any) -> tuple[list[str], list[str
     teach = teach_request(state["request"])
     text = teach.body if teach else state["request"]
     objects = env.objects_metadata()
-    lacks, remarks = unmet(text, objects), others(text, objects)
+    reading = read_request(text, objects)  # one reading of the request for both
+    lacks, remarks = unmet(text, objects, reading), others(text, objects, reading)
     return lacks, remarks, unmet_sentence(lacks, remarks)
