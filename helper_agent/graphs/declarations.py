@@ -21,13 +21,18 @@ so a run without them is the published method; a method's paper decides how it u
   pick one of a few named subgoals. The environment declares the subgoals; the model orders them,
   and says when it is done.
 
+On the embedded world (TEACh's dialogues state no conditions) `subgoals=on` offers the request's
+open parts instead (`understanding/parts.py`: the shared reading of what the words ask, checked
+against the household the agent acts in, each part a short program of the shared executor's API):
+`open_parts` and `run_part` here, chosen among by each step-wise method in its own form.
+
 Nothing here reads a benchmark's verdict or a task's data: the effects are the environment's
 semantics, the same for every task, and the conditions are those the task states to every agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,7 +47,14 @@ from helper_agent.graphs.goal_conditions import (
     stated_goals,
     unmet_now,
 )
+from helper_agent.graphs.named_actions import THOUGHT
 from helper_agent.graphs.options import option
+from helper_agent.program.cfg import Grammar, Ref, alt, seq
+from helper_agent.program.compiler import compile_program
+from helper_agent.program.errors import ProgramError
+from helper_agent.tools.errors import EpisodeLimit
+from helper_agent.understanding.parts import Part
+from helper_agent.understanding.parts import open_parts as request_parts
 
 Preconditions = Literal["off", "on", "reported"]
 PRECONDITIONS: tuple[Preconditions, ...] = ("off", "on", "reported")
@@ -182,7 +194,138 @@ def open_subgoals(env: Any, request: str, vocabulary: ActionVocabulary, executed
 
 def refuse_declared_aids(aids: Aids, env: Any) -> None:
     """A `ValueError` when a step-wise method is asked for aids on an environment its loop there
-    does not read them from (the embedded world's loop acts on ids, not on stated conditions)."""
-    if aids.labels():
-        raise ValueError(f"{', '.join(aids.labels())}: this method reads them where it acts by names "
+    does not read them from: the embedded world's loop acts on ids, not on stated conditions, so only
+    `subgoals=on` (the request's open parts, `open_parts`) serves it."""
+    refused = [label for label in aids.labels() if label != "subgoals=on"]
+    if refused:
+        raise ValueError(f"{', '.join(refused)}: this method reads them where it acts by names "
                          f"(envs/base.ActsByName); {type(env).__name__} does not")
+
+
+@dataclass(frozen=True)
+class OpenParts:
+    """What `subgoals=on` offers on the embedded world now: the sentences of what the request asked
+    and the household does not show yet, and the parts (each a program) that would meet them."""
+
+    unmet: list[str]
+    parts: list[Part]
+
+    def by_label(self, label: str) -> Part | None:
+        return next((p for p in self.parts if p.label == label), None)
+
+
+def open_parts(env: Any, request: str, closed: Collection[str] = ()) -> OpenParts:
+    """The request's open parts in the household `env` holds now (its objects' metadata, as
+    AI2-THOR gives every agent with each event), less those labelled in `closed` (run already and
+    still open: a method's "tried from here"). The parts are empty when nothing the words ask is
+    open, or no part makes what is (the method then takes its own steps)."""
+    unmet, parts = request_parts(request, env.objects_metadata())
+    leave_out = set(closed)
+    return OpenParts(unmet, [p for p in parts if p.label not in leave_out])
+
+
+def run_part(executor: Any, part: Part) -> str:
+    """Act `part` out with the shared executor (`tools/executor.Executor`); the observation text.
+    `EpisodeLimit` passes through: the episode is over."""
+    try:
+        compiled = compile_program(part.program)
+    except ProgramError as err:  # the reading's programs compile; a class the catalog lacks does not
+        return f"failed: {err}"
+    executor.bindings = {}  # each part binds its own objects
+    result = executor.run(compiled.subgoals)
+    if result.ended_by_limit:
+        raise EpisodeLimit(result.status)
+    if result.status == "done":
+        return f"done: {part.label}"
+    return f"failed: {part.label}: {result.error or result.status}"
+
+
+SUBGOAL = "subgoal"
+DONE_ACTION = "done()"
+"""The action a step-wise method takes a part with on the embedded world: `subgoal(<label>)`."""
+
+
+def part_action(part: Part) -> str:
+    return f"{SUBGOAL}({part.label})"
+
+
+def part_lines(offered: OpenParts) -> list[str]:
+    """The prompt's lines for `subgoals=on` on the embedded world: what is unmet, and the parts to
+    choose among (the EAI loops' `named_steps.subgoal_lines`, in the same words)."""
+    return ["Goals not met yet: " + ("; ".join(offered.unmet) or "none"),
+            "Subgoals you can take now (each is done with the steps it needs; choose the one to do next, "
+            f"answer {SUBGOAL}(<one of them>)): " + ("; ".join(p.label for p in offered.parts) or "none")]
+
+
+def part_rules(parts: Sequence[Part], thought: bool = False) -> Grammar:
+    """`Action: subgoal(<label>)` for one of `parts` (after `Thought: <one line>` with `thought`);
+    `done()` is not among them: while a part is open the episode goes on."""
+    action = seq(f"{SUBGOAL}(", alt(*(p.label for p in parts)), ")")
+    if not thought:
+        return Grammar({"root": seq("Action: ", Ref("action")), "action": action})
+    return Grammar({"root": seq("Thought: ", Ref("thought"), "\nAction: ", Ref("action")),
+                    "thought": THOUGHT, "action": action})
+
+
+def parse_part(text: str, offered: OpenParts) -> tuple[str, Part]:
+    """The answer to `part_rules`: the thought ("" without one) and the part chosen; a `ValueError`
+    says what is wrong, with the labels to choose from."""
+    thought, action = "", ""
+    for line in text.strip().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "thought":
+            thought = value.strip()
+        elif key.strip().lower() == "action":
+            action = value.strip()
+    label = action[len(SUBGOAL) + 1:-1].strip() if action.startswith(f"{SUBGOAL}(") and action.endswith(")") else ""
+    part = offered.by_label(label)
+    if part is None:
+        raise ValueError(f"answer Action: {SUBGOAL}(<one of: {'; '.join(p.label for p in offered.parts)}>)")
+    return thought, part
+
+
+def taken_parts(actions: Sequence[str]) -> list[str]:
+    """The labels of the parts taken already (the actions `subgoal(<label>)` among `actions`): each is
+    tried once, so one that is still open after it ran is not offered again (`open_parts`' `closed`)."""
+    return [a[len(SUBGOAL) + 1:-1] for a in actions if a.startswith(f"{SUBGOAL}(") and a.endswith(")")]
+
+
+@dataclass(frozen=True)
+class PartChoice:
+    """A step's decision with `subgoals=on` on the embedded world: the action (`subgoal(<label>)`,
+    `done()`, or "(none)" when every answer was refused), the thought, and the part's program."""
+
+    action: str
+    thought: str = ""
+    program: str = ""
+    rejected: str = ""  # why the last answer was refused, when action is "(none)"
+
+
+def choose_part(env: Any, request: str, taken: Sequence[str], attempts: int,
+                ask: Callable[[OpenParts, str | None, int], str],
+                rejected: Callable[[str], None] = lambda _why: None) -> PartChoice | None:
+    """One step of a step-wise method with `subgoals=on` on the embedded world. The model chooses
+    among the request's open parts (`ask(offered, reason, attempt)` returns its answer to
+    `part_rules`; a refused answer is asked again with the reason, `attempts` times in all); a lone
+    part is taken without asking; `done()` when a part was taken (`taken`: the actions so far) and
+    nothing the words asked is open now. None when the method takes its own step: the reading
+    found nothing open and no part was taken, or what is open has no part (coffee, a watered plant)."""
+    parts_taken = taken_parts(taken)
+    offered = open_parts(env, request, closed=parts_taken)
+    if not offered.parts:
+        if parts_taken and not offered.unmet:
+            return PartChoice(DONE_ACTION, "no open subgoal: every goal read from the request is met")
+        return None
+    if len(offered.parts) == 1:
+        only = offered.parts[0]
+        return PartChoice(part_action(only), "the one open subgoal", only.program)
+    reason: str | None = None
+    for attempt in range(1, attempts + 1):
+        try:
+            thought, part = parse_part(ask(offered, reason, attempt), offered)
+        except ValueError as err:
+            reason = str(err)
+            rejected(reason)
+            continue
+        return PartChoice(part_action(part), thought, part.program)
+    return PartChoice("(none)", rejected=reason or "")

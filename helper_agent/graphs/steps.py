@@ -19,6 +19,7 @@ class Step(TypedDict, total=False):
     before: str  # fingerprint of what the agent saw when it acted (`object_actions.observation_fingerprint`)
     changed: bool  # whether the action changed anything the agent sees
     state: str  # fingerprint of everything the agent knew when it acted (`known_state_fingerprint`)
+    program: str  # with `subgoals=on`, the chosen part's program (`declarations.choose_part`)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from helper_agent.understanding.asked import Asked, asked
@@ -36,7 +37,7 @@ from helper_agent.understanding.scope import DISH_STEPS, STEP_OBJECTS
 from helper_agent.understanding.words import named_classes, plain_name
 from helper_agent.world.catalog import load_catalog
 
-__all__ = ["others", "preposition", "read_request", "thing_name", "unmet", "unmet_sentence"]
+__all__ = ["Lack", "lacks", "others", "preposition", "read_request", "thing_name", "unmet", "unmet_sentence"]
 
 _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
     "clean": ("isDirty", False, "is not clean"),
@@ -49,16 +50,38 @@ _STATE_CHECKS: dict[str, tuple[str, bool, str]] = {
 """A step, the metadata flag it makes and its value, and what the person reads when none has it."""
 
 
-_DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], str], ...] = (
+_DISH_CHECKS: tuple[tuple[str, Callable[[Sequence[Mapping[str, Any]]], bool], str, str], ...] = (
     (r"\bcoffees?\b(?!\s+(?:machine|maker|table|mug|cup))",
-     lambda objects: any(o.get("simbotIsFilledWithCoffee") for o in objects), "There is no coffee in a mug or a cup."),
+     lambda objects: any(o.get("simbotIsFilledWithCoffee") for o in objects), "There is no coffee in a mug or a cup.",
+     "coffee"),
     (r"\bwater(?:s|ed|ing)?\s+(?:the\s+|my\s+|a\s+)?(?:house\s*)?plants?\b|\bplants?\b.*\b(?:water(?:s|ed|ing)?|thirsty|dry)\b",
      lambda objects: not [o for o in objects if o.get("objectType") == "HousePlant"]
      or any(o.get("isFilledWithLiquid") for o in objects if o.get("objectType") == "HousePlant"),
-     "The plant is not watered."),
+     "The plant is not watered.", "water"),
 )
 """Words for what the embedded world makes that no class names: coffee (a mug or cup filled with
-coffee) and a watered plant (a house plant filled with water); a request that says the word asks for it."""
+coffee) and a watered plant (a house plant filled with water); a request that says the word asks for it.
+Each: the words' pattern, the check, the sentence, and the step (`program/steps.py`'s name) that makes it."""
+
+
+@dataclass(frozen=True)
+class Lack:
+    """One thing a request asked that the household does not show: the sentence the person reads,
+    and what would meet it, as a tuple a step-wise method can act on (`understanding/parts.py`):
+
+    - `("place", placed, where, count)`: `count` of `placed` on or in a `where`;
+    - `("served_dirty", placed, where)`: they are, on a dish that is not clean;
+    - `("slice", cls)`, `(method, cls)` for a state step (`clean`, `cook`, `toast`, `toggle_on`,
+      `toggle_off`, `fill_up`) no object of `cls` shows;
+    - `("serve", cls, where, method)`: what the request makes (`method`: toast, cook) is not where
+      "them" were to go;
+    - `("switch", method, *classes)`: none of the things the word may mean is switched;
+    - `("coffee",)`, `("water",)`: the dish words of `_DISH_CHECKS`;
+    - `("crack", "cook" | "")`: the egg of a dish made by cracking is not cracked (or not cooked);
+    - `("boil", cls)`: a food the words name is not boiled."""
+
+    sentence: str
+    want: tuple[str, ...]
 
 
 def read_request(request: str, objects: Sequence[Mapping[str, Any]], present: Collection[str] | None = None) -> Asked:
@@ -68,17 +91,18 @@ def read_request(request: str, objects: Sequence[Mapping[str, Any]], present: Co
     return asked(request, types, Counter(str(o.get("objectType", "")) for o in objects))
 
 
-def _cracked(request: str, objects: Sequence[Mapping[str, Any]]) -> list[str]:
+def _cracked(request: str, objects: Sequence[Mapping[str, Any]]) -> list[Lack]:
     """A dish word made by cracking (`scope.DISH_STEPS`: "omelette" is a cracked egg cooked, "crack an
     egg"): the piece cracking makes exists, and is cooked when the dish's steps cook it."""
     whole, piece = STEP_OBJECTS["crack"][:2]
     for word, steps in DISH_STEPS.items():
         if "crack" not in steps or not re.search(rf"\b{word}s?\b", request, re.I):
             continue
+        cooked = "cook" if "cook" in steps else ""
         if not _of_class(objects, piece):
-            return [f"No {plain_name(whole)} is cracked."]
-        if "cook" in steps and not any(o.get("isCooked") for o in _of_class(objects, piece)):
-            return [f"The {thing_name(piece)} is not cooked."]
+            return [Lack(f"No {plain_name(whole)} is cracked.", ("crack", cooked))]
+        if cooked and not any(o.get("isCooked") for o in _of_class(objects, piece)):
+            return [Lack(f"The {thing_name(piece)} is not cooked.", ("crack", cooked))]
         return []
     return []
 
@@ -153,24 +177,30 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
     """What the request asked that the objects do not show, one plain sentence each ("The pillow
     is not in the vase."), in the order asked; empty when everything is met or nothing was read.
     `reading`: the request already read (`read_request`), else it is read here against the objects."""
+    return list(dict.fromkeys(lack.sentence for lack in lacks(request, objects, reading, present)))
+
+
+def lacks(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | None = None,
+          present: Collection[str] | None = None) -> list[Lack]:
+    """`unmet`'s sentences with what would meet each (`Lack.want`), in the order asked, once each."""
     reading = reading if reading is not None else read_request(request, objects, present)
-    out: list[str] = []
+    out: list[Lack] = []
     catalog = load_catalog()
     served: set[str] = set()  # dishes whose cleanness the placement's check already said
     for p in reading.placements:
         where = _at(p.where, request)
         if not _placement_met(objects, p.placed, p.where, p.count):
-            out.append(f"Not all {p.count} {thing_name(p.placed)}s are {where}." if p.count > 1 else
-                       f"The {thing_name(p.placed)} is not {where}.")
+            out.append(Lack(f"Not all {p.count} {thing_name(p.placed)}s are {where}." if p.count > 1 else
+                            f"The {thing_name(p.placed)} is not {where}.", ("place", p.placed, p.where, str(p.count))))
         elif ("clean", p.where) in reading.steps and len(_on(objects, p.placed, p.where, clean_only=True)) < p.count:
             # food is served on a clean dish: on a dirty plate while another is clean is not that (cal-073)
-            out.append(f"The {plain_name(p.where)} the {thing_name(p.placed)} is {preposition(p.where, request)} "
-                       "is not clean.")
+            out.append(Lack(f"The {plain_name(p.where)} the {thing_name(p.placed)} is {preposition(p.where, request)} "
+                            "is not clean.", ("served_dirty", p.placed, p.where)))
             served.add(p.where)
     for method, cls in reading.steps:
         if method == "slice":
             if not _sliced(objects, cls):
-                out.append(f"The {plain_name(cls)} is not sliced.")
+                out.append(Lack(f"The {plain_name(cls)} is not sliced.", ("slice", cls)))
             continue
         check = _STATE_CHECKS.get(method)
         things = _of_class(objects, cls)
@@ -181,29 +211,30 @@ def unmet(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
             if cls in catalog and catalog.base_type(cls) != cls:
                 # "a couple of cooked potato slices" with no potato cut: nothing the step could have
                 # been done to (calibration cal-025, whose plan cooked no slice and said nothing)
-                out.append(f"No {thing_name(cls)} {says.replace('is not ', 'is ')}.")
+                out.append(Lack(f"No {thing_name(cls)} {says.replace('is not ', 'is ')}.", (method, cls)))
             continue
         if not any(bool(o.get(flag)) is value for o in things):
-            out.append(f"The {thing_name(cls)} {says}.")
+            out.append(Lack(f"The {thing_name(cls)} {says}.", (method, cls)))
     if reading.everything_to:  # "... and serve them on a plate": what the request makes goes there
         for method, cls in reading.steps:
             if method in ("toast", "cook") and _of_class(objects, cls) and not _on(objects, cls, reading.everything_to):
-                out.append(f"The {thing_name(cls)} is not {_at(reading.everything_to, request)}.")
+                out.append(Lack(f"The {thing_name(cls)} is not {_at(reading.everything_to, request)}.",
+                                ("serve", cls, reading.everything_to, method)))
     for method, classes in reading.either_switches:  # "put the light on": any one of them does
         if not any(_toggled(objects, c, method) for c in classes):
             state = "on" if method == "toggle_on" else "off"
-            out.append(f"None of {_listed([f'the {thing_name(c)}' for c in classes])} is switched {state}."
-                       if len(classes) > 1 else
-                       f"The {thing_name(classes[0])} is not switched {state}.")
-    for pattern, holds, says in _DISH_CHECKS:  # what the embedded world makes that no class names
+            out.append(Lack(f"None of {_listed([f'the {thing_name(c)}' for c in classes])} is switched {state}."
+                            if len(classes) > 1 else
+                            f"The {thing_name(classes[0])} is not switched {state}.", ("switch", method, *classes)))
+    for pattern, holds, says, step in _DISH_CHECKS:  # what the embedded world makes that no class names
         if re.search(pattern, request, re.I) and not holds(objects):
-            out.append(says)
+            out.append(Lack(says, (step,)))
     out += _cracked(request, objects)
     if re.search(r"\bboil(?:s|ed|ing)?\b", request, re.I):  # boiling is no program step: read from the word
         for cls in named_classes(request):
             things = [o for o in _of_class(objects, cls) if o.get("cookable")]
             if things and not any(o.get("simbotIsBoiled") for o in things):
-                out.append(f"The {plain_name(cls)} is not boiled.")
+                out.append(Lack(f"The {plain_name(cls)} is not boiled.", ("boil", cls)))
     return list(dict.fromkeys(out))
 
 

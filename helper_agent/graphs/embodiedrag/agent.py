@@ -58,7 +58,7 @@ def config_from_options(options: dict[str, str], *, seed: int = 0, feedback: int
     return EmbodiedRAGConfig(graph=graph, k=positive_option(options, "k", get_settings().scene_graph_k),  # type: ignore[arg-type]
                              max_steps=positive_option(options, "max_steps", 30), attributes=attributes,  # type: ignore[arg-type]
                              feedback_rounds=feedback, seed=seed, refuse_futile=on_off(options, "refuse_futile"),
-                             admissible=on_off(options, "admissible"))
+                             admissible=on_off(options, "admissible"), subgoals=aids_from_options(options).subgoals)
 
 
 def named_config_from_options(options: dict[str, str]) -> NamedEmbodiedRAGConfig:

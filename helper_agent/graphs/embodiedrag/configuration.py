@@ -28,9 +28,12 @@ class EmbodiedRAGConfig:
       on the toggleable, ...: `object_actions.unafforded_actions`), with the hands it needs
       (`hand_refusals`) and on objects not already in the state it makes (no `open` of what is
       open: `state_refusals`); off offers every action on every shown id.
+    - `subgoals`: each ReAct step chooses among the request's open parts (`graphs/declarations.py`,
+      `choose_part`), each acted out by the shared executor; the primitive actions when none is open.
     """
 
     graph: GraphMode = "subgraph"
+    subgoals: bool = False
     k: int = 3
     threshold: float | None = None
     attributes: Literal["all", "named"] = "all"

@@ -17,6 +17,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from helper_agent.graphs.declarations import OpenParts, Part, choose_part, part_lines, part_rules, run_part
 from helper_agent.graphs.embodiedrag.actions import (
     ACTIONS,
     ReactAnswer,
@@ -136,6 +137,15 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     # the state it would make) are left out of the grammar; those done from here are named in the
     # prompt. A model without a grammar that writes one anyway is refused and asked again.
     now = observation_fingerprint(scene.env.observe())
+    if cfg.subgoals:
+        decided = _part_step(state, ctx, config, history, log)
+        if decided is not None:
+            chosen: Step = {"thought": decided.thought, "action": decided.action, "before": now}
+            if decided.program:
+                chosen["program"] = decided.program
+            if decided.action == "(none)":
+                chosen["observation"] = f"invalid answer: {decided.rejected}"
+            return {"history": [*history, chosen], "log": log}
     refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
                              lambda i: scene.executor.in_reach(scene.env_id[i]),
                              scene.held, scene.type_of.get(scene.held or ""),
@@ -166,6 +176,27 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     return {"history": [*history, step], "log": log}
 
 
+def _part_step(state: EmbodiedRAGState, ctx: EmbodiedRAGContext, config: RunnableConfig, history: list[Step],
+               log: list[str]) -> Any:
+    """`subgoals=on`: the ReAct step chosen among the request's open parts
+    (`declarations.choose_part`), with EmbodiedRAG's own prompt (the retrieved subgraph, its last
+    thoughts and observations) and the parts' lines; None when it takes its own primitive step."""
+    cfg = ctx.config
+    scene = ctx.episode_scene()
+
+    def ask(offered: OpenParts, reason: str | None, attempt: int) -> str:
+        messages = react_messages(state["request"], state.get("graph_text", ""), scene.held, history, cfg.history,
+                                  reason, subgoals=part_lines(offered))
+        return _ask(ctx, config, messages, "embodiedrag:react", part_rules(offered.parts, thought=True).to_gbnf(),
+                    attempt)
+
+    def rejected(why: str) -> None:
+        log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
+
+    return choose_part(scene.env, state["request"], [s.get("action", "") for s in history],
+                       cfg.parse_retries + 1, ask, rejected)
+
+
 def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[str, Any]:
     ctx = EmbodiedRAGContext.of(runtime)
     scene = ctx.episode_scene()
@@ -189,7 +220,11 @@ def act(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext]) -> dict[s
                 observation = f"not finished: {missing}"
     else:
         try:
-            observation = scene.act(answer)
+            if last.get("program"):
+                observation = run_part(scene.executor, Part(answer.arg or "", last["program"], ""))
+                scene.sync()
+            else:
+                observation = scene.act(answer)
         except EpisodeLimit as limit:
             last["observation"] = f"stopped: {limit.reason}"
             history[-1] = last

@@ -37,7 +37,9 @@ def self_query_messages(request: str, attributes: list[str], max_items: int) -> 
 
 
 def react_messages(request: str, graph_text: str, held: str | None, history: list[Step], keep: int,
-                   retry_reason: str | None = None, futile: Sequence[str] = ()) -> list[BaseMessage]:
+                   retry_reason: str | None = None, futile: Sequence[str] = (),
+                   subgoals: Sequence[str] = ()) -> list[BaseMessage]:
+    """The ReAct step's messages; `subgoals`: the open parts' lines (`declarations.part_lines`)."""
     lines = [f"Instruction:\n{request}", "", "Scene graph:", graph_text, "",
              f"Holding: {held or 'nothing'}"]
     recent = history[-keep:] if keep > 0 else []
@@ -48,6 +50,8 @@ def react_messages(request: str, graph_text: str, held: str | None, history: lis
                       f"Observation: {step.get('observation', '')}"]
     if futile:
         lines += ["", "Done from here already, changing nothing (not allowed now): " + ", ".join(futile)]
+    if subgoals:
+        lines += ["", *subgoals]
     lines += ["", "Next step:"]
     messages: list[BaseMessage] = [SystemMessage(content=REACT_SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]

@@ -61,7 +61,7 @@ def config_from_options(options: dict[str, str], *, seed: int = 0) -> PRAGConfig
                       max_steps=positive_option(options, "max_steps", 30), seed=seed,
                       max_remembered=count_option(options, "remembered", 60),
                       refuse_futile=on_off(options, "refuse_futile"), look_around=on_off(options, "look_around"),
-                      admissible=on_off(options, "admissible"))
+                      admissible=on_off(options, "admissible"), subgoals=aids_from_options(options).subgoals)
 
 
 def named_config_from_options(options: dict[str, str]) -> NamedPRAGConfig:

@@ -34,9 +34,12 @@ class PRAGConfig:
       on the toggleable, ...: `object_actions.unafforded_actions`), with the hands it needs
       (`hand_refusals`) and on objects not already in the state it makes (no `open` of what is
       open: `state_refusals`); off offers every action on every shown id.
+    - `subgoals`: each step chooses among the request's open parts (`graphs/declarations.py`,
+      `choose_part`), each acted out by the shared executor; the primitive actions when none is open.
     """
 
     retrieval: Retrieval = "goal+scene"
+    subgoals: bool = False  # `-o subgoals=on`: each step chooses among the request's open parts
     k: int = 3
     max_steps: int = 30
     history: int = 8

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from helper_agent.graphs.declarations import OpenParts, Part, choose_part, part_lines, part_rules, run_part
 from helper_agent.graphs.object_actions import (
     answer_step,
     known_state_fingerprint,
@@ -106,6 +107,16 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     obs = world.env.observe()
     now = observation_fingerprint(obs)
     known = known_state_fingerprint(obs, world.executor.tracker.objects.values())
+    if cfg.subgoals:
+        decided = _part_step(state, ctx, config, history, log)
+        if decided is not None:
+            step_taken: Step = {"scene_graph": state.get("scene_graph", ""), "before": now, "state": known,
+                                "action": decided.action, "thought": decided.thought}
+            if decided.program:
+                step_taken["program"] = decided.program
+            if decided.action == "(none)":
+                step_taken["observation"] = f"invalid answer: {decided.rejected}"
+            return {"history": [*history, step_taken], "log": log}
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
                              state.get("held"), world.type_of.get(state.get("held") or ""),
@@ -140,6 +151,27 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
     return {"history": [*history, step], "log": log}
 
 
+def _part_step(state: PRAGState, ctx: PRAGContext, config: RunnableConfig, history: list[Step],
+               log: list[str]) -> Any:
+    """`subgoals=on`: the step chosen among the request's open parts (`declarations.choose_part`),
+    with P-RAG's own prompt (its retrieved experience, the scene graph, its last steps) and the
+    parts' lines; None when the method takes its own primitive step."""
+    cfg = ctx.config
+
+    def ask(offered: OpenParts, reason: str | None, attempt: int) -> str:
+        messages = step_messages(state["request"], cfg.goal_chars, state.get("experience", ""),
+                                 state.get("scene_graph", ""), state.get("held"), history, cfg.history,
+                                 state.get("step", 0), cfg.max_steps, reason, subgoals=part_lines(offered))
+        return _ask(ctx, config, messages, part_rules(offered.parts).to_gbnf(), attempt)
+
+    def rejected(why: str) -> None:
+        ctx.meter.parse_rejections += 1
+        log.append(f"step {state.get('step', 0) + 1} rejected: {why}")
+
+    return choose_part(ctx.episode_world().env, state["request"], [s.get("action", "") for s in history],
+                       cfg.parse_retries + 1, ask, rejected)
+
+
 def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
     ctx = PRAGContext.of(runtime)
     history = list(state.get("history", []))
@@ -155,8 +187,10 @@ def act(state: PRAGState, runtime: Runtime[PRAGContext]) -> dict[str, Any]:
             update.update(finished=True, outcome="done")
         else:
             began = time.perf_counter()
+            world = ctx.episode_world()
             try:
-                last["observation"] = ctx.episode_world().act(action)
+                last["observation"] = (run_part(world.executor, Part(rest.rstrip(")"), last.get("program", ""), ""))
+                                       if last.get("program") else world.act(action))
             except EpisodeLimit as limit:
                 last["observation"] = f"stopped: {limit.reason}"
                 update.update(finished=True, outcome=limit.reason)

@@ -69,7 +69,8 @@ def render_remembered(ids: Sequence[str]) -> str:
 def step_messages(request: str, goal_chars: int, experience: str, scene_graph: str, held: str | None,
                   history: list[Step], keep: int, step: int, max_steps: int,
                   retry_reason: str | None = None, futile: Sequence[str] = (),
-                  remembered: Sequence[str] = ()) -> list[BaseMessage]:
+                  remembered: Sequence[str] = (), subgoals: Sequence[str] = ()) -> list[BaseMessage]:
+    """The step's messages; `subgoals`: the open parts' lines (`declarations.part_lines`) before the question."""
     goal = " ".join(request.split())[: max(goal_chars * 4, 1)]
     lines = [f"Instruction:\n{goal}", "", "Past episodes:", experience, "",
              "Scene graph:", scene_graph, f"Holding: {held or 'nothing'}"]
@@ -81,6 +82,8 @@ def step_messages(request: str, goal_chars: int, experience: str, scene_graph: s
         lines += [f"{s.get('action', '')} -> {s.get('observation', '')}" for s in recent]
     if futile:
         lines += ["", FUTILE_LINE + ", ".join(futile)]
+    if subgoals:
+        lines += ["", *subgoals]
     lines += ["", f"Step {step + 1} of {max_steps}. Next action:"]
     messages: list[BaseMessage] = [SystemMessage(content=SYSTEM.format(actions=action_help())),
                                    HumanMessage(content="\n".join(lines))]
