@@ -231,7 +231,9 @@ def run_part(executor: Any, part: Part) -> str:
         compiled = compile_program(part.program)
     except ProgramError as err:  # the reading's programs compile; a class the catalog lacks does not
         return f"failed: {err}"
-    executor.bindings = {}  # each part binds its own objects
+    # The bindings are kept from part to part: a program's first Plate is the same plate in every
+    # part ("plate#1"), so a salad's lettuce and tomato go on one plate, and the bread slice a part
+    # toasted is the slice the next part puts on it.
     result = executor.run(compiled.subgoals)
     if result.ended_by_limit:
         raise EpisodeLimit(result.status)

@@ -73,6 +73,8 @@ class Lack:
     - `("served_dirty", placed, where)`: they are, on a dish that is not clean;
     - `("slice", cls)`, `(method, cls)` for a state step (`clean`, `cook`, `toast`, `toggle_on`,
       `toggle_off`, `fill_up`) no object of `cls` shows;
+    - `("every", method, cls, count)`: the words asked it of every one (`Asked.every`) and `count`
+      do not show it;
     - `("serve", cls, where, method)`: what the request makes (`method`: toast, cook) is not where
       "them" were to go;
     - `("switch", method, *classes)`: none of the things the word may mean is switched;
@@ -213,7 +215,11 @@ def lacks(request: str, objects: Sequence[Mapping[str, Any]], reading: Asked | N
                 # been done to (calibration cal-025, whose plan cooked no slice and said nothing)
                 out.append(Lack(f"No {thing_name(cls)} {says.replace('is not ', 'is ')}.", (method, cls)))
             continue
-        if not any(bool(o.get(flag)) is value for o in things):
+        left = [o for o in things if bool(o.get(flag)) is not value]
+        if cls in reading.every and left:  # "all the bowls are dirty, please clean them": each one
+            out.append(Lack(f"Not every {thing_name(cls)} {says.replace('is not ', 'is ')}.",
+                            ("every", method, cls, str(len(left)))))
+        elif not any(bool(o.get(flag)) is value for o in things):
             out.append(Lack(f"The {thing_name(cls)} {says}.", (method, cls)))
     if reading.everything_to:  # "... and serve them on a plate": what the request makes goes there
         for method, cls in reading.steps:

@@ -12,7 +12,8 @@ executor's program API (the same subgoals HELPER's programs compile to):
 - a placement: that many of the thing put on or in the place, with the steps the words ask of it
   (cooked, toasted) and of the dish (clean) - the edit language's `put` and `step`, as HELPER's
   completion writes them (`graphs/helper/scoping.from_words`);
-- a step on a thing (slice, clean, cook, toast, switch on or off, fill): that method on one of it;
+- a step on a thing (slice, clean, cook, toast, switch on or off, fill): that method on one of it,
+  or on each one not done yet when the words asked it of all of them ("all the bowls");
 - what the request makes taken where "them" were to go; a light any lamp gives switched on;
 - an egg cracked (and cooked, for a dish of `scope.DISH_STEPS` that cooks it).
 
@@ -77,6 +78,13 @@ def part_of(lack: Lack, reading: Asked, present: Collection[str]) -> Part | None
             many = f"{count} {thing_name(placed)}s" if count > 1 else f"the {thing_name(placed)}"
             return Part(f"put {many} {preposition(where)} the {plain_name(where)}",
                         _placement(placed, where, count, reading), lack.sentence)
+        if kind == "every":  # each one not in the state yet, one at a time (a washed one is put down)
+            method, cls, count = args[0], args[1], int(args[2])
+            attributes = ', attributes=["clean"]' if method == "clean" else ""
+            after = "    thing.put_down()\n" if method == "clean" else ""
+            program = (f"for i in range({count}):\n    thing = {OBJECT_CONSTRUCTOR}(\"{cls}\"{attributes})\n"
+                       f"    thing.{method}()\n{after}")
+            return Part(f"{_METHOD_WORDS[method]} every {thing_name(cls)}", program, lack.sentence)
         if kind == "slice":
             return Part(f"slice the {plain_name(args[0])}", _one(args[0], "slice"), lack.sentence)
         if kind in _METHOD_WORDS:
