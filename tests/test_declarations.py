@@ -74,10 +74,11 @@ def test_nothing_to_choose_is_not_asked():
     assert stuck["action"] == "done()" and "tv is ON" in stuck["thought"]
 
 
-def test_the_embedded_worlds_loops_refuse_the_switches_by_name():
+def test_the_embedded_worlds_loops_refuse_the_switches_they_do_not_read_by_name():
     refuse_declared_aids(Aids(), object())
-    with pytest.raises(ValueError, match="subgoals=on: this method reads them where it acts by names"):
-        refuse_declared_aids(Aids(subgoals=True), object())
+    refuse_declared_aids(Aids(subgoals=True), object())  # the request's open parts serve it (test_request_parts.py)
+    with pytest.raises(ValueError, match="preconditions=reported: this method reads them where it acts by names"):
+        refuse_declared_aids(Aids(preconditions="reported", subgoals=True), object())
 
 
 # ------------------------------------------------------------------ real VirtualHome episodes

@@ -178,3 +178,44 @@ def test_a_step_wise_method_does_a_salad_by_its_parts_in_its_models_order(bench:
                                    feedback=0, agent_options={"max_steps": "2"}), str(_family(bench, "salad")),
                           LastListed(prompts=[]))
     assert without["program"] and "subgoal(" not in without["program"]
+
+
+def _bowls(*dirty: bool) -> list[dict[str, Any]]:
+    return [{"objectId": f"Bowl|{i}", "objectType": "Bowl", "isDirty": d, "parentReceptacles": []}
+            for i, d in enumerate(dirty)]
+
+
+@pytest.mark.parametrize(("words", "every"), [
+    ("all the bowls are dirty, please clean them", ("Bowl",)),
+    ("find all the bowls. wash them in the sink", ("Bowl",)),
+    ("wash each of the bowls", ("Bowl",)),
+    ("wash the bowl", ()),
+    ("wash a bowl and all the mugs", ("Mug",)),
+])
+def test_the_words_quantify_over_all_of_a_kind(words: str, every: tuple[str, ...]) -> None:
+    from helper_agent.understanding.asked import asked
+
+    assert asked(words, {"Bowl", "Mug", "SinkBasin"}).every == every
+
+
+def test_every_one_placed_when_the_words_say_every() -> None:
+    from collections import Counter
+
+    from helper_agent.understanding.asked import asked
+
+    reading = asked("place every loaf of bread on a single plate", {"Bread", "Plate"}, Counter({"Bread": 3, "Plate": 1}))
+    assert [(p.placed, p.where, p.count) for p in reading.placements] == [("Bread", "Plate", 3)]
+
+
+def test_a_step_asked_of_all_of_a_kind_is_unmet_until_each_one_has_it() -> None:
+    from helper_agent.understanding.outcome import lacks, unmet
+
+    some_clean = _bowls(False, True, True)
+    assert unmet("wash the bowl", some_clean) == []  # one is enough when the words say one
+    found = lacks("all the bowls are dirty, please clean them", some_clean)
+    assert [(lack.sentence, lack.want) for lack in found] == [("Not every bowl is clean.", ("every", "clean", "Bowl", "2"))]
+    assert unmet("all the bowls are dirty, please clean them", _bowls(False, False)) == []
+    part = part_of(found[0], Asked(), {"Bowl"})
+    assert part is not None and part.label == "clean every bowl"
+    assert "for i in range(2):" in part.program and 'attributes=["clean"]' in part.program
+    assert part.program.rstrip().endswith("thing.put_down()")
