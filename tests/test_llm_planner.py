@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episodes import family_episode
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -69,13 +70,6 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _family_path(bench: Path, family: str) -> Path:
-    for path in sorted((bench / "tfd_instances" / "train").glob("*.json")):
-        if f'"family": "{family}"' in path.read_text():
-            return path
-    raise AssertionError(f"no {family} episode")
-
-
 def _pool() -> FewShotMemory:
     memory = FewShotMemory(store=VectorStore.ephemeral(), embedder=HashEmbedder(64))
     memory.add([PlanExample(id="slice", instruction="slice the potato with a knife",
@@ -92,7 +86,7 @@ def test_a_plan_naming_an_absent_object_fails_and_the_replanner_sees_what_was_ob
     from helper_agent.graphs.llm_planner import nodes
 
     monkeypatch.setattr(nodes, "grammar_decoding", lambda chat, grammar, **kw: {"grammar": grammar})
-    loaded = load_instance(_family_path(bench, "sliced_x"), "tfd")
+    loaded = load_instance(family_episode(bench, "sliced_x", "train"), "tfd")
     env = SymbolicEnv()
     loaded.start(env)
     present = {o["objectType"] for o in env.objects_metadata()}
@@ -130,7 +124,7 @@ def test_a_plan_naming_an_absent_object_fails_and_the_replanner_sees_what_was_ob
 
 
 def test_static_setting_stops_at_the_first_failure(bench: Path) -> None:
-    loaded = load_instance(_family_path(bench, "sliced_x"), "tfd")
+    loaded = load_instance(family_episode(bench, "sliced_x", "train"), "tfd")
     env = SymbolicEnv()
     loaded.start(env)
     chat = ScriptedChat(reply=lambda m: "SliceObject potato\n", calls=[])  # no knife in hand: Slice fails
@@ -143,7 +137,7 @@ def test_static_setting_stops_at_the_first_failure(bench: Path) -> None:
 
 
 def test_put_without_anything_in_hand_fails_without_acting(bench: Path) -> None:
-    loaded = load_instance(_family_path(bench, "sliced_x"), "tfd")
+    loaded = load_instance(family_episode(bench, "sliced_x", "train"), "tfd")
     env = SymbolicEnv()
     loaded.start(env)
     def reply(messages: list[BaseMessage]) -> str:
@@ -252,7 +246,7 @@ def test_the_controller_completes_plans_converted_from_reference_actions(bench: 
 
     from helper_agent.graphs.llm_planner.plans import format_plan
 
-    loaded = load_instance(_family_path(bench, family), "tfd")
+    loaded = load_instance(family_episode(bench, family, "train"), "tfd")
     plan = plan_from_actions([(a.action_name, a.oid, True) for a in loaded.instance.driver_actions_future], {})
     env = SymbolicEnv()
     loaded.start(env)

@@ -4,13 +4,13 @@ scene graph (or goal only)."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from episodes import family_episode
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -74,17 +74,10 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _family(bench: Path, family: str) -> Path:
-    for path in sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json")):
-        if json.loads(path.read_text())["helper_agent"]["family"] == family:
-            return path
-    raise AssertionError(f"no {family} episode")
-
-
 def _run(bench: Path, tmp_path: Path, chat: BaseChatModel, **options: str) -> dict[str, Any]:
     spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "run"), planner="prag", feedback=0,
                     agent_options=options)
-    return run_episode(spec, str(_family(bench, "coffee")), chat)
+    return run_episode(spec, str(family_episode(bench, "coffee")), chat)
 
 
 # ------------------------------------------------------------------------------------ grammar and parser

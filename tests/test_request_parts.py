@@ -4,12 +4,12 @@ step-wise methods choose among them (`graphs/declarations.choose_part`)."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from episodes import family_episode
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -68,15 +68,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _family(bench: Path, family: str) -> Path:
-    for path in sorted((bench / "tfd_instances" / "valid_unseen").glob("*.json")):
-        if json.loads(path.read_text())["helper_agent"]["family"] == family:
-            return path
-    raise AssertionError(f"no {family} episode")
-
-
 def _started(bench: Path, family: str) -> tuple[SymbolicEnv, str]:
-    loaded = load_instance(_family(bench, family))
+    loaded = load_instance(family_episode(bench, family))
     env = SymbolicEnv()
     loaded.start(env)
     return env, loaded.dialogue
@@ -165,7 +158,7 @@ def test_a_step_wise_method_does_a_salad_by_its_parts_in_its_models_order(bench:
     chat = LastListed(prompts=[])
     spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "run"), planner=planner, feedback=0,
                     agent_options={"subgoals": "on"})
-    record = run_episode(spec, str(_family(bench, "salad")), chat)
+    record = run_episode(spec, str(family_episode(bench, "salad")), chat)
     actions = record["program"].splitlines()  # the actions taken, one a line (both methods)
     assert record["success"] == 1, record["log"]
     assert actions[-1] == "done()" and all(a.startswith("subgoal(") for a in actions[:-1])
@@ -175,7 +168,7 @@ def test_a_step_wise_method_does_a_salad_by_its_parts_in_its_models_order(bench:
     first_listed = LISTED.findall(choices[0])[-1].split("; ")
     assert actions[0] == f"subgoal({first_listed[-1]})" != f"subgoal({first_listed[0]})"
     without = run_episode(EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "off"), planner=planner,
-                                   feedback=0, agent_options={"max_steps": "2"}), str(_family(bench, "salad")),
+                                   feedback=0, agent_options={"max_steps": "2"}), str(family_episode(bench, "salad")),
                           LastListed(prompts=[]))
     assert without["program"] and "subgoal(" not in without["program"]
 
@@ -219,3 +212,17 @@ def test_a_step_asked_of_all_of_a_kind_is_unmet_until_each_one_has_it() -> None:
     assert part is not None and part.label == "clean every bowl"
     assert "for i in range(2):" in part.program and 'attributes=["clean"]' in part.program
     assert part.program.rstrip().endswith("thing.put_down()")
+
+
+def test_the_no_model_benchmark_takes_the_parts_in_the_listed_order(bench: Path, tmp_path: Path) -> None:
+    from scripts import load_script
+
+    first_listed = load_script("benchmarks/tfd_subgoal_order_bench.py").FirstListedPart()
+    env, dialogue = _started(bench, "salad")
+    listed = [p.label for p in open_parts(env, dialogue).parts]
+    spec = EvalSpec(mode="tfd", data=str(bench), out=str(tmp_path / "run"), planner="prag", feedback=0,
+                    agent_options={"subgoals": "on"})
+    record = run_episode(spec, str(family_episode(bench, "salad")), first_listed)
+    actions = record["program"].splitlines()
+    assert record["success"] == 1 and actions[-1] == "done()"
+    assert actions[0] == f"subgoal({listed[0]})"
