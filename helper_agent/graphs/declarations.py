@@ -47,7 +47,7 @@ from helper_agent.graphs.goal_conditions import (
     stated_goals,
     unmet_now,
 )
-from helper_agent.graphs.named_actions import THOUGHT
+from helper_agent.graphs.named_actions import DONE, THOUGHT
 from helper_agent.graphs.options import option
 from helper_agent.program.cfg import Grammar, Ref, alt, seq
 from helper_agent.program.compiler import compile_program
@@ -243,8 +243,9 @@ def run_part(executor: Any, part: Part) -> str:
 
 
 SUBGOAL = "subgoal"
-DONE_ACTION = "done()"
 """The action a step-wise method takes a part with on the embedded world: `subgoal(<label>)`."""
+REFUSED = "(none)"
+"""The action of a step whose every answer was refused (as the step loops record it)."""
 
 
 def part_action(part: Part) -> str:
@@ -302,6 +303,17 @@ class PartChoice:
     program: str = ""
     rejected: str = ""  # why the last answer was refused, when action is "(none)"
 
+    def step_fields(self) -> dict[str, str]:
+        """The fields of the step loops' record (`graphs/steps.Step`) this decision fills: the
+        action and thought, the part's program for the act node to run, and for a refused answer
+        the observation that ends the step there."""
+        fields = {"action": self.action, "thought": self.thought}
+        if self.program:
+            fields["program"] = self.program
+        if self.action == REFUSED:
+            fields["observation"] = f"invalid answer: {self.rejected}"
+        return fields
+
 
 def choose_part(env: Any, request: str, taken: Sequence[str], attempts: int,
                 ask: Callable[[OpenParts, str | None, int], str],
@@ -316,7 +328,7 @@ def choose_part(env: Any, request: str, taken: Sequence[str], attempts: int,
     offered = open_parts(env, request, closed=parts_taken)
     if not offered.parts:
         if parts_taken and not offered.unmet:
-            return PartChoice(DONE_ACTION, "no open subgoal: every goal read from the request is met")
+            return PartChoice(DONE, "no open subgoal: every goal read from the request is met")
         return None
     if len(offered.parts) == 1:
         only = offered.parts[0]
@@ -330,4 +342,4 @@ def choose_part(env: Any, request: str, taken: Sequence[str], attempts: int,
             rejected(reason)
             continue
         return PartChoice(part_action(part), thought, part.program)
-    return PartChoice("(none)", rejected=reason or "")
+    return PartChoice(REFUSED, rejected=reason or "")

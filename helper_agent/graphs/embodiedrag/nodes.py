@@ -17,7 +17,15 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.declarations import OpenParts, Part, choose_part, part_lines, part_rules, run_part
+from helper_agent.graphs.declarations import (
+    OpenParts,
+    Part,
+    PartChoice,
+    choose_part,
+    part_lines,
+    part_rules,
+    run_part,
+)
 from helper_agent.graphs.embodiedrag.actions import (
     ACTIONS,
     ReactAnswer,
@@ -140,11 +148,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
     if cfg.subgoals:
         decided = _part_step(state, ctx, config, history, log)
         if decided is not None:
-            chosen: Step = {"thought": decided.thought, "action": decided.action, "before": now}
-            if decided.program:
-                chosen["program"] = decided.program
-            if decided.action == "(none)":
-                chosen["observation"] = f"invalid answer: {decided.rejected}"
+            chosen: Step = {"before": now, **decided.step_fields()}  # type: ignore[typeddict-item]
             return {"history": [*history, chosen], "log": log}
     refusals = step_refusals(ACTIONS, history, now, scene.shown_types(ids), scene.catalog,
                              lambda i: scene.executor.in_reach(scene.env_id[i]),
@@ -177,7 +181,7 @@ def think(state: EmbodiedRAGState, runtime: Runtime[EmbodiedRAGContext], config:
 
 
 def _part_step(state: EmbodiedRAGState, ctx: EmbodiedRAGContext, config: RunnableConfig, history: list[Step],
-               log: list[str]) -> Any:
+               log: list[str]) -> PartChoice | None:
     """`subgoals=on`: the ReAct step chosen among the request's open parts
     (`declarations.choose_part`), with EmbodiedRAG's own prompt (the retrieved subgraph, its last
     thoughts and observations) and the parts' lines; None when it takes its own primitive step."""

@@ -16,7 +16,15 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from helper_agent.graphs.declarations import OpenParts, Part, choose_part, part_lines, part_rules, run_part
+from helper_agent.graphs.declarations import (
+    OpenParts,
+    Part,
+    PartChoice,
+    choose_part,
+    part_lines,
+    part_rules,
+    run_part,
+)
 from helper_agent.graphs.object_actions import (
     answer_step,
     known_state_fingerprint,
@@ -111,11 +119,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
         decided = _part_step(state, ctx, config, history, log)
         if decided is not None:
             step_taken: Step = {"scene_graph": state.get("scene_graph", ""), "before": now, "state": known,
-                                "action": decided.action, "thought": decided.thought}
-            if decided.program:
-                step_taken["program"] = decided.program
-            if decided.action == "(none)":
-                step_taken["observation"] = f"invalid answer: {decided.rejected}"
+                                **decided.step_fields()}  # type: ignore[typeddict-item]
             return {"history": [*history, step_taken], "log": log}
     refusals = step_refusals(ACTIONS, history, now, world.shown_types(ids), world.catalog,
                              lambda i: world.executor.in_reach(world.env_id[i]),
@@ -152,7 +156,7 @@ def choose(state: PRAGState, runtime: Runtime[PRAGContext], config: RunnableConf
 
 
 def _part_step(state: PRAGState, ctx: PRAGContext, config: RunnableConfig, history: list[Step],
-               log: list[str]) -> Any:
+               log: list[str]) -> PartChoice | None:
     """`subgoals=on`: the step chosen among the request's open parts (`declarations.choose_part`),
     with P-RAG's own prompt (its retrieved experience, the scene graph, its last steps) and the
     parts' lines; None when the method takes its own primitive step."""
